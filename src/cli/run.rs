@@ -1,0 +1,286 @@
+//! `ibench run`: flags → [`RunSpec`] → run → terminal summary and JSON results.
+
+use std::fs;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chrono::Utc;
+use clap::Args;
+
+use crate::dbms::{self, DbmsKind, TargetSpec};
+use crate::error::UsageError;
+use crate::report::terminal;
+use crate::results::environment;
+use crate::results::file::ResultsFile;
+use crate::results::model::{RunResult, RunStatus, SCHEMA_VERSION};
+use crate::runner::client::INTERRUPTED;
+use crate::runner::{self, DisplayOptions};
+use crate::spec::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode};
+use crate::workload::insert_benchmark::InsertBenchmark;
+
+/// Flags of `ibench run`. Defaults give the full step sequence in about 1-2 minutes on a 2-core
+/// machine.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Target DBMS.
+    #[arg(long, value_enum, default_value = "sqlite")]
+    pub dbms: DbmsKind,
+    /// SQLite database file. Default: a fresh file under --out, removed after the run unless
+    /// --keep-data.
+    #[arg(long, value_name = "FILE")]
+    pub path: Option<PathBuf>,
+    /// SQLite pragma applied on every connection after ibench's defaults (journal_mode=WAL,
+    /// synchronous=NORMAL); repeatable.
+    #[arg(long = "sqlite-pragma", value_name = "NAME=VALUE", value_parser = parse_key_value)]
+    pub sqlite_pragmas: Vec<(String, String)>,
+    /// How long an SQLite connection waits for a lock before failing.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub busy_timeout_ms: u64,
+
+    /// Number of clients (each: a busy connection, plus inserter and deleter where the step has them).
+    #[arg(short, long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().clients)]
+    pub clients: usize,
+    /// Steps to run, in order (comma-separated): l.i0, l.x, l.i1, l.i2, qrN, qpN.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "STEPS",
+        default_value = "l.i0,l.x,l.i1,l.i2,qr100,qp100,qr500,qp500,qr1000,qp1000"
+    )]
+    pub steps: Vec<Step>,
+    /// Rows per client loaded by l.i0.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().l0_rows)]
+    pub l0_rows: u64,
+    /// Rows per client inserted (and deleted) by l.i1.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().l1_rows)]
+    pub l1_rows: u64,
+    /// Rows per client inserted (and deleted) by l.i2 [default: l1-rows / 4].
+    #[arg(long, value_name = "N")]
+    pub l2_rows: Option<u64>,
+    /// Rows per INSERT in l.i0.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().l0_batch)]
+    pub l0_batch: usize,
+    /// Rows per INSERT and DELETE in l.i1.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().l1_batch)]
+    pub l1_batch: usize,
+    /// Rows per INSERT and DELETE in l.i2.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().l2_batch)]
+    pub l2_batch: usize,
+    /// Rows per INSERT and DELETE of the background writer in query steps.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().writer_batch)]
+    pub writer_batch: usize,
+    /// Duration of each query step (qrN, qpN), seconds.
+    #[arg(long, value_name = "SECS", default_value_t = InsertBenchmarkSpec::default().query_seconds)]
+    pub query_seconds: u64,
+    /// Do not delete: tables grow instead of staying a constant-size queue.
+    #[arg(long)]
+    pub no_deletes: bool,
+    /// Secondary indexes created by l.x (0-3: marketsegment, registersegment, pdc).
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().secondary_indexes)]
+    pub secondary_indexes: usize,
+    /// One table per client, or one table shared by all clients.
+    #[arg(long, value_enum, default_value = "per-client")]
+    pub table_mode: TableMode,
+    /// Table name prefix (tables are <prefix>1, <prefix>2, ...).
+    #[arg(long, value_name = "NAME", default_value = "pi")]
+    pub table_prefix: String,
+    /// l.x: one statement per index, or all indexes in one statement where the DBMS allows.
+    #[arg(long, value_enum, default_value = "separate")]
+    pub index_ddl: IndexDdl,
+    /// Minimum length of the data column.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().data_min)]
+    pub data_min: usize,
+    /// Maximum length of the data column.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().data_max)]
+    pub data_max: usize,
+    /// Percent of each data value that is random; the rest is padding (compressible).
+    #[arg(long, value_name = "PCT", default_value_t = InsertBenchmarkSpec::default().data_random_pct)]
+    pub data_random_pct: u8,
+    /// cashregisterid is uniform in [0, N).
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().cashregisters)]
+    pub cashregisters: u32,
+    /// customerid is uniform in [0, N).
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().customers)]
+    pub customers: u32,
+    /// productid is uniform in [0, N).
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().products)]
+    pub products: u32,
+    /// price is uniform in [0, X).
+    #[arg(long, value_name = "X", default_value_t = InsertBenchmarkSpec::default().max_price)]
+    pub max_price: f64,
+    /// Seed of all generated values; the same seed gives the same rows.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().seed)]
+    pub seed: u64,
+
+    /// Directory for results (one JSON file per run).
+    #[arg(long, value_name = "DIR", default_value = "ibench-results")]
+    pub out: PathBuf,
+    /// Label naming this configuration in results and reports.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Print a progress line every N seconds (0: progress bar only).
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub report_interval: u64,
+    /// Skip the DBMS maintenance pause between the load and the query steps.
+    #[arg(long)]
+    pub no_maintenance: bool,
+    /// Keep the scratch database ibench created under --out.
+    #[arg(long)]
+    pub keep_data: bool,
+    /// No progress display; only the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("expected NAME=VALUE, got {s:?}")),
+    }
+}
+
+impl RunArgs {
+    fn workload(&self) -> InsertBenchmarkSpec {
+        InsertBenchmarkSpec {
+            clients: self.clients,
+            steps: self.steps.clone(),
+            l0_rows: self.l0_rows,
+            l1_rows: self.l1_rows,
+            l2_rows: self.l2_rows.unwrap_or((self.l1_rows / 4).max(1)),
+            l0_batch: self.l0_batch,
+            l1_batch: self.l1_batch,
+            l2_batch: self.l2_batch,
+            writer_batch: self.writer_batch,
+            query_seconds: self.query_seconds,
+            deletes: !self.no_deletes,
+            secondary_indexes: self.secondary_indexes,
+            table_mode: self.table_mode,
+            table_prefix: self.table_prefix.clone(),
+            index_ddl: self.index_ddl,
+            data_min: self.data_min,
+            data_max: self.data_max,
+            data_random_pct: self.data_random_pct,
+            cashregisters: self.cashregisters,
+            customers: self.customers,
+            products: self.products,
+            max_price: self.max_price,
+            seed: self.seed,
+        }
+    }
+
+    /// Builds and validates the run's spec. `scratch_path` is the database file to use when
+    /// --path is not given.
+    pub fn to_spec(&self, scratch_path: PathBuf) -> Result<RunSpec, UsageError> {
+        let workload = self.workload();
+        workload.validate()?;
+        if self.path.is_none() && workload.steps.first() != Some(&Step::LoadInitial) {
+            return Err(UsageError::new(format!(
+                "--steps starts with {} but no --path was given: steps after l.i0 need an \
+                 existing database",
+                workload.steps[0]
+            )));
+        }
+        if self.index_ddl == IndexDdl::Combined && self.dbms == DbmsKind::Sqlite {
+            return Err(UsageError::new(
+                "--index-ddl combined is not supported by SQLite: it creates one index per statement",
+            ));
+        }
+        let target = match self.dbms {
+            DbmsKind::Sqlite => TargetSpec::Sqlite {
+                path: self.path.clone().unwrap_or(scratch_path),
+                pragmas: self.sqlite_pragmas.clone(),
+                busy_timeout_ms: self.busy_timeout_ms,
+            },
+        };
+        Ok(RunSpec {
+            target,
+            scratch_database: self.path.is_none(),
+            keep_data: self.keep_data,
+            out_dir: self.out.clone(),
+            label: self.label.clone(),
+            report_interval_s: self.report_interval,
+            maintenance: !self.no_maintenance,
+            workload,
+        })
+    }
+}
+
+/// Runs `ibench run`.
+pub fn execute(args: &RunArgs) -> Result<()> {
+    // Validate flags before touching the file system.
+    args.to_spec(PathBuf::new())?;
+    fs::create_dir_all(&args.out)
+        .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", args.out.display())))?;
+    let stem = format!(
+        "ibench-{}-{}",
+        Utc::now().format("%Y%m%dT%H%M%S"),
+        args.dbms.name()
+    );
+    let file = ResultsFile::create(&args.out, &stem).map_err(|e| {
+        UsageError::new(format!(
+            "cannot write results to --out {}: {e:#}",
+            args.out.display()
+        ))
+    })?;
+    let scratch_dir = file.path().with_extension("data");
+    let spec = args.to_spec(scratch_dir.join("ibench.sqlite"))?;
+    if spec.scratch_database {
+        fs::create_dir_all(&scratch_dir)
+            .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
+    }
+    install_interrupt_handler();
+    let result = run_with(&spec, &file, args.quiet);
+    if spec.scratch_database && !spec.keep_data {
+        let _ = fs::remove_dir_all(&scratch_dir);
+    }
+    if result.is_err() {
+        eprintln!("results so far: {}", file.path().display());
+    }
+    result
+}
+
+fn run_with(spec: &RunSpec, file: &ResultsFile, quiet: bool) -> Result<()> {
+    let db: Arc<dyn dbms::Dbms> = Arc::from(dbms::open(&spec.target)?);
+    let environment = environment::collect(db.as_ref())?;
+    let run_id = file
+        .path()
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut run = RunResult {
+        schema_version: SCHEMA_VERSION,
+        run_id,
+        status: RunStatus::Running,
+        error: None,
+        started_at: Utc::now(),
+        finished_at: None,
+        config: spec.clone(),
+        environment,
+        maintenance: Vec::new(),
+        steps: Vec::new(),
+    };
+    let mut workload = InsertBenchmark::new(spec.workload.clone(), Arc::clone(&db));
+    let display = DisplayOptions {
+        quiet,
+        report_interval: Duration::from_secs(spec.report_interval_s),
+    };
+    let outcome = runner::run_steps(&mut workload, spec.maintenance, &mut run, file, &display);
+    if !run.steps.is_empty() {
+        print!("{}", terminal::summary(&run));
+    }
+    println!("\nresults: {}", file.path().display());
+    outcome
+}
+
+/// First SIGINT/SIGTERM: stop the steps and save. Second: exit at once (results on disk are
+/// always complete documents, since they are written by rename).
+fn install_interrupt_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(crate::error::EXIT_INTERRUPTED as i32);
+        }
+    });
+}

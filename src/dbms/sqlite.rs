@@ -1,0 +1,416 @@
+//! Embedded SQLite (the default target): one database file, WAL mode, one connection per
+//! client thread.
+//!
+//! SQLite allows one writer at a time. That limit is the DBMS's behaviour and ibench reports
+//! it, but it does not add to it: the busy handler below waits in steps of tens of
+//! microseconds (SQLite's own handler sleeps whole milliseconds), up to the busy timeout, so
+//! that writers queue for the lock instead of failing and without idle gaps that the DBMS did
+//! not cause. Time spent waiting counts in the operation's response time.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection as RawConnection, OpenFlags, params};
+
+use super::{
+    Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
+};
+
+/// Pragmas ibench applies before the user's own: WAL, as the Insert Benchmark expects, and the
+/// synchronous level SQLite recommends with WAL.
+pub const DEFAULT_PRAGMAS: &[(&str, &str)] = &[("journal_mode", "WAL"), ("synchronous", "NORMAL")];
+
+/// Pragmas read back into the run's results as the effective settings.
+const SETTINGS_PRAGMAS: &[&str] = &[
+    "journal_mode",
+    "synchronous",
+    "cache_size",
+    "page_size",
+    "mmap_size",
+    "busy_timeout",
+    "wal_autocheckpoint",
+    "temp_store",
+    "locking_mode",
+    "auto_vacuum",
+    "cache_spill",
+];
+
+const CREATE_TABLE: &str = "CREATE TABLE {t} (
+    transactionid INTEGER PRIMARY KEY AUTOINCREMENT,
+    dateandtime TEXT NOT NULL,
+    cashregisterid INTEGER NOT NULL,
+    customerid INTEGER NOT NULL,
+    productid INTEGER NOT NULL,
+    price REAL NOT NULL,
+    data TEXT)";
+const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
+const INSERT_PREFIX: &str =
+    "INSERT INTO {t} (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ";
+const INSERT_ROW: &str = "(?,?,?,?,?,?)";
+const DELETE_RANGE: &str = "DELETE FROM {t} WHERE transactionid >= ?1 AND transactionid < ?2";
+const MIN_ID: &str = "SELECT min(transactionid) FROM {t}";
+const MAX_ID: &str = "SELECT max(transactionid) FROM {t}";
+const COUNT_ROWS: &str = "SELECT count(*) FROM {t}";
+const QUERY_MARKET: &str =
+    "SELECT price, customerid FROM {t} WHERE price >= ?1 ORDER BY price, customerid LIMIT 10";
+const QUERY_REGISTER: &str = "SELECT cashregisterid, price, customerid FROM {t} \
+     WHERE cashregisterid >= ?1 ORDER BY cashregisterid, price, customerid LIMIT 10";
+const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} \
+     WHERE price >= ?1 ORDER BY price, dateandtime, customerid LIMIT 10";
+const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
+     productid, price, data FROM {t} WHERE transactionid IN (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)";
+const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
+const INDEX_NAMES: &str = "SELECT name FROM sqlite_master \
+     WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL ORDER BY name";
+const TABLE_EXISTS: &str = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1";
+
+/// An SQLite database file.
+pub struct Sqlite {
+    path: PathBuf,
+    pragmas: Vec<(String, String)>,
+    busy_timeout: Duration,
+}
+
+impl Sqlite {
+    /// Opens (creating if needed) the database at `path`, checks that a connection works and
+    /// that the pragmas are accepted.
+    pub fn open(
+        path: PathBuf,
+        pragmas: Vec<(String, String)>,
+        busy_timeout_ms: u64,
+    ) -> Result<Self> {
+        for (name, value) in &pragmas {
+            validate_pragma(name, value)?;
+        }
+        let db = Sqlite {
+            path,
+            pragmas,
+            busy_timeout: Duration::from_millis(busy_timeout_ms),
+        };
+        db.open_raw()?;
+        Ok(db)
+    }
+
+    fn open_raw(&self) -> Result<RawConnection> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = RawConnection::open_with_flags(&self.path, flags)
+            .with_context(|| format!("cannot open SQLite database {}", self.path.display()))?;
+        install_busy_handler(&mut conn, self.busy_timeout)?;
+        let defaults = DEFAULT_PRAGMAS.iter().map(|(n, v)| (*n, *v));
+        let user = self.pragmas.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        for (name, value) in defaults.chain(user) {
+            // `PRAGMA x = y` may return a row (journal_mode does); read and ignore it.
+            let sql = format!("PRAGMA {name} = {value}");
+            conn.query_row(&sql, [], |_| Ok(()))
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(()),
+                    e => Err(e),
+                })
+                .with_context(|| format!("SQLite rejected PRAGMA {name} = {value}"))?;
+        }
+        Ok(conn)
+    }
+}
+
+/// Pragma names and values are put into SQL text, so only plain words and numbers pass.
+fn validate_pragma(name: &str, value: &str) -> Result<()> {
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+    };
+    if !word(name) || !name.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
+        bail!("invalid SQLite pragma name {name:?}: expected a word such as cache_size");
+    }
+    if !word(value) {
+        bail!("invalid value {value:?} for SQLite pragma {name}: expected a word or a number");
+    }
+    Ok(())
+}
+
+/// Waits for a lock in short sleeps (20 us doubling to 1 ms) until `timeout` has passed.
+fn install_busy_handler(conn: &mut RawConnection, timeout: Duration) -> Result<()> {
+    let mut first_busy = Instant::now();
+    conn.busy_handler(Some(move |count: i32| {
+        if count == 0 {
+            first_busy = Instant::now();
+        }
+        if first_busy.elapsed() >= timeout {
+            return false;
+        }
+        let sleep_us = (20u64 << count.clamp(0, 6)).min(1_000);
+        std::thread::sleep(Duration::from_micros(sleep_us));
+        true
+    }))?;
+    Ok(())
+}
+
+impl Dbms for Sqlite {
+    fn kind(&self) -> DbmsKind {
+        DbmsKind::Sqlite
+    }
+
+    fn connect(&self) -> Result<Box<dyn Connection>> {
+        Ok(Box::new(SqliteConnection {
+            conn: self.open_raw()?,
+            sql: Vec::new(),
+            date_cache: (i64::MIN, String::new()),
+        }))
+    }
+
+    fn version(&self) -> Result<String> {
+        Ok(rusqlite::version().to_string())
+    }
+
+    fn settings(&self) -> Result<BTreeMap<String, String>> {
+        let conn = self.open_raw()?;
+        let mut settings = BTreeMap::new();
+        for name in SETTINGS_PRAGMAS {
+            let value: rusqlite::types::Value =
+                conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))?;
+            let text = match value {
+                rusqlite::types::Value::Integer(i) => i.to_string(),
+                rusqlite::types::Value::Text(t) => t,
+                rusqlite::types::Value::Real(f) => f.to_string(),
+                other => format!("{other:?}"),
+            };
+            settings.insert((*name).to_string(), text);
+        }
+        Ok(settings)
+    }
+
+    fn maintenance(&self, _tables: &[Table]) -> Result<Option<String>> {
+        let conn = self.open_raw()?;
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(Some("PRAGMA wal_checkpoint(TRUNCATE)".to_string()))
+    }
+
+    fn size_bytes(&self) -> Result<Option<u64>> {
+        let conn = self.open_raw()?;
+        let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        Ok(Some((pages * page_size) as u64))
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// SQL text for one table, built once per connection and used as the prepared-statement key.
+struct TableSql {
+    delete_range: String,
+    min_id: String,
+    max_id: String,
+    count_rows: String,
+    market: String,
+    register: String,
+    pdc: String,
+    point: String,
+    /// Multi-row INSERT per batch size.
+    inserts: Vec<(usize, String)>,
+}
+
+impl TableSql {
+    fn new(table: &str) -> Self {
+        let t = |sql: &str| sql.replace("{t}", table);
+        TableSql {
+            delete_range: t(DELETE_RANGE),
+            min_id: t(MIN_ID),
+            max_id: t(MAX_ID),
+            count_rows: t(COUNT_ROWS),
+            market: t(QUERY_MARKET),
+            register: t(QUERY_REGISTER),
+            pdc: t(QUERY_PDC),
+            point: t(QUERY_POINT),
+            inserts: Vec::new(),
+        }
+    }
+
+    fn insert(&mut self, table: &str, rows: usize) -> &str {
+        let pos = match self.inserts.iter().position(|(n, _)| *n == rows) {
+            Some(pos) => pos,
+            None => {
+                let mut sql = INSERT_PREFIX.replace("{t}", table);
+                for i in 0..rows {
+                    if i > 0 {
+                        sql.push(',');
+                    }
+                    sql.push_str(INSERT_ROW);
+                }
+                self.inserts.push((rows, sql));
+                self.inserts.len() - 1
+            }
+        };
+        &self.inserts[pos].1
+    }
+}
+
+/// One SQLite connection with its statement texts; statements are prepared once and kept in
+/// rusqlite's statement cache.
+struct SqliteConnection {
+    conn: RawConnection,
+    sql: Vec<Option<TableSql>>,
+    /// Last formatted `dateandtime` (Unix seconds, text), so a batch formats it once per second.
+    date_cache: (i64, String),
+}
+
+impl SqliteConnection {
+    /// The connection and the SQL of `table` (built on first use), borrowed apart.
+    fn parts(&mut self, table: &Table) -> (&RawConnection, &mut TableSql) {
+        if self.sql.len() <= table.id {
+            self.sql.resize_with(table.id + 1, || None);
+        }
+        let sql = self.sql[table.id].get_or_insert_with(|| TableSql::new(&table.name));
+        (&self.conn, sql)
+    }
+}
+
+fn format_datetime(unix_s: i64) -> String {
+    chrono::DateTime::from_timestamp(unix_s, 0)
+        .unwrap_or_default()
+        .format("%Y-%m-%d %H:%M:%S")
+        .to_string()
+}
+
+impl Connection for SqliteConnection {
+    fn create_table(&mut self, table: &Table) -> Result<()> {
+        self.conn
+            .execute_batch(&DROP_TABLE.replace("{t}", &table.name))?;
+        self.conn
+            .execute_batch(&CREATE_TABLE.replace("{t}", &table.name))?;
+        Ok(())
+    }
+
+    fn create_indexes(
+        &mut self,
+        table: &Table,
+        indexes: &[SecondaryIndex],
+        combined: bool,
+    ) -> Result<()> {
+        if combined {
+            bail!("SQLite creates one index per statement; combined index DDL is not supported");
+        }
+        for index in indexes {
+            let sql = CREATE_INDEX
+                .replace("{i}", &index.name_on(&table.name))
+                .replace("{t}", &table.name)
+                .replace("{c}", &index.columns().join(", "));
+            self.conn.execute_batch(&sql)?;
+        }
+        Ok(())
+    }
+
+    fn index_names(&mut self, table: &Table) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(INDEX_NAMES)?;
+        let names = stmt
+            .query_map(params![table.name], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(names)
+    }
+
+    fn table_exists(&mut self, table: &Table) -> Result<bool> {
+        let n: i64 = self
+            .conn
+            .query_row(TABLE_EXISTS, params![table.name], |r| r.get(0))?;
+        Ok(n > 0)
+    }
+
+    fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
+        if self.date_cache.0 != rows.dateandtime {
+            self.date_cache = (rows.dateandtime, format_datetime(rows.dateandtime));
+        }
+        let n = rows.len();
+        let date_cache = std::mem::take(&mut self.date_cache.1);
+        let (conn, sql) = self.parts(table);
+        let result = (|| {
+            let mut stmt = conn.prepare_cached(sql.insert(&table.name, n))?;
+            let mut p = 1;
+            for i in 0..n {
+                stmt.raw_bind_parameter(p, date_cache.as_str())?;
+                stmt.raw_bind_parameter(p + 1, rows.cashregisterid[i])?;
+                stmt.raw_bind_parameter(p + 2, rows.customerid[i])?;
+                stmt.raw_bind_parameter(p + 3, rows.productid[i])?;
+                stmt.raw_bind_parameter(p + 4, rows.price[i])?;
+                stmt.raw_bind_parameter(p + 5, rows.data(i))?;
+                p += 6;
+            }
+            stmt.raw_execute()?;
+            Ok(conn.last_insert_rowid())
+        })();
+        self.date_cache.1 = date_cache;
+        result
+    }
+
+    fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
+        let (conn, sql) = self.parts(table);
+        let n = conn
+            .prepare_cached(&sql.delete_range)?
+            .execute(params![lo, hi])?;
+        Ok(n as u64)
+    }
+
+    fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
+        let (conn, sql) = self.parts(table);
+        Ok(conn
+            .prepare_cached(&sql.min_id)?
+            .query_row([], |r| r.get(0))?)
+    }
+
+    fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
+        let (conn, sql) = self.parts(table);
+        Ok(conn
+            .prepare_cached(&sql.max_id)?
+            .query_row([], |r| r.get(0))?)
+    }
+
+    fn count_rows(&mut self, table: &Table) -> Result<u64> {
+        let (conn, sql) = self.parts(table);
+        let n: i64 = conn
+            .prepare_cached(&sql.count_rows)?
+            .query_row([], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize> {
+        let (conn, sql) = self.parts(table);
+        let mut stmt = conn.prepare_cached(match query {
+            RangeQuery::Market => &sql.market,
+            RangeQuery::Register => &sql.register,
+            RangeQuery::Pdc => &sql.pdc,
+        })?;
+        match query {
+            RangeQuery::Register => stmt.raw_bind_parameter(1, start as i64)?,
+            _ => stmt.raw_bind_parameter(1, start)?,
+        }
+        let mut rows = stmt.raw_query();
+        let mut n = 0;
+        while rows.next()?.is_some() {
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn point_query(&mut self, table: &Table, ids: &[i64], found: &mut Vec<i64>) -> Result<usize> {
+        found.clear();
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let (conn, sql) = self.parts(table);
+        let mut stmt = conn.prepare_cached(&sql.point)?;
+        for i in 0..POINT_QUERY_IDS {
+            // Fewer ids than the statement has slots: repeat the first (IN ignores repeats).
+            let id = ids.get(i).copied().unwrap_or(ids[0]);
+            stmt.raw_bind_parameter(i + 1, id)?;
+        }
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next()? {
+            found.push(row.get(0)?);
+        }
+        Ok(found.len())
+    }
+}

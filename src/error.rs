@@ -1,0 +1,57 @@
+//! Errors the user must fix, and the exit codes ibench returns.
+//!
+//! Everything else is an `anyhow::Error` with context; `main` prints the chain on one line.
+
+use std::fmt;
+
+/// Exit code of a successful run.
+pub const EXIT_OK: u8 = 0;
+/// Exit code when a run failed (DBMS error, I/O error) after it started.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code for bad input: flags, files, URLs.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code after SIGINT (results so far are written).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Bad input: a value the user gave is not allowed. Its message is one line that names the
+/// value and says what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(String);
+
+impl UsageError {
+    /// A usage error with this message.
+    pub fn new(msg: impl Into<String>) -> Self {
+        UsageError(msg.into())
+    }
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The run was stopped by a signal after its results were saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted;
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The exit code for `err`: 2 for bad input, 130 for an interrupt, 1 otherwise.
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    if err.chain().any(|e| e.is::<UsageError>()) {
+        EXIT_USAGE
+    } else if err.chain().any(|e| e.is::<Interrupted>()) {
+        EXIT_INTERRUPTED
+    } else {
+        EXIT_FAILED
+    }
+}

@@ -1,0 +1,21 @@
+//! The `ibench` binary: parse the command line, dispatch, map errors to exit codes.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use ibench::cli::{Cli, Command};
+use ibench::error::{EXIT_OK, exit_code};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Run(args) => ibench::cli::run::execute(args),
+    };
+    match result {
+        Ok(()) => ExitCode::from(EXIT_OK),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(exit_code(&err))
+        }
+    }
+}

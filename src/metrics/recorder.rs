@@ -1,0 +1,210 @@
+//! The per-thread recorder on the hot path: response-time histograms, per-second series and
+//! live counters for the progress display.
+//!
+//! Each client thread owns one [`Recorder`]; nothing in it is shared with other clients except
+//! [`LiveCounters`], which only this thread writes (relaxed atomics on its own cache line) and the
+//! progress thread reads. Recorders are merged after the step (see `runner`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Operation types whose response time is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    /// One multi-row INSERT statement.
+    Insert,
+    /// One DELETE statement of the oldest rows.
+    Delete,
+    /// One query (range or point).
+    Query,
+    /// `SELECT min(transactionid)` at the start of a step with deletes.
+    GetMin,
+}
+
+impl Op {
+    /// Every op, in report order.
+    pub const ALL: [Op; 4] = [Op::Insert, Op::Delete, Op::Query, Op::GetMin];
+    /// Number of op types.
+    pub const COUNT: usize = 4;
+
+    /// Name in results and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Insert => "insert",
+            Op::Delete => "delete",
+            Op::Query => "query",
+            Op::GetMin => "getmin",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A new histogram of microseconds, 3 significant digits, growing to the largest value seen.
+pub fn new_histogram() -> Histogram<u64> {
+    let mut h = Histogram::new(3).expect("3 significant digits is valid");
+    h.auto(true);
+    h
+}
+
+/// Records `us` in `h`, growing it as needed (`saturating_record` would clamp instead).
+#[inline]
+pub fn record_us(h: &mut Histogram<u64>, us: u64) {
+    if h.record(us).is_err() {
+        h.saturating_record(us);
+    }
+}
+
+/// Counters one thread publishes for the progress display.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct LiveCounters {
+    rows: [AtomicU64; Op::COUNT],
+    ops: [AtomicU64; Op::COUNT],
+}
+
+impl LiveCounters {
+    /// Rows affected so far by `op`.
+    pub fn rows(&self, op: Op) -> u64 {
+        self.rows[op.index()].load(Ordering::Relaxed)
+    }
+
+    /// Statements of type `op` completed so far.
+    pub fn ops(&self, op: Op) -> u64 {
+        self.ops[op.index()].load(Ordering::Relaxed)
+    }
+}
+
+/// One second of one thread's activity.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Second {
+    /// Statements completed, per op.
+    pub ops: [u64; Op::COUNT],
+    /// Rows affected (inserted, deleted, returned by queries is not counted: queries count 1).
+    pub rows: [u64; Op::COUNT],
+    /// Largest response time in the second, microseconds, per op.
+    pub max_us: [u64; Op::COUNT],
+}
+
+/// What one client thread measured in one step.
+pub struct Recorder {
+    /// Client number (0-based) this thread belongs to; a client has up to three threads.
+    pub client: usize,
+    start: Option<Instant>,
+    /// Response time from when each op was due (equals service time for unthrottled ops).
+    hist: [Option<Histogram<u64>>; Op::COUNT],
+    /// Service time (from when the op was sent), kept for rate-limited ops only.
+    service: [Option<Histogram<u64>>; Op::COUNT],
+    ops: [u64; Op::COUNT],
+    rows: [u64; Op::COUNT],
+    seconds: Vec<Second>,
+    live: Arc<LiveCounters>,
+}
+
+impl Recorder {
+    /// A recorder for a thread of `client`.
+    pub fn new(client: usize) -> Self {
+        Recorder {
+            client,
+            start: None,
+            hist: Default::default(),
+            service: Default::default(),
+            ops: [0; Op::COUNT],
+            rows: [0; Op::COUNT],
+            seconds: Vec::new(),
+            live: Arc::new(LiveCounters::default()),
+        }
+    }
+
+    /// The live counters of this thread, for the progress display.
+    pub fn live(&self) -> Arc<LiveCounters> {
+        Arc::clone(&self.live)
+    }
+
+    /// Sets the step's start; per-second series count from here. Ops recorded before it (set-up
+    /// work such as select-min) go into histograms and totals but not into the series.
+    pub fn set_start(&mut self, start: Instant) {
+        self.start = Some(start);
+    }
+
+    /// Records an unthrottled op that started at `start` and ended at `end`.
+    #[inline]
+    pub fn record(&mut self, op: Op, rows: u64, start: Instant, end: Instant) {
+        let latency = end.saturating_duration_since(start);
+        self.record_latency(op, rows, latency, end);
+    }
+
+    /// Records a rate-limited op: due at `due`, sent at `sent`, done at `end`. Its response
+    /// time counts from `due` (no coordinated omission); service time is kept apart.
+    #[inline]
+    pub fn record_scheduled(
+        &mut self,
+        op: Op,
+        rows: u64,
+        due: Instant,
+        sent: Instant,
+        end: Instant,
+    ) {
+        let service_us = end.saturating_duration_since(sent).as_micros() as u64;
+        record_us(
+            self.service[op.index()].get_or_insert_with(new_histogram),
+            service_us,
+        );
+        self.record_latency(op, rows, end.saturating_duration_since(due), end);
+    }
+
+    #[inline]
+    fn record_latency(&mut self, op: Op, rows: u64, latency: Duration, end: Instant) {
+        let i = op.index();
+        let us = latency.as_micros() as u64;
+        record_us(self.hist[i].get_or_insert_with(new_histogram), us);
+        self.ops[i] += 1;
+        self.rows[i] += rows;
+        self.live.ops[i].fetch_add(1, Ordering::Relaxed);
+        self.live.rows[i].fetch_add(rows, Ordering::Relaxed);
+        if let Some(start) = self.start
+            && let Some(since) = end.checked_duration_since(start)
+        {
+            let s = since.as_secs() as usize;
+            if self.seconds.len() <= s {
+                self.seconds.resize(s + 1, Second::default());
+            }
+            let sec = &mut self.seconds[s];
+            sec.ops[i] += 1;
+            sec.rows[i] += rows;
+            sec.max_us[i] = sec.max_us[i].max(us);
+        }
+    }
+
+    /// Statements of `op` recorded.
+    pub fn ops(&self, op: Op) -> u64 {
+        self.ops[op.index()]
+    }
+
+    /// Rows recorded for `op`.
+    pub fn rows(&self, op: Op) -> u64 {
+        self.rows[op.index()]
+    }
+
+    /// Response-time histogram of `op`, if any op of that type was recorded.
+    pub fn histogram(&self, op: Op) -> Option<&Histogram<u64>> {
+        self.hist[op.index()].as_ref()
+    }
+
+    /// Service-time histogram of a rate-limited `op`.
+    pub fn service_histogram(&self, op: Op) -> Option<&Histogram<u64>> {
+        self.service[op.index()].as_ref()
+    }
+
+    /// Per-second activity since the step start.
+    pub fn seconds(&self) -> &[Second] {
+        &self.seconds
+    }
+}

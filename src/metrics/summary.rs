@@ -1,0 +1,250 @@
+//! Turns what a step's threads recorded into its [`StepResult`]: merged and per-client
+//! histograms, rates, per-second series, rate percentiles and the background-writer SLA.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
+use crate::metrics::recorder::{Op, Recorder, new_histogram};
+use crate::results::model::{
+    ClientHistogram, OpResult, PerSecond, RatePercentiles, RunStatus, Series, SeriesSet, Sla,
+    StepResult,
+};
+use crate::runner::client::StepOutcome;
+
+/// An SLA fails when the background insert rate averages below this share of its target.
+pub const SLA_MIN_RATIO: f64 = 0.95;
+
+/// Target of a query step's background writer.
+#[derive(Clone, Copy, Debug)]
+pub struct SlaTarget {
+    /// Rows/s over all clients.
+    pub inserts_per_s: f64,
+}
+
+fn op_result(
+    recorders: &[Recorder],
+    op: Op,
+    clients: usize,
+    hist_of: impl Fn(&Recorder) -> Option<&Histogram<u64>>,
+) -> Option<OpResult> {
+    let mut per_client: Vec<Option<Histogram<u64>>> = (0..clients).map(|_| None).collect();
+    let mut rows = 0;
+    for rec in recorders {
+        let Some(h) = hist_of(rec) else { continue };
+        rows += rec.rows(op);
+        let slot = per_client[rec.client].get_or_insert_with(new_histogram);
+        slot.add(h).expect("auto-resizing histograms always add");
+    }
+    let mut merged = new_histogram();
+    let mut clients_out = Vec::new();
+    for (client, h) in per_client.iter().enumerate() {
+        if let Some(h) = h {
+            merged.add(h).expect("auto-resizing histograms always add");
+            clients_out.push(ClientHistogram {
+                client,
+                count: h.len(),
+                histogram: histogram::encode(h),
+            });
+        }
+    }
+    if merged.is_empty() {
+        return None;
+    }
+    let counts = histogram::bucket_counts(&merged);
+    let total = merged.len() as f64;
+    Some(OpResult {
+        count: merged.len(),
+        rows,
+        percentiles_us: Percentiles::of(&merged),
+        buckets_pct: counts.iter().map(|&c| 100.0 * c as f64 / total).collect(),
+        bucket_labels: BUCKET_LABELS.iter().map(|s| s.to_string()).collect(),
+        histogram: histogram::encode(&merged),
+        per_client: clients_out,
+    })
+}
+
+/// Adds `rec`'s seconds into `set` (sums of counts, max of maxima).
+fn add_seconds(set: &mut SeriesSet, rec: &Recorder, len: usize) {
+    for op in Op::ALL {
+        let i = op as usize;
+        if rec.ops(op) == 0 || rec.seconds().iter().all(|s| s.ops[i] == 0) {
+            continue;
+        }
+        let series = set
+            .ops
+            .entry(op.name().to_string())
+            .or_insert_with(|| Series {
+                ops: vec![0; len],
+                rows: vec![0; len],
+                max_us: vec![0; len],
+            });
+        for (s, sec) in rec.seconds().iter().enumerate().take(len) {
+            series.ops[s] += sec.ops[i];
+            series.rows[s] += if op == Op::Query {
+                sec.ops[i]
+            } else {
+                sec.rows[i]
+            };
+            series.max_us[s] = series.max_us[s].max(sec.max_us[i]);
+        }
+    }
+}
+
+/// The rate met or exceeded in x% of `seconds`.
+pub fn rate_percentiles(seconds: &[u64]) -> Option<RatePercentiles> {
+    if seconds.is_empty() {
+        return None;
+    }
+    let mut sorted = seconds.to_vec();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    // Met or exceeded in x% of seconds: the value at rank ceil(x% * n) in descending order.
+    let at = |pct: f64| {
+        let rank = ((pct / 100.0) * sorted.len() as f64).ceil() as usize;
+        sorted[rank.clamp(1, sorted.len()) - 1]
+    };
+    Some(RatePercentiles {
+        p50: at(50.0),
+        p90: at(90.0),
+        p95: at(95.0),
+        p99: at(99.0),
+        min: *sorted.last().unwrap_or(&0),
+        seconds: sorted.len(),
+    })
+}
+
+/// Summarises a step. `extra` holds recorders of set-up ops (select-min) that belong in the
+/// histograms but not in the per-second series; `sla` is the background-writer target.
+pub fn summarize(
+    name: &str,
+    clients: usize,
+    outcome: StepOutcome,
+    extra: Vec<Recorder>,
+    sla: Option<SlaTarget>,
+) -> StepResult {
+    let duration_s = outcome.duration.as_secs_f64();
+    let mut recorders = outcome.recorders;
+    let timed = recorders.len();
+    recorders.extend(extra);
+    let timed_recorders = &recorders[..timed];
+    let sum = |op: Op| timed_recorders.iter().map(|r| r.rows(op)).sum::<u64>();
+    let count = |op: Op| timed_recorders.iter().map(|r| r.ops(op)).sum::<u64>();
+    let per_s = |v: u64| {
+        if duration_s > 0.0 {
+            v as f64 / duration_s
+        } else {
+            0.0
+        }
+    };
+    let (rows_inserted, rows_deleted, queries) =
+        (sum(Op::Insert), sum(Op::Delete), count(Op::Query));
+
+    let mut ops = BTreeMap::new();
+    let mut service_time = BTreeMap::new();
+    for op in Op::ALL {
+        if let Some(r) = op_result(&recorders, op, clients, |rec| rec.histogram(op)) {
+            ops.insert(op.name().to_string(), r);
+        }
+        if let Some(r) = op_result(&recorders, op, clients, |rec| rec.service_histogram(op)) {
+            service_time.insert(op.name().to_string(), r);
+        }
+    }
+
+    // Series cover every second in which an op completed; full seconds feed the percentiles.
+    let len = timed_recorders
+        .iter()
+        .map(|r| r.seconds().len())
+        .max()
+        .unwrap_or(0);
+    let full_seconds = (outcome.duration.as_secs() as usize).min(len);
+    let mut per_second = PerSecond {
+        total: SeriesSet::default(),
+        clients: vec![SeriesSet::default(); clients],
+    };
+    for rec in timed_recorders {
+        add_seconds(&mut per_second.total, rec, len);
+        add_seconds(&mut per_second.clients[rec.client], rec, len);
+    }
+    let rate_pcts: BTreeMap<String, RatePercentiles> = per_second
+        .total
+        .ops
+        .iter()
+        .filter_map(|(op, s)| Some((op.clone(), rate_percentiles(&s.rows[..full_seconds])?)))
+        .collect();
+
+    let sla = sla.map(|target| {
+        let inserts_per_s = per_s(rows_inserted);
+        let met = per_second
+            .total
+            .ops
+            .get(Op::Insert.name())
+            .map(|s| {
+                s.rows[..full_seconds]
+                    .iter()
+                    .filter(|&&r| r as f64 >= SLA_MIN_RATIO * target.inserts_per_s)
+                    .count()
+            })
+            .unwrap_or(0);
+        let ratio = inserts_per_s / target.inserts_per_s;
+        Sla {
+            target_inserts_per_s: target.inserts_per_s,
+            inserts_per_s,
+            deletes_per_s: per_s(rows_deleted),
+            ratio,
+            seconds_met_share: if full_seconds > 0 {
+                met as f64 / full_seconds as f64
+            } else {
+                0.0
+            },
+            pass: ratio >= SLA_MIN_RATIO,
+        }
+    });
+
+    let status = if outcome.error.is_some() {
+        RunStatus::Failed
+    } else if outcome.interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    StepResult {
+        name: name.to_string(),
+        status,
+        error: outcome.error,
+        started_at: outcome.started_at,
+        duration_s,
+        clients,
+        rows_inserted,
+        rows_deleted,
+        queries,
+        inserts_per_s: per_s(rows_inserted),
+        deletes_per_s: per_s(rows_deleted),
+        queries_per_s: per_s(queries),
+        ops,
+        service_time,
+        per_second,
+        rate_percentiles: rate_pcts,
+        sla,
+        select_min: None,
+        index_build: None,
+        point_query_misses: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_percentiles_are_rates_met_in_share_of_seconds() {
+        let secs: Vec<u64> = (1..=100).collect();
+        let p = rate_percentiles(&secs).unwrap();
+        assert_eq!(p.p50, 51); // 50 seconds had >= 51
+        assert_eq!(p.p90, 11);
+        assert_eq!(p.p99, 2);
+        assert_eq!(p.min, 1);
+        assert_eq!(p.seconds, 100);
+        assert!(rate_percentiles(&[]).is_none());
+    }
+}

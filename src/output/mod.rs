@@ -1,0 +1,4 @@
+//! Terminal output: progress bars and units.
+
+pub mod format;
+pub mod progress;

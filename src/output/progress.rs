@@ -1,0 +1,101 @@
+//! Progress display: one bar per step with elapsed time, ETA and live rates, plus optional
+//! periodic report lines (`--report-interval`) for logs and non-terminal output.
+//!
+//! Callers never style bars themselves; they get one from [`step_bar`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::metrics::recorder::{LiveCounters, Op};
+use crate::output::format::rate;
+
+/// What a step's bar counts towards.
+#[derive(Clone, Copy, Debug)]
+pub enum Expect {
+    /// A number of rows of one op type (load steps).
+    Rows(Op, u64),
+    /// A fixed duration (query steps).
+    Time(Duration),
+    /// Unknown length (index creation).
+    Spinner,
+}
+
+/// A styled bar for step `name`, hidden when `quiet` or when stderr is not a terminal.
+pub fn step_bar(name: &str, expect: Expect, quiet: bool) -> ProgressBar {
+    let bar = match expect {
+        Expect::Rows(_, total) => ProgressBar::new(total),
+        Expect::Time(d) => ProgressBar::new(d.as_millis() as u64),
+        Expect::Spinner => ProgressBar::new_spinner(),
+    };
+    if quiet {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    let template = match expect {
+        Expect::Spinner => "{prefix:>7} {spinner} [{elapsed_precise}] {msg}",
+        _ => "{prefix:>7} [{elapsed_precise}] {wide_bar} ETA {eta:>4} {msg}",
+    };
+    bar.set_style(
+        ProgressStyle::with_template(template)
+            .expect("progress template is valid")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(name.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Live rates over the last interval, computed from the threads' counters.
+#[derive(Debug, Default)]
+pub struct LiveRates {
+    last: [u64; 3],
+    last_elapsed: Duration,
+    /// Rows inserted/s, rows deleted/s, queries/s over the last interval.
+    pub rates: [f64; 3],
+}
+
+impl LiveRates {
+    /// Totals so far: rows inserted, rows deleted, queries.
+    pub fn totals(live: &[Arc<LiveCounters>]) -> [u64; 3] {
+        let mut t = [0; 3];
+        for l in live {
+            t[0] += l.rows(Op::Insert);
+            t[1] += l.rows(Op::Delete);
+            t[2] += l.ops(Op::Query);
+        }
+        t
+    }
+
+    /// Updates the rates when at least `min_interval` has passed; returns whether it did.
+    pub fn update(
+        &mut self,
+        live: &[Arc<LiveCounters>],
+        elapsed: Duration,
+        min_interval: Duration,
+    ) -> bool {
+        let dt = elapsed.saturating_sub(self.last_elapsed);
+        if dt < min_interval {
+            return false;
+        }
+        let now = Self::totals(live);
+        for ((rate, now), last) in self.rates.iter_mut().zip(now).zip(self.last) {
+            *rate = (now - last) as f64 / dt.as_secs_f64();
+        }
+        self.last = now;
+        self.last_elapsed = elapsed;
+        true
+    }
+
+    /// `ins/s 12.3k  del/s 12.3k  q/s 4.5k`, leaving out rates that are zero.
+    pub fn message(&self) -> String {
+        let names = ["ins/s", "del/s", "q/s"];
+        let parts: Vec<String> = names
+            .iter()
+            .zip(self.rates)
+            .filter(|(_, r)| *r > 0.0)
+            .map(|(n, r)| format!("{n} {}", rate(r)))
+            .collect();
+        parts.join("  ")
+    }
+}

@@ -1,0 +1,113 @@
+//! A plain table rendered as aligned text (terminal) or Markdown.
+
+/// Rows of cells under a header; the first column is left-aligned, the rest right-aligned.
+#[derive(Debug, Default, Clone)]
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column names.
+    pub fn new<S: Into<String>>(header: impl IntoIterator<Item = S>) -> Self {
+        Table {
+            header: header.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row (missing cells are empty).
+    pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
+    }
+
+    /// True when the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        let mut w: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (i, c) in row.iter().enumerate() {
+                if i < w.len() {
+                    w[i] = w[i].max(c.chars().count());
+                }
+            }
+        }
+        w
+    }
+
+    /// Aligned text with a rule under the header.
+    pub fn to_text(&self) -> String {
+        let w = self.widths();
+        let line = |cells: &[String]| {
+            let mut out = String::new();
+            for (i, width) in w.iter().enumerate() {
+                let c = cells.get(i).map(String::as_str).unwrap_or("");
+                if i == 0 {
+                    out.push_str(&format!("{c:<width$}"));
+                } else {
+                    out.push_str(&format!("  {c:>width$}"));
+                }
+            }
+            out.trim_end().to_string()
+        };
+        let mut out = line(&self.header);
+        out.push('\n');
+        let total: usize = w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+        out.push_str(&"-".repeat(total));
+        out.push('\n');
+        for row in &self.rows {
+            out.push_str(&line(row));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A Markdown table (pipes in cells escaped).
+    pub fn to_markdown(&self) -> String {
+        let esc = |s: &str| s.replace('|', "\\|");
+        let mut out = format!(
+            "| {} |\n|{}|\n",
+            self.header
+                .iter()
+                .map(|h| esc(h))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            self.header
+                .iter()
+                .enumerate()
+                .map(|(i, _)| if i == 0 { ":---" } else { "---:" })
+                .collect::<Vec<_>>()
+                .join("|")
+        );
+        for row in &self.rows {
+            let cells: Vec<String> = (0..self.header.len())
+                .map(|i| esc(row.get(i).map(String::as_str).unwrap_or("")))
+                .collect();
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_and_markdown() {
+        let mut t = Table::new(["step", "ins/s"]);
+        t.row(["l.i0", "123.4k"]);
+        t.row(["qr100", "100"]);
+        assert_eq!(
+            t.to_text(),
+            "step    ins/s\n-------------\nl.i0   123.4k\nqr100     100\n"
+        );
+        assert_eq!(
+            t.to_markdown(),
+            "| step | ins/s |\n|:---|---:|\n| l.i0 | 123.4k |\n| qr100 | 100 |\n"
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! The summary printed at the end of `ibench run`: throughput per step, then response times
+//! per step and op type.
+
+use crate::output::format::{micros, rate, seconds};
+use crate::report::table::Table;
+use crate::results::model::{RunResult, RunStatus};
+
+/// Throughput, select-min and SLA per step.
+pub fn throughput_table(run: &RunResult) -> Table {
+    let mut t = Table::new([
+        "step",
+        "time",
+        "ins/s",
+        "del/s",
+        "q/s",
+        "select-min",
+        "writer SLA",
+    ]);
+    for s in &run.steps {
+        let opt_rate = |v: f64| if v > 0.0 { rate(v) } else { "-".to_string() };
+        let sla = match &s.sla {
+            Some(sla) => format!(
+                "{} {:.0}/{:.0} ({:.0}% s)",
+                if sla.pass { "PASS" } else { "FAIL" },
+                sla.inserts_per_s,
+                sla.target_inserts_per_s,
+                100.0 * sla.seconds_met_share
+            ),
+            None => "-".to_string(),
+        };
+        let mut name = s.name.clone();
+        if s.status != RunStatus::Complete {
+            name.push_str(&format!(" ({:?})", s.status).to_lowercase());
+        }
+        t.row([
+            name,
+            seconds(s.duration_s),
+            opt_rate(s.inserts_per_s),
+            opt_rate(s.deletes_per_s),
+            opt_rate(s.queries_per_s),
+            s.select_min
+                .as_ref()
+                .map(|m| micros(m.max_us))
+                .unwrap_or_else(|| "-".to_string()),
+            sla,
+        ]);
+    }
+    t
+}
+
+/// Response-time percentiles per step and op type (from when each op was due).
+pub fn latency_table(run: &RunResult) -> Table {
+    let mut t = Table::new(["step", "op", "count", "p50", "p90", "p99", "p99.9", "max"]);
+    for s in &run.steps {
+        for (op, r) in &s.ops {
+            let p = &r.percentiles_us;
+            t.row([
+                s.name.clone(),
+                op.clone(),
+                r.count.to_string(),
+                micros(p.p50),
+                micros(p.p90),
+                micros(p.p99),
+                micros(p.p999),
+                micros(p.max),
+            ]);
+        }
+    }
+    t
+}
+
+/// The whole terminal summary.
+pub fn summary(run: &RunResult) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "\nInsert Benchmark on {} {} ({} clients)\n\n",
+        run.environment.dbms.name, run.environment.dbms.version, run.config.workload.clients
+    ));
+    out.push_str(&throughput_table(run).to_text());
+    let lat = latency_table(run);
+    if !lat.is_empty() {
+        out.push_str("\nResponse time (from when each op was due)\n\n");
+        out.push_str(&lat.to_text());
+    }
+    for s in &run.steps {
+        if let Some(m) = s.point_query_misses
+            && m > 0
+        {
+            out.push_str(&format!(
+                "\nwarning: {}: {m} point-query ids were not found (rows deleted while asked for)\n",
+                s.name
+            ));
+        }
+        if let Some(ix) = &s.index_build {
+            out.push_str(&format!(
+                "\n{}: {} index(es) on {} table(s), {} rows, {} rows/s\n",
+                s.name,
+                ix.indexes.len(),
+                ix.tables,
+                ix.rows,
+                rate(ix.rows_per_s)
+            ));
+        }
+    }
+    out
+}

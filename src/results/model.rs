@@ -1,0 +1,258 @@
+//! The versioned results document: one JSON file per run, which reports read back.
+//!
+//! Later metrics extend this model with new optional fields; a change that alters the meaning of
+//! an existing field bumps [`SCHEMA_VERSION`].
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::histogram::Percentiles;
+use crate::spec::RunSpec;
+
+/// Version of the results schema this build writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run: its configuration, where it ran, and what every step measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Schema version of this document.
+    pub schema_version: u32,
+    /// Unique id, also the file name stem.
+    pub run_id: String,
+    /// Where the run stands; `running` while steps are being written.
+    pub status: RunStatus,
+    /// Why the run failed or stopped, when it did.
+    pub error: Option<String>,
+    /// When the run started.
+    pub started_at: DateTime<Utc>,
+    /// When the run ended.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// The full configuration.
+    pub config: RunSpec,
+    /// The machine, OS and DBMS.
+    pub environment: Environment,
+    /// Maintenance pauses between steps, in order.
+    pub maintenance: Vec<Maintenance>,
+    /// Completed (and the last, possibly failed) steps, in run order.
+    pub steps: Vec<StepResult>,
+}
+
+/// State of a run or a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Still running (the file is rewritten after every step).
+    Running,
+    /// Every step completed.
+    Complete,
+    /// A step failed; figures up to the failure are kept.
+    Failed,
+    /// Stopped by a signal; figures up to the interrupt are kept.
+    Interrupted,
+}
+
+/// Where the run happened.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Environment {
+    /// ibench version.
+    pub ibench_version: String,
+    /// Host name.
+    pub hostname: String,
+    /// OS name (`PRETTY_NAME` of /etc/os-release).
+    pub os: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// Logical CPUs online.
+    pub cpu_cores: usize,
+    /// Physical memory, bytes.
+    pub memory_bytes: u64,
+    /// The target DBMS.
+    pub dbms: DbmsInfo,
+}
+
+/// The target DBMS as it described itself.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DbmsInfo {
+    /// DBMS family (`sqlite`, ...).
+    pub name: String,
+    /// Version string reported by the DBMS.
+    pub version: String,
+    /// Database location (file path, or URL without password).
+    pub location: String,
+    /// Effective settings.
+    pub settings: BTreeMap<String, String>,
+}
+
+/// A maintenance pause (vacuum, checkpoint, flush) before a step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Maintenance {
+    /// The step it preceded.
+    pub before_step: String,
+    /// What was done.
+    pub actions: String,
+    /// How long it took, seconds.
+    pub duration_s: f64,
+}
+
+/// What one step measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StepResult {
+    /// Step name (`l.i0`, `l.x`, `l.i1`, `l.i2`, `qr100`, `qp500`, ...).
+    pub name: String,
+    /// `complete`, or `failed` / `interrupted` with the figures up to then.
+    pub status: RunStatus,
+    /// The error that ended the step, naming the client.
+    pub error: Option<String>,
+    /// When the measured part of the step started.
+    pub started_at: DateTime<Utc>,
+    /// Measured duration, seconds (client start-up excluded).
+    pub duration_s: f64,
+    /// Number of clients.
+    pub clients: usize,
+    /// Rows inserted during the step.
+    pub rows_inserted: u64,
+    /// Rows deleted during the step.
+    pub rows_deleted: u64,
+    /// Queries completed during the step.
+    pub queries: u64,
+    /// Rows inserted per second.
+    pub inserts_per_s: f64,
+    /// Rows deleted per second.
+    pub deletes_per_s: f64,
+    /// Queries per second.
+    pub queries_per_s: f64,
+    /// Response time per op type (`insert`, `delete`, `query`, `getmin`), measured from when each
+    /// op was due.
+    pub ops: BTreeMap<String, OpResult>,
+    /// Service time (from when the op was sent) of rate-limited ops.
+    pub service_time: BTreeMap<String, OpResult>,
+    /// Per-second series, all clients and per client.
+    pub per_second: PerSecond,
+    /// Per op type: the rate met or exceeded in x% of the step's full seconds.
+    pub rate_percentiles: BTreeMap<String, RatePercentiles>,
+    /// Background-writer SLA, for query steps with a writer.
+    pub sla: Option<Sla>,
+    /// `select min(transactionid)` at step start, for steps with deletes.
+    pub select_min: Option<SelectMin>,
+    /// Index creation figures, for l.x.
+    pub index_build: Option<IndexBuild>,
+    /// Point queries: ids asked for that the DBMS did not return (should be 0).
+    pub point_query_misses: Option<u64>,
+}
+
+/// Response time of one op type in one step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpResult {
+    /// Statements completed.
+    pub count: u64,
+    /// Rows they affected (insert, delete) or 0 for queries.
+    pub rows: u64,
+    /// Percentiles, microseconds.
+    pub percentiles_us: Percentiles,
+    /// Share of ops per classic bucket, percent, labels as in `bucket_labels`.
+    pub buckets_pct: Vec<f64>,
+    /// Labels of `buckets_pct` (`<=256us` ... `>16s`).
+    pub bucket_labels: Vec<String>,
+    /// Merged histogram (microseconds), base64 of the HDR V2-deflate encoding.
+    pub histogram: String,
+    /// Per-client histograms; they add up exactly to `histogram`.
+    pub per_client: Vec<ClientHistogram>,
+}
+
+/// One client's histogram of one op type.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ClientHistogram {
+    /// Client number, 0-based.
+    pub client: usize,
+    /// Ops recorded.
+    pub count: u64,
+    /// base64 HDR V2-deflate histogram, microseconds.
+    pub histogram: String,
+}
+
+/// Per-second series of one scope (all clients, or one client), by op type.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SeriesSet {
+    /// Per op type that occurred.
+    pub ops: BTreeMap<String, Series>,
+}
+
+/// One op type's per-second series; index i covers seconds [i, i+1) after the step start.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Series {
+    /// Statements completed per second.
+    pub ops: Vec<u64>,
+    /// Rows per second (inserts, deletes); equals `ops` for queries.
+    pub rows: Vec<u64>,
+    /// Largest response time in each second, microseconds (0: none completed).
+    pub max_us: Vec<u64>,
+}
+
+/// Per-second series for a step.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PerSecond {
+    /// All clients together.
+    pub total: SeriesSet,
+    /// One per client, by client number.
+    pub clients: Vec<SeriesSet>,
+}
+
+/// The rate met or exceeded in x% of the step's full seconds (rows/s; queries/s for queries).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RatePercentiles {
+    /// Met or exceeded in 50% of seconds.
+    pub p50: u64,
+    /// ... in 90% of seconds.
+    pub p90: u64,
+    /// ... in 95% of seconds.
+    pub p95: u64,
+    /// ... in 99% of seconds.
+    pub p99: u64,
+    /// Lowest full second.
+    pub min: u64,
+    /// Full seconds considered.
+    pub seconds: usize,
+}
+
+/// Whether the background writer of a query step held its target.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Sla {
+    /// Target insert rate over all clients, rows/s.
+    pub target_inserts_per_s: f64,
+    /// Achieved insert rate over the step, rows/s.
+    pub inserts_per_s: f64,
+    /// Achieved delete rate over the step, rows/s (0 without deletes).
+    pub deletes_per_s: f64,
+    /// `inserts_per_s / target_inserts_per_s`.
+    pub ratio: f64,
+    /// Share of full seconds with at least 95% of the target inserted, 0..1.
+    pub seconds_met_share: f64,
+    /// The step average reached 95% of the target.
+    pub pass: bool,
+}
+
+/// `select min(transactionid)` response times at the start of a step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SelectMin {
+    /// Slowest table, microseconds.
+    pub max_us: u64,
+    /// Per table, microseconds.
+    pub tables: BTreeMap<String, u64>,
+}
+
+/// Figures of the index-creation step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IndexBuild {
+    /// Indexes created per table.
+    pub indexes: Vec<String>,
+    /// Tables indexed.
+    pub tables: usize,
+    /// Rows in the indexed tables.
+    pub rows: u64,
+    /// Indexed rows per second.
+    pub rows_per_s: f64,
+}

@@ -1,0 +1,185 @@
+//! Client threads of one step: one OS thread per connection, started together.
+//!
+//! Each thread runs a body given by the workload. A body does its set-up (connect, prepare,
+//! select-min), then calls [`ThreadCtx::start`], which waits until every thread is ready and
+//! returns the common step start, so client start-up is not part of the measured time. The
+//! first error stops every thread of the step; the error names the client and its role.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use crate::metrics::recorder::{LiveCounters, Recorder};
+
+/// Set by the SIGINT/SIGTERM handler; every step stops when it is set.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Releases all threads of a step at once.
+struct Gate {
+    state: Mutex<(usize, Option<Instant>)>,
+    cond: Condvar,
+}
+
+impl Gate {
+    fn new() -> Self {
+        Gate {
+            state: Mutex::new((0, None)),
+            cond: Condvar::new(),
+        }
+    }
+
+    /// Called by a thread when ready; returns the step start once every thread is ready.
+    fn arrive(&self) -> Instant {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        self.cond.notify_all();
+        loop {
+            if let Some(start) = s.1 {
+                return start;
+            }
+            s = self.cond.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Called by the step's coordinator: waits for `n` threads, then opens the gate.
+    fn open_when_ready(&self, n: usize) -> Instant {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while s.0 < n {
+            s = self.cond.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        let start = Instant::now();
+        s.1 = Some(start);
+        self.cond.notify_all();
+        start
+    }
+}
+
+/// What a client thread sees of the step.
+pub struct ThreadCtx<'a> {
+    /// This thread's measurements.
+    pub rec: Recorder,
+    gate: &'a Gate,
+    stop: &'a AtomicBool,
+    start: Option<Instant>,
+}
+
+impl ThreadCtx<'_> {
+    /// Waits until every thread of the step is ready and returns the step start. Call it once,
+    /// after set-up and before the first measured operation.
+    pub fn start(&mut self) -> Instant {
+        if let Some(start) = self.start {
+            return start;
+        }
+        let start = self.gate.arrive();
+        self.rec.set_start(start);
+        self.start = Some(start);
+        start
+    }
+
+    /// True when the step must end early (another thread failed, or the run was interrupted).
+    #[inline]
+    pub fn should_stop(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || INTERRUPTED.load(Ordering::Relaxed)
+    }
+}
+
+/// The body of one client thread.
+pub type ThreadBody<'s> = Box<dyn FnOnce(&mut ThreadCtx) -> Result<()> + Send + 's>;
+
+/// One thread to start: which client it belongs to, what it does, and its body.
+pub struct ThreadSpec<'s> {
+    /// Client number, 0-based.
+    pub client: usize,
+    /// Role in error messages: `inserter`, `deleter`, `query`, `indexer`...
+    pub role: &'static str,
+    /// What the thread does.
+    pub body: ThreadBody<'s>,
+}
+
+/// What the threads of a step did.
+pub struct StepOutcome {
+    /// Wall-clock time of the step start.
+    pub started_at: DateTime<Utc>,
+    /// From the step start until the last thread finished.
+    pub duration: Duration,
+    /// One recorder per thread, in the order the threads were given.
+    pub recorders: Vec<Recorder>,
+    /// The first error, naming its client and role.
+    pub error: Option<String>,
+    /// The run was interrupted during the step.
+    pub interrupted: bool,
+}
+
+/// Runs `threads` to completion. `monitor` is called about ten times a second from the calling
+/// thread with every thread's live counters and the time since the step start.
+pub fn run_threads(
+    threads: Vec<ThreadSpec<'_>>,
+    monitor: &mut dyn FnMut(&[Arc<LiveCounters>], Duration),
+) -> StepOutcome {
+    let n = threads.len();
+    let gate = Gate::new();
+    let stop = AtomicBool::new(false);
+    let error: Mutex<Option<String>> = Mutex::new(None);
+    let mut recorders: Vec<Option<Recorder>> = (0..n).map(|_| None).collect();
+    let mut started_at = Utc::now();
+    let mut start = Instant::now();
+    let mut end = start;
+
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = mpsc::channel::<(usize, Recorder, Instant)>();
+        let mut lives = Vec::with_capacity(n);
+        for (i, spec) in threads.into_iter().enumerate() {
+            let rec = Recorder::new(spec.client);
+            lives.push(rec.live());
+            let (gate, stop, error, done_tx) = (&gate, &stop, &error, done_tx.clone());
+            scope.spawn(move || {
+                let mut ctx = ThreadCtx {
+                    rec,
+                    gate,
+                    stop,
+                    start: None,
+                };
+                let result = (spec.body)(&mut ctx);
+                if let Err(e) = result {
+                    let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
+                    if first.is_none() {
+                        *first = Some(format!("client {} ({}): {e:#}", spec.client, spec.role));
+                    }
+                    stop.store(true, Ordering::Relaxed);
+                }
+                // A body that failed before `start` still arrives, so the gate opens.
+                ctx.start();
+                let _ = done_tx.send((i, ctx.rec, Instant::now()));
+            });
+        }
+        drop(done_tx);
+        start = gate.open_when_ready(n);
+        started_at = Utc::now();
+        let mut remaining = n;
+        let tick = Duration::from_millis(100);
+        while remaining > 0 {
+            match done_rx.recv_timeout(tick) {
+                Ok((i, rec, finished)) => {
+                    recorders[i] = Some(rec);
+                    end = end.max(finished);
+                    remaining -= 1;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            monitor(&lives, start.elapsed());
+        }
+    });
+
+    StepOutcome {
+        started_at,
+        duration: end.saturating_duration_since(start),
+        recorders: recorders.into_iter().flatten().collect(),
+        error: error.into_inner().unwrap_or_else(|e| e.into_inner()),
+        interrupted: INTERRUPTED.load(Ordering::Relaxed),
+    }
+}

@@ -1,0 +1,385 @@
+//! What to run: the validated, serializable description of a run, stored with its results.
+//!
+//! The CLI (`cli/run.rs`) builds a [`RunSpec`] from flags; experiments will build them from TOML.
+//! [`RunSpec::validate`] rejects bad values before anything starts, with one line naming the
+//! value and what is allowed ([`UsageError`]).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dbms::{SecondaryIndex, TargetSpec};
+use crate::error::UsageError;
+
+/// One complete run: target, workload and output.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// The DBMS to benchmark.
+    pub target: TargetSpec,
+    /// Whether ibench created the database for this run (and may remove it afterwards).
+    pub scratch_database: bool,
+    /// Keep a scratch database after the run.
+    pub keep_data: bool,
+    /// Directory for results.
+    pub out_dir: PathBuf,
+    /// Free-form label naming the configuration (for reports).
+    pub label: Option<String>,
+    /// Print a progress line every this many seconds (0: only the progress bar).
+    pub report_interval_s: u64,
+    /// Run the DBMS maintenance pause between the load and the query steps.
+    pub maintenance: bool,
+    /// The Insert Benchmark's parameters.
+    pub workload: InsertBenchmarkSpec,
+}
+
+/// Whether each client has its own table or all share one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableMode {
+    /// Client i uses table `<prefix>i` (pi1, pi2, ...).
+    PerClient,
+    /// All clients use `<prefix>1`.
+    Shared,
+}
+
+/// How l.x creates the secondary indexes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum IndexDdl {
+    /// One statement per index.
+    Separate,
+    /// All indexes in one statement, where the DBMS allows it.
+    Combined,
+}
+
+/// A step of the Insert Benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// l.i0: load in PK order, no secondary indexes.
+    LoadInitial,
+    /// l.x: create the secondary indexes.
+    CreateIndexes,
+    /// l.i1: insert (and delete) with index maintenance, large batches.
+    LoadMore,
+    /// l.i2: as l.i1 with small batches.
+    LoadMoreSmall,
+    /// qrN: range queries with a background writer at N rows/s per client.
+    QueryRange(u32),
+    /// qpN: point queries with a background writer at N rows/s per client.
+    QueryPoint(u32),
+}
+
+impl Step {
+    /// The default step sequence.
+    pub fn default_sequence() -> Vec<Step> {
+        let mut steps = vec![
+            Step::LoadInitial,
+            Step::CreateIndexes,
+            Step::LoadMore,
+            Step::LoadMoreSmall,
+        ];
+        for rate in [100, 500, 1000] {
+            steps.push(Step::QueryRange(rate));
+            steps.push(Step::QueryPoint(rate));
+        }
+        steps
+    }
+
+    /// Query steps (qrN, qpN).
+    pub fn is_query(self) -> bool {
+        matches!(self, Step::QueryRange(_) | Step::QueryPoint(_))
+    }
+
+    /// Steps that insert and, with deletes on, delete.
+    pub fn has_writes(self) -> bool {
+        match self {
+            Step::LoadMore | Step::LoadMoreSmall => true,
+            Step::QueryRange(r) | Step::QueryPoint(r) => r > 0,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::LoadInitial => write!(f, "l.i0"),
+            Step::CreateIndexes => write!(f, "l.x"),
+            Step::LoadMore => write!(f, "l.i1"),
+            Step::LoadMoreSmall => write!(f, "l.i2"),
+            Step::QueryRange(n) => write!(f, "qr{n}"),
+            Step::QueryPoint(n) => write!(f, "qp{n}"),
+        }
+    }
+}
+
+impl FromStr for Step {
+    type Err = UsageError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || {
+            UsageError::new(format!(
+                "unknown step {s:?}: expected l.i0, l.x, l.i1, l.i2, qrN or qpN (N = background \
+                 insert rate per client, rows/s, e.g. qr100)"
+            ))
+        };
+        let rate = |n: &str| n.parse::<u32>().map_err(|_| bad());
+        match s {
+            "l.i0" => Ok(Step::LoadInitial),
+            "l.x" => Ok(Step::CreateIndexes),
+            "l.i1" => Ok(Step::LoadMore),
+            "l.i2" => Ok(Step::LoadMoreSmall),
+            _ if s.starts_with("qr") => Ok(Step::QueryRange(rate(&s[2..])?)),
+            _ if s.starts_with("qp") => Ok(Step::QueryPoint(rate(&s[2..])?)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl Serialize for Step {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Step {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Parameters of the Insert Benchmark (see `../shared/docs/insert-benchmark.md`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct InsertBenchmarkSpec {
+    /// Number of clients.
+    pub clients: usize,
+    /// Steps, in order.
+    pub steps: Vec<Step>,
+    /// Rows per client loaded by l.i0.
+    pub l0_rows: u64,
+    /// Rows per client inserted by l.i1.
+    pub l1_rows: u64,
+    /// Rows per client inserted by l.i2.
+    pub l2_rows: u64,
+    /// Rows per INSERT in l.i0.
+    pub l0_batch: usize,
+    /// Rows per INSERT (and DELETE) in l.i1.
+    pub l1_batch: usize,
+    /// Rows per INSERT (and DELETE) in l.i2.
+    pub l2_batch: usize,
+    /// Rows per INSERT (and DELETE) of the background writer in query steps.
+    pub writer_batch: usize,
+    /// Duration of each query step, seconds.
+    pub query_seconds: u64,
+    /// Delete the oldest rows at the insert rate in l.i1, l.i2 and query steps.
+    pub deletes: bool,
+    /// Secondary indexes created by l.x (0-3, in the order marketsegment, registersegment, pdc).
+    pub secondary_indexes: usize,
+    /// One table per client, or one shared table.
+    pub table_mode: TableMode,
+    /// Table name prefix (`pi` gives pi1, pi2, ...).
+    pub table_prefix: String,
+    /// How l.x issues its DDL.
+    pub index_ddl: IndexDdl,
+    /// Minimum length of `data`.
+    pub data_min: usize,
+    /// Maximum length of `data`.
+    pub data_max: usize,
+    /// Percent of each `data` value that is random (the rest is padding).
+    pub data_random_pct: u8,
+    /// `cashregisterid` is uniform in [0, cashregisters).
+    pub cashregisters: u32,
+    /// `customerid` is uniform in [0, customers).
+    pub customers: u32,
+    /// `productid` is uniform in [0, products).
+    pub products: u32,
+    /// `price` is uniform in [0, max_price).
+    pub max_price: f64,
+    /// Seed of every random value; the same seed gives the same rows.
+    pub seed: u64,
+}
+
+impl Default for InsertBenchmarkSpec {
+    fn default() -> Self {
+        InsertBenchmarkSpec {
+            clients: 2,
+            steps: Step::default_sequence(),
+            l0_rows: 400_000,
+            l1_rows: 50_000,
+            l2_rows: 12_500,
+            l0_batch: 100,
+            l1_batch: 50,
+            l2_batch: 5,
+            writer_batch: 10,
+            query_seconds: 10,
+            deletes: true,
+            secondary_indexes: 3,
+            table_mode: TableMode::PerClient,
+            table_prefix: "pi".to_string(),
+            index_ddl: IndexDdl::Separate,
+            data_min: 10,
+            data_max: 20,
+            data_random_pct: 50,
+            cashregisters: 1_000,
+            customers: 100_000,
+            products: 10_000,
+            max_price: 500.0,
+            seed: 42,
+        }
+    }
+}
+
+impl InsertBenchmarkSpec {
+    /// The secondary indexes l.x creates.
+    pub fn indexes(&self) -> &'static [SecondaryIndex] {
+        &SecondaryIndex::ALL[..self.secondary_indexes]
+    }
+
+    /// Number of tables.
+    pub fn table_count(&self) -> usize {
+        match self.table_mode {
+            TableMode::PerClient => self.clients,
+            TableMode::Shared => 1,
+        }
+    }
+
+    /// Checks every value; the first problem found is returned as one line.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        let err = |msg: String| Err(UsageError::new(msg));
+        if self.clients == 0 || self.clients > 1024 {
+            return err(format!(
+                "--clients {} is out of range: expected 1..=1024",
+                self.clients
+            ));
+        }
+        if self.steps.is_empty() {
+            return err("--steps is empty: name at least one step".to_string());
+        }
+        let rows = [
+            (
+                "--l0-rows",
+                self.l0_rows,
+                self.l0_batch,
+                "--l0-batch",
+                Step::LoadInitial,
+            ),
+            (
+                "--l1-rows",
+                self.l1_rows,
+                self.l1_batch,
+                "--l1-batch",
+                Step::LoadMore,
+            ),
+            (
+                "--l2-rows",
+                self.l2_rows,
+                self.l2_batch,
+                "--l2-batch",
+                Step::LoadMoreSmall,
+            ),
+        ];
+        for (flag, n, batch, batch_flag, step) in rows {
+            if !(1..=10_000).contains(&batch) {
+                return err(format!(
+                    "{batch_flag} {batch} is out of range: expected 1..=10000"
+                ));
+            }
+            if self.steps.contains(&step) {
+                if n == 0 {
+                    return err(format!(
+                        "{flag} must be greater than 0 when step {step} runs"
+                    ));
+                }
+                if batch as u64 > n {
+                    return err(format!(
+                        "{batch_flag} {batch} is larger than {flag} {n}: a batch cannot exceed the rows"
+                    ));
+                }
+            }
+        }
+        if !(1..=10_000).contains(&self.writer_batch) {
+            return err(format!(
+                "--writer-batch {} is out of range: expected 1..=10000",
+                self.writer_batch
+            ));
+        }
+        let has_query = self.steps.iter().any(|s| s.is_query());
+        if has_query && self.query_seconds == 0 {
+            return err("--query-seconds must be greater than 0".to_string());
+        }
+        if self.secondary_indexes > 3 {
+            return err(format!(
+                "--secondary-indexes {} is out of range: expected 0..=3",
+                self.secondary_indexes
+            ));
+        }
+        if self.steps.iter().any(|s| matches!(s, Step::QueryRange(_)))
+            && self.secondary_indexes == 0
+        {
+            return err(
+                "qrN steps need at least one secondary index: set --secondary-indexes 1..=3"
+                    .to_string(),
+            );
+        }
+        if self.steps.contains(&Step::CreateIndexes) && self.secondary_indexes == 0 {
+            return err("step l.x needs --secondary-indexes 1..=3".to_string());
+        }
+        if self.data_min > self.data_max {
+            return err(format!(
+                "--data-min {} is larger than --data-max {}",
+                self.data_min, self.data_max
+            ));
+        }
+        if self.data_max > 4000 {
+            return err(format!(
+                "--data-max {} is out of range: data is varchar(4000)",
+                self.data_max
+            ));
+        }
+        if self.data_random_pct > 100 {
+            return err(format!(
+                "--data-random-pct {} is out of range: expected 0..=100",
+                self.data_random_pct
+            ));
+        }
+        for (flag, v) in [
+            ("--cashregisters", self.cashregisters),
+            ("--customers", self.customers),
+            ("--products", self.products),
+        ] {
+            if v == 0 || v > i32::MAX as u32 {
+                return err(format!(
+                    "{flag} {v} is out of range: expected 1..={}",
+                    i32::MAX
+                ));
+            }
+        }
+        if !(self.max_price.is_finite() && self.max_price > 0.0) {
+            return err(format!(
+                "--max-price {} is out of range: expected a positive number",
+                self.max_price
+            ));
+        }
+        let prefix_ok = self
+            .table_prefix
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && self
+                .table_prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && self.table_prefix.len() <= 32;
+        if !prefix_ok {
+            return err(format!(
+                "--table-prefix {:?} is not allowed: use letters, digits and _ (max 32), starting \
+                 with a letter",
+                self.table_prefix
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,384 @@
+//! The Insert Benchmark: steps l.i0, l.x, l.i1, l.i2, qrN, qpN on a queue table (inserts at
+//! the head, deletes of the oldest rows at the tail). Spec: `../shared/docs/insert-benchmark.md`.
+//!
+//! `schema.rs` names the tables, `data.rs` generates seeded values, `steps.rs` holds the client
+//! threads' loops; this file sets each step up (select-min, table state) and assembles results.
+
+pub mod data;
+pub mod schema;
+pub mod steps;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::dbms::{Dbms, Table};
+use crate::error::UsageError;
+use crate::metrics::recorder::{Op, Recorder};
+use crate::metrics::summary::{SlaTarget, summarize};
+use crate::results::model::{IndexBuild, SelectMin, StepResult};
+use crate::runner::client::ThreadSpec;
+use crate::runner::{Expect, StepEnv};
+use crate::spec::{InsertBenchmarkSpec, Step};
+use crate::workload::Workload;
+
+/// Where a table's queue stands during a step; shared only by the threads of that table.
+#[derive(Debug, Default)]
+pub struct TableState {
+    /// Largest committed `transactionid`.
+    head: AtomicI64,
+    /// Next id to delete: ids below it are deleted or being deleted.
+    cursor: AtomicI64,
+    /// Rows inserted in this step.
+    inserted: AtomicU64,
+    /// Rows claimed for deletion in this step (never more than `inserted`).
+    delete_claimed: AtomicU64,
+    /// Inserting threads still running.
+    inserters_running: AtomicUsize,
+    /// Deleting threads, woken after each insert.
+    deleters: Mutex<Vec<Thread>>,
+}
+
+impl TableState {
+    fn new(min_id: i64, max_id: i64, inserters: usize) -> Self {
+        TableState {
+            head: AtomicI64::new(max_id),
+            cursor: AtomicI64::new(min_id),
+            inserters_running: AtomicUsize::new(inserters),
+            ..Default::default()
+        }
+    }
+
+    /// Lowest and highest id a query may ask for without racing a delete: `guard` ids above
+    /// the delete cursor, up to the last committed id.
+    pub fn live_ids(&self, guard: i64) -> (i64, i64) {
+        (
+            self.cursor.load(Ordering::Acquire) + guard,
+            self.head.load(Ordering::Acquire),
+        )
+    }
+}
+
+/// What a step knows before its threads start.
+struct StepStart {
+    /// Queue state per table.
+    states: Vec<Arc<TableState>>,
+    /// One recorder per table holding its timed select-min.
+    getmin: Vec<Recorder>,
+    /// Select-min times, when timed.
+    select_min: Option<SelectMin>,
+}
+
+/// The Insert Benchmark on one target.
+pub struct InsertBenchmark {
+    spec: InsertBenchmarkSpec,
+    dbms: Arc<dyn Dbms>,
+    tables: Vec<Table>,
+}
+
+impl InsertBenchmark {
+    /// The workload for `spec` on `dbms`; `spec` must be validated.
+    pub fn new(spec: InsertBenchmarkSpec, dbms: Arc<dyn Dbms>) -> Self {
+        let tables = schema::tables(&spec);
+        InsertBenchmark { spec, dbms, tables }
+    }
+
+    /// Times `select min(transactionid)` per table (reported as `getmin`) when `timed`, reads
+    /// the max, and returns a fresh state per table.
+    fn table_states(&self, timed: bool, inserters_per_table: usize) -> Result<StepStart> {
+        let mut conn = self.dbms.connect()?;
+        let mut states = Vec::new();
+        let mut recorders = Vec::new();
+        let mut per_table = BTreeMap::new();
+        for table in &self.tables {
+            let start = Instant::now();
+            let min = conn
+                .min_id(table)
+                .with_context(|| format!("select min(transactionid) from {}", table.name))?;
+            let end = Instant::now();
+            if timed {
+                // The table's first client owns its select-min.
+                let client = (0..self.spec.clients)
+                    .find(|&c| schema::table_of(&self.spec, c) == table.id)
+                    .unwrap_or(0);
+                let mut rec = Recorder::new(client);
+                rec.record(Op::GetMin, 0, start, end);
+                recorders.push(rec);
+                per_table.insert(table.name.clone(), (end - start).as_micros() as u64);
+            }
+            let max = conn.max_id(table)?;
+            let (min, max) = match (min, max) {
+                (Some(min), Some(max)) => (min, max),
+                _ => (1, 0),
+            };
+            states.push(Arc::new(TableState::new(min, max, inserters_per_table)));
+        }
+        let select_min = timed.then(|| SelectMin {
+            max_us: per_table.values().copied().max().unwrap_or(0),
+            tables: per_table,
+        });
+        Ok(StepStart {
+            states,
+            getmin: recorders,
+            select_min,
+        })
+    }
+
+    fn inserters_per_table(&self) -> usize {
+        self.spec.clients / self.spec.table_count()
+    }
+
+    fn load_initial(&self, env: &StepEnv) -> Result<StepResult> {
+        let mut conn = self.dbms.connect()?;
+        for table in &self.tables {
+            conn.create_table(table)
+                .with_context(|| format!("create table {}", table.name))?;
+        }
+        drop(conn);
+        let states = self.table_states(false, self.inserters_per_table())?.states;
+        let threads = (0..self.spec.clients)
+            .map(|c| {
+                self.inserter(
+                    env,
+                    c,
+                    &states,
+                    steps::Pace::Rows(self.spec.l0_rows, self.spec.l0_batch),
+                )
+            })
+            .collect();
+        let total = self.spec.l0_rows * self.spec.clients as u64;
+        let outcome = env.run_threads(threads, Expect::Rows(Op::Insert, total));
+        Ok(summarize(
+            env.name(),
+            self.spec.clients,
+            outcome,
+            Vec::new(),
+            None,
+        ))
+    }
+
+    fn create_indexes(&self, env: &StepEnv) -> Result<StepResult> {
+        let mut conn = self.dbms.connect()?;
+        let mut rows = 0;
+        for table in &self.tables {
+            rows += conn.count_rows(table)?;
+        }
+        drop(conn);
+        let combined = self.spec.index_ddl == crate::spec::IndexDdl::Combined;
+        let indexes = self.spec.indexes();
+        let threads = self
+            .tables
+            .iter()
+            .map(|table| {
+                let dbms = &self.dbms;
+                let client = (0..self.spec.clients)
+                    .find(|&c| schema::table_of(&self.spec, c) == table.id)
+                    .unwrap_or(0);
+                ThreadSpec {
+                    client,
+                    role: "indexer",
+                    body: Box::new(move |ctx| {
+                        let mut conn = dbms.connect()?;
+                        ctx.start();
+                        conn.create_indexes(table, indexes, combined)
+                            .with_context(|| format!("create indexes on {}", table.name))
+                    }),
+                }
+            })
+            .collect();
+        let outcome = env.run_threads(threads, Expect::Spinner);
+        let secs = outcome.duration.as_secs_f64();
+        let mut result = summarize(env.name(), self.spec.clients, outcome, Vec::new(), None);
+        result.index_build = Some(IndexBuild {
+            indexes: indexes.iter().map(|i| i.suffix().to_string()).collect(),
+            tables: self.tables.len(),
+            rows,
+            rows_per_s: if secs > 0.0 { rows as f64 / secs } else { 0.0 },
+        });
+        Ok(result)
+    }
+
+    fn load_more(&self, env: &StepEnv, rows: u64, batch: usize) -> Result<StepResult> {
+        let deletes = self.spec.deletes;
+        let StepStart {
+            states,
+            getmin,
+            select_min,
+        } = self.table_states(deletes, self.inserters_per_table())?;
+        let mut threads = Vec::new();
+        for c in 0..self.spec.clients {
+            threads.push(self.inserter(env, c, &states, steps::Pace::Rows(rows, batch)));
+            if deletes {
+                threads.push(self.deleter(c, &states, batch, None));
+            }
+        }
+        let total = rows * self.spec.clients as u64;
+        let outcome = env.run_threads(threads, Expect::Rows(Op::Insert, total));
+        let mut result = summarize(env.name(), self.spec.clients, outcome, getmin, None);
+        result.select_min = select_min;
+        Ok(result)
+    }
+
+    fn query(&self, env: &StepEnv, rate: u32, point: bool) -> Result<StepResult> {
+        let deletes = self.spec.deletes && rate > 0;
+        let writers = if rate > 0 {
+            self.inserters_per_table()
+        } else {
+            0
+        };
+        let StepStart {
+            states,
+            getmin,
+            select_min,
+        } = self.table_states(deletes, writers)?;
+        let duration = Duration::from_secs(self.spec.query_seconds);
+        let batch = self.spec.writer_batch;
+        let misses = AtomicU64::new(0);
+        let guard = if deletes { 2 * batch as i64 } else { 0 };
+        let mut threads = Vec::new();
+        for c in 0..self.spec.clients {
+            let state = Arc::clone(&states[schema::table_of(&self.spec, c)]);
+            threads.push(steps::querier(steps::QuerierArgs {
+                dbms: &self.dbms,
+                spec: &self.spec,
+                table: &self.tables[schema::table_of(&self.spec, c)],
+                state,
+                client: c,
+                step: env.name(),
+                point,
+                duration,
+                guard,
+                misses: &misses,
+            }));
+            if rate > 0 {
+                let pace = steps::Pace::Rate(rate, batch, duration);
+                threads.push(self.inserter(env, c, &states, pace));
+                if deletes {
+                    threads.push(self.deleter(c, &states, batch, Some((rate, duration))));
+                }
+            }
+        }
+        let outcome = env.run_threads(threads, Expect::Time(duration));
+        let sla = (rate > 0).then_some(SlaTarget {
+            inserts_per_s: rate as f64 * self.spec.clients as f64,
+        });
+        let mut result = summarize(env.name(), self.spec.clients, outcome, getmin, sla);
+        result.select_min = select_min;
+        if point {
+            result.point_query_misses = Some(misses.load(Ordering::Relaxed));
+        }
+        Ok(result)
+    }
+
+    fn inserter<'s>(
+        &'s self,
+        env: &'s StepEnv,
+        client: usize,
+        states: &[Arc<TableState>],
+        pace: steps::Pace,
+    ) -> ThreadSpec<'s> {
+        let t = schema::table_of(&self.spec, client);
+        steps::inserter(steps::InserterArgs {
+            dbms: &self.dbms,
+            spec: &self.spec,
+            table: &self.tables[t],
+            state: Arc::clone(&states[t]),
+            client,
+            step: env.name(),
+            pace,
+        })
+    }
+
+    fn deleter<'s>(
+        &'s self,
+        client: usize,
+        states: &[Arc<TableState>],
+        batch: usize,
+        schedule: Option<(u32, Duration)>,
+    ) -> ThreadSpec<'s> {
+        let t = schema::table_of(&self.spec, client);
+        steps::deleter(
+            &self.dbms,
+            &self.tables[t],
+            Arc::clone(&states[t]),
+            client,
+            batch,
+            schedule,
+        )
+    }
+}
+
+impl Workload for InsertBenchmark {
+    fn name(&self) -> &'static str {
+        "insert-benchmark"
+    }
+
+    fn step_names(&self) -> Vec<String> {
+        self.spec.steps.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn check_ready(&mut self) -> Result<()> {
+        let Some(first) = self.spec.steps.first() else {
+            return Ok(());
+        };
+        if *first == Step::LoadInitial {
+            return Ok(());
+        }
+        let mut conn = self.dbms.connect()?;
+        for table in &self.tables {
+            if !conn.table_exists(table)? {
+                return Err(UsageError::new(format!(
+                    "table {} does not exist in {}: the run starts with step {first}, so the \
+                     database must already be loaded (run l.i0 first)",
+                    table.name,
+                    self.dbms.location()
+                ))
+                .into());
+            }
+            let indexes = conn.index_names(table)?;
+            let needs_indexes = self
+                .spec
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::QueryRange(_)))
+                && !self.spec.steps.contains(&Step::CreateIndexes);
+            if needs_indexes {
+                for index in self.spec.indexes() {
+                    if !indexes.contains(&index.name_on(&table.name)) {
+                        bail!(UsageError::new(format!(
+                            "index {} does not exist: qrN steps need the secondary indexes \
+                             (run l.x first, or lower --secondary-indexes)",
+                            index.name_on(&table.name)
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn maintenance_before(&self, index: usize) -> bool {
+        let steps = &self.spec.steps;
+        steps[index].is_query() && index > 0 && !steps[index - 1].is_query()
+    }
+
+    fn maintenance(&self) -> Result<Option<String>> {
+        self.dbms.maintenance(&self.tables)
+    }
+
+    fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {
+        match self.spec.steps[index] {
+            Step::LoadInitial => self.load_initial(env),
+            Step::CreateIndexes => self.create_indexes(env),
+            Step::LoadMore => self.load_more(env, self.spec.l1_rows, self.spec.l1_batch),
+            Step::LoadMoreSmall => self.load_more(env, self.spec.l2_rows, self.spec.l2_batch),
+            Step::QueryRange(rate) => self.query(env, rate, false),
+            Step::QueryPoint(rate) => self.query(env, rate, true),
+        }
+    }
+}

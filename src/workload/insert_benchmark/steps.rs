@@ -1,0 +1,314 @@
+//! The loops of the Insert Benchmark's client threads: inserter, deleter and querier.
+//!
+//! Hot-path rules: each thread owns its connection, generator and buffers; per op it generates
+//! into reused buffers, calls one typed DBMS method, takes two timestamps and records them. The
+//! only state shared is the [`TableState`] of its table (a few atomics).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+
+use super::TableState;
+use super::data::{QueryGenerator, RowGenerator, stream};
+use crate::dbms::{Dbms, POINT_QUERY_IDS, RowBatch, Table};
+use crate::metrics::recorder::Op;
+use crate::runner::client::{ThreadCtx, ThreadSpec};
+use crate::runner::rate::{Schedule, wait_until};
+use crate::spec::InsertBenchmarkSpec;
+
+/// How an inserter paces itself.
+#[derive(Clone, Copy, Debug)]
+pub enum Pace {
+    /// As fast as possible: (rows, batch).
+    Rows(u64, usize),
+    /// On a schedule: (rows/s, batch, duration).
+    Rate(u32, usize, Duration),
+}
+
+fn unix_now_s() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// What an inserter needs.
+pub struct InserterArgs<'s> {
+    /// Target.
+    pub dbms: &'s Arc<dyn Dbms>,
+    /// Workload parameters (value ranges, seed).
+    pub spec: &'s InsertBenchmarkSpec,
+    /// Table to insert into.
+    pub table: &'s Table,
+    /// The table's queue state.
+    pub state: Arc<TableState>,
+    /// Client number.
+    pub client: usize,
+    /// Step name (part of the random stream's name).
+    pub step: &'s str,
+    /// Pace.
+    pub pace: Pace,
+}
+
+/// Marks an inserter finished (and wakes the deleters) however its loop ends.
+struct InserterDone<'a>(&'a TableState);
+
+impl Drop for InserterDone<'_> {
+    fn drop(&mut self) {
+        self.0.inserters_running.fetch_sub(1, Ordering::AcqRel);
+        wake_deleters(self.0);
+    }
+}
+
+fn wake_deleters(state: &TableState) {
+    if let Ok(deleters) = state.deleters.lock() {
+        for t in deleters.iter() {
+            t.unpark();
+        }
+    }
+}
+
+/// An inserting thread: multi-row INSERTs at the head of the queue.
+pub fn inserter(args: InserterArgs<'_>) -> ThreadSpec<'_> {
+    let InserterArgs {
+        dbms,
+        spec,
+        table,
+        state,
+        client,
+        step,
+        pace,
+    } = args;
+    ThreadSpec {
+        client,
+        role: "inserter",
+        body: Box::new(move |ctx: &mut ThreadCtx| {
+            let _done = InserterDone(&state);
+            let mut conn = dbms.connect()?;
+            let mut generator = RowGenerator::new(spec, stream(spec.seed, step, client));
+            let mut batch = RowBatch::default();
+            let start = ctx.start();
+            let (mut schedule, deadline, batch_rows, total) = match pace {
+                Pace::Rows(rows, b) => (None, None, b, rows),
+                Pace::Rate(rate, b, d) => (
+                    Some(Schedule::new(start, rate as u64, b as u64)),
+                    Some(start + d),
+                    b,
+                    u64::MAX,
+                ),
+            };
+            let mut done = 0u64;
+            while done < total && !ctx.should_stop() {
+                let due = match &mut schedule {
+                    Some(s) if Some(s.peek()) >= deadline => break,
+                    Some(s) => Some(s.take()),
+                    None => None,
+                };
+                let n = (batch_rows as u64).min(total - done) as usize;
+                generator.fill(&mut batch, n, unix_now_s());
+                if let Some(due) = due {
+                    wait_until(due);
+                }
+                let sent = Instant::now();
+                let last_id = conn
+                    .insert(table, &batch)
+                    .with_context(|| format!("insert into {}", table.name))?;
+                let end = Instant::now();
+                match due {
+                    Some(due) => ctx
+                        .rec
+                        .record_scheduled(Op::Insert, n as u64, due, sent, end),
+                    None => ctx.rec.record(Op::Insert, n as u64, sent, end),
+                }
+                state.head.fetch_max(last_id, Ordering::AcqRel);
+                state.inserted.fetch_add(n as u64, Ordering::AcqRel);
+                wake_deleters(&state);
+                done += n as u64;
+            }
+            Ok(())
+        }),
+    }
+}
+
+/// Claims up to `batch` rows to delete, never more than have been inserted in this step.
+/// Waits for the inserters when they are behind; `None` when they are done and nothing is left.
+fn claim_delete(state: &TableState, batch: u64, ctx: &ThreadCtx) -> Option<u64> {
+    loop {
+        // Read `running` before `inserted`: once it is 0, `inserted` is final.
+        let running = state.inserters_running.load(Ordering::Acquire);
+        let inserted = state.inserted.load(Ordering::Acquire);
+        let claimed = state.delete_claimed.load(Ordering::Acquire);
+        let available = inserted - claimed;
+        let n = if available >= batch {
+            batch
+        } else if running == 0 {
+            available
+        } else {
+            0
+        };
+        if n > 0 {
+            if state
+                .delete_claimed
+                .compare_exchange(claimed, claimed + n, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return Some(n);
+            }
+            continue;
+        }
+        if running == 0 || ctx.should_stop() {
+            return None;
+        }
+        std::thread::park_timeout(Duration::from_millis(10));
+    }
+}
+
+/// Deletes the `n` oldest rows by id range, claiming further ranges if ids have gaps.
+fn delete_oldest(
+    conn: &mut dyn crate::dbms::Connection,
+    table: &Table,
+    state: &TableState,
+    n: u64,
+) -> Result<u64> {
+    let mut deleted = 0;
+    while deleted < n {
+        let want = (n - deleted) as i64;
+        let lo = state.cursor.fetch_add(want, Ordering::AcqRel);
+        let got = conn
+            .delete_range(table, lo, lo + want)
+            .with_context(|| format!("delete from {}", table.name))?;
+        deleted += got;
+        if lo + want > state.head.load(Ordering::Acquire) {
+            break; // past the newest row: nothing more to delete
+        }
+    }
+    Ok(deleted)
+}
+
+/// A deleting thread: removes the oldest rows at the inserters' pace; with a schedule, also on
+/// the background writer's schedule.
+pub fn deleter<'s>(
+    dbms: &'s Arc<dyn Dbms>,
+    table: &'s Table,
+    state: Arc<TableState>,
+    client: usize,
+    batch: usize,
+    schedule: Option<(u32, Duration)>,
+) -> ThreadSpec<'s> {
+    ThreadSpec {
+        client,
+        role: "deleter",
+        body: Box::new(move |ctx: &mut ThreadCtx| {
+            let mut conn = dbms.connect()?;
+            if let Ok(mut d) = state.deleters.lock() {
+                d.push(std::thread::current());
+            }
+            let start = ctx.start();
+            let mut schedule = schedule
+                .map(|(rate, d)| (Schedule::new(start, rate as u64, batch as u64), start + d));
+            while !ctx.should_stop() {
+                let due = match &mut schedule {
+                    Some((s, deadline)) if s.peek() >= *deadline => break,
+                    Some((s, _)) => {
+                        let due = s.take();
+                        wait_until(due);
+                        Some(due)
+                    }
+                    None => None,
+                };
+                let Some(n) = claim_delete(&state, batch as u64, ctx) else {
+                    break;
+                };
+                let sent = Instant::now();
+                let deleted = delete_oldest(conn.as_mut(), table, &state, n)?;
+                let end = Instant::now();
+                match due {
+                    Some(due) => ctx
+                        .rec
+                        .record_scheduled(Op::Delete, deleted, due, sent, end),
+                    None => ctx.rec.record(Op::Delete, deleted, sent, end),
+                }
+            }
+            Ok(())
+        }),
+    }
+}
+
+/// What a querier needs.
+pub struct QuerierArgs<'s> {
+    /// Target.
+    pub dbms: &'s Arc<dyn Dbms>,
+    /// Workload parameters.
+    pub spec: &'s InsertBenchmarkSpec,
+    /// Table to query.
+    pub table: &'s Table,
+    /// The table's queue state (which ids exist).
+    pub state: Arc<TableState>,
+    /// Client number.
+    pub client: usize,
+    /// Step name.
+    pub step: &'s str,
+    /// Point queries (qpN) or range queries (qrN).
+    pub point: bool,
+    /// How long to run.
+    pub duration: Duration,
+    /// Ids this close to the delete cursor are not asked for (they may be deleted meanwhile).
+    pub guard: i64,
+    /// Point-query ids not returned, over all queriers.
+    pub misses: &'s AtomicU64,
+}
+
+/// A querying thread: range or point queries as fast as possible for the step's duration.
+pub fn querier(args: QuerierArgs<'_>) -> ThreadSpec<'_> {
+    let QuerierArgs {
+        dbms,
+        spec,
+        table,
+        state,
+        client,
+        step,
+        point,
+        duration,
+        guard,
+        misses,
+    } = args;
+    ThreadSpec {
+        client,
+        role: "query",
+        body: Box::new(move |ctx: &mut ThreadCtx| {
+            let mut conn = dbms.connect()?;
+            let mut generator =
+                QueryGenerator::new(spec, stream(spec.seed, step, 1_000_000 + client));
+            let mut ids = Vec::with_capacity(POINT_QUERY_IDS);
+            let mut found = Vec::with_capacity(POINT_QUERY_IDS);
+            let start = ctx.start();
+            let deadline = start + duration;
+            let mut now = start;
+            while now < deadline && !ctx.should_stop() {
+                let sent;
+                if point {
+                    let (lo, hi) = state.live_ids(guard);
+                    generator.point_ids(lo, hi, POINT_QUERY_IDS, &mut ids);
+                    sent = Instant::now();
+                    conn.point_query(table, &ids, &mut found)
+                        .with_context(|| format!("point query on {}", table.name))?;
+                    now = Instant::now();
+                    if found.len() != ids.len() || !found.iter().all(|id| ids.contains(id)) {
+                        let missing = ids.iter().filter(|id| !found.contains(id)).count();
+                        misses.fetch_add(missing.max(1) as u64, Ordering::Relaxed);
+                    }
+                } else {
+                    let (kind, value) = generator.range();
+                    sent = Instant::now();
+                    conn.range_query(table, kind, value)
+                        .with_context(|| format!("range query on {}", table.name))?;
+                    now = Instant::now();
+                }
+                ctx.rec.record(Op::Query, 1, sent, now);
+            }
+            Ok(())
+        }),
+    }
+}
