@@ -188,6 +188,9 @@ impl RunArgs {
                 "--index-ddl combined is not supported by SQLite: it creates one index per statement",
             ));
         }
+        for (name, value) in &self.sqlite_pragmas {
+            dbms::sqlite::validate_pragma(name, value)?;
+        }
         let target = match self.dbms {
             DbmsKind::Sqlite => TargetSpec::Sqlite {
                 path: self.path.clone().unwrap_or(scratch_path),
@@ -236,9 +239,7 @@ pub fn execute(args: &RunArgs) -> Result<()> {
     if spec.scratch_database && !spec.keep_data {
         let _ = fs::remove_dir_all(&scratch_dir);
     }
-    if result.is_err() {
-        eprintln!("results so far: {}", file.path().display());
-    }
+    file.discard_if_unsaved();
     result
 }
 
@@ -271,7 +272,9 @@ fn run_with(spec: &RunSpec, file: &ResultsFile, quiet: bool) -> Result<()> {
     if !run.steps.is_empty() {
         print!("{}", terminal::summary(&run));
     }
-    println!("\nresults: {}", file.path().display());
+    if file.is_saved() {
+        println!("\nresults: {}", file.path().display());
+    }
     outcome
 }
 

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection as RawConnection, OpenFlags, params};
 
+use crate::error::UsageError;
+
 use super::{
     Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
 };
@@ -81,8 +83,20 @@ impl Sqlite {
         pragmas: Vec<(String, String)>,
         busy_timeout_ms: u64,
     ) -> Result<Self> {
+        let known = RawConnection::open_in_memory()?;
         for (name, value) in &pragmas {
             validate_pragma(name, value)?;
+            // SQLite ignores unknown pragmas silently; a typo must not pass for a setting.
+            let n: i64 = known.query_row(
+                "SELECT count(*) FROM pragma_pragma_list WHERE name = ?1",
+                [name.to_ascii_lowercase()],
+                |r| r.get(0),
+            )?;
+            if n == 0 {
+                bail!(UsageError::new(format!(
+                    "unknown SQLite pragma {name:?} in --sqlite-pragma (see sqlite.org/pragma.html)"
+                )));
+            }
         }
         let db = Sqlite {
             path,
@@ -110,24 +124,30 @@ impl Sqlite {
                     rusqlite::Error::QueryReturnedNoRows => Ok(()),
                     e => Err(e),
                 })
-                .with_context(|| format!("SQLite rejected PRAGMA {name} = {value}"))?;
+                .map_err(|e| {
+                    UsageError::new(format!("SQLite rejected PRAGMA {name} = {value}: {e}"))
+                })?;
         }
         Ok(conn)
     }
 }
 
 /// Pragma names and values are put into SQL text, so only plain words and numbers pass.
-fn validate_pragma(name: &str, value: &str) -> Result<()> {
+pub fn validate_pragma(name: &str, value: &str) -> Result<(), UsageError> {
     let word = |s: &str| {
         !s.is_empty()
             && s.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
     };
     if !word(name) || !name.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
-        bail!("invalid SQLite pragma name {name:?}: expected a word such as cache_size");
+        return Err(UsageError::new(format!(
+            "invalid SQLite pragma name {name:?} in --sqlite-pragma: expected a word such as cache_size"
+        )));
     }
     if !word(value) {
-        bail!("invalid value {value:?} for SQLite pragma {name}: expected a word or a number");
+        return Err(UsageError::new(format!(
+            "invalid value {value:?} for SQLite pragma {name} in --sqlite-pragma: expected a word or a number"
+        )));
     }
     Ok(())
 }
@@ -180,6 +200,11 @@ impl Dbms for Sqlite {
             };
             settings.insert((*name).to_string(), text);
         }
+        // ibench's busy handler replaces SQLite's, so `PRAGMA busy_timeout` reads 0.
+        settings.insert(
+            "busy_timeout".to_string(),
+            format!("{} (ibench busy handler)", self.busy_timeout.as_millis()),
+        );
         Ok(settings)
     }
 

@@ -105,6 +105,7 @@ pub struct Recorder {
     ops: [u64; Op::COUNT],
     rows: [u64; Op::COUNT],
     seconds: Vec<Second>,
+    last_end: Option<Instant>,
     live: Arc<LiveCounters>,
 }
 
@@ -119,6 +120,7 @@ impl Recorder {
             ops: [0; Op::COUNT],
             rows: [0; Op::COUNT],
             seconds: Vec::new(),
+            last_end: None,
             live: Arc::new(LiveCounters::default()),
         }
     }
@@ -169,6 +171,7 @@ impl Recorder {
         self.rows[i] += rows;
         self.live.ops[i].fetch_add(1, Ordering::Relaxed);
         self.live.rows[i].fetch_add(rows, Ordering::Relaxed);
+        self.last_end = Some(end);
         if let Some(start) = self.start
             && let Some(since) = end.checked_duration_since(start)
         {
@@ -201,6 +204,11 @@ impl Recorder {
     /// Service-time histogram of a rate-limited `op`.
     pub fn service_histogram(&self, op: Op) -> Option<&Histogram<u64>> {
         self.service[op.index()].as_ref()
+    }
+
+    /// When the last recorded op ended.
+    pub fn last_end(&self) -> Option<Instant> {
+        self.last_end
     }
 
     /// Per-second activity since the step start.

@@ -13,6 +13,7 @@ use crate::results::model::RunResult;
 #[derive(Debug)]
 pub struct ResultsFile {
     path: PathBuf,
+    saved: std::cell::Cell<bool>,
 }
 
 impl ResultsFile {
@@ -30,7 +31,12 @@ impl ResultsFile {
                 .create_new(true)
                 .open(&path)
             {
-                Ok(_) => return Ok(ResultsFile { path }),
+                Ok(_) => {
+                    return Ok(ResultsFile {
+                        path,
+                        saved: std::cell::Cell::new(false),
+                    });
+                }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
                 Err(e) => {
                     return Err(e)
@@ -56,7 +62,22 @@ impl ResultsFile {
             f.sync_all()?;
             fs::rename(&tmp, &self.path)
         };
-        write().with_context(|| format!("cannot write results to {}", self.path.display()))
+        write().with_context(|| format!("cannot write results to {}", self.path.display()))?;
+        self.saved.set(true);
+        Ok(())
+    }
+
+    /// Whether a document has been written (the reserved file is empty until then).
+    pub fn is_saved(&self) -> bool {
+        self.saved.get()
+    }
+
+    /// Removes the reserved file if nothing was ever written to it, so a run that failed
+    /// before it started leaves no empty results file behind.
+    pub fn discard_if_unsaved(&self) {
+        if !self.saved.get() {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 

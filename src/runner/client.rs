@@ -104,7 +104,8 @@ pub struct ThreadSpec<'s> {
 pub struct StepOutcome {
     /// Wall-clock time of the step start.
     pub started_at: DateTime<Utc>,
-    /// From the step start until the last thread finished.
+    /// From the step start until the last op ended (or the last thread finished, for threads
+    /// that record no ops, such as index creation).
     pub duration: Duration,
     /// One recorder per thread, in the order the threads were given.
     pub recorders: Vec<Recorder>,
@@ -164,8 +165,9 @@ pub fn run_threads(
         while remaining > 0 {
             match done_rx.recv_timeout(tick) {
                 Ok((i, rec, finished)) => {
+                    // The step ends with the last op, not with the connection's teardown.
+                    end = end.max(rec.last_end().unwrap_or(finished));
                     recorders[i] = Some(rec);
-                    end = end.max(finished);
                     remaining -= 1;
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
