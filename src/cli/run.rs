@@ -10,6 +10,8 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 use clap::Args;
 
+use crate::dbms::mysql::Engine;
+use crate::dbms::url::ServerUrl;
 use crate::dbms::{self, DbmsKind, TargetSpec};
 use crate::error::UsageError;
 use crate::report::terminal;
@@ -25,9 +27,17 @@ use crate::workload::insert_benchmark::InsertBenchmark;
 /// machine.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Target DBMS.
-    #[arg(long, value_enum, default_value = "sqlite")]
-    pub dbms: DbmsKind,
+    /// Target DBMS [default: sqlite, or what --url names].
+    #[arg(long, value_enum)]
+    pub dbms: Option<DbmsKind>,
+    /// Server to benchmark: postgres://user@host:port/db (unix socket: ?host=/run/postgresql)
+    /// or mysql://user@host:port/db (unix socket: ?socket=/run/mysqld/mysqld.sock). The
+    /// password may be in the URL or in PGPASSWORD / MYSQL_PWD; it is never shown or stored.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Storage engine of MySQL-family tables.
+    #[arg(long, value_enum, default_value = "innodb")]
+    pub engine: Engine,
     /// SQLite database file. Default: a fresh file under --out, removed after the run unless
     /// --keep-data.
     #[arg(long, value_name = "FILE")]
@@ -176,31 +186,43 @@ impl RunArgs {
     pub fn to_spec(&self, scratch_path: PathBuf) -> Result<RunSpec, UsageError> {
         let workload = self.workload();
         workload.validate()?;
-        if self.path.is_none() && workload.steps.first() != Some(&Step::LoadInitial) {
+        if self.path.is_none()
+            && self.url.is_none()
+            && workload.steps.first() != Some(&Step::LoadInitial)
+        {
             return Err(UsageError::new(format!(
                 "--steps starts with {} but no --path was given: steps after l.i0 need an \
                  existing database",
                 workload.steps[0]
             )));
         }
-        if self.index_ddl == IndexDdl::Combined && self.dbms == DbmsKind::Sqlite {
-            return Err(UsageError::new(
-                "--index-ddl combined is not supported by SQLite: it creates one index per statement",
-            ));
+        let kind = self.dbms_kind()?;
+        if self.index_ddl == IndexDdl::Combined && kind != DbmsKind::Mysql {
+            return Err(UsageError::new(format!(
+                "--index-ddl combined is not supported by {}: it creates one index per statement",
+                kind.name()
+            )));
         }
         for (name, value) in &self.sqlite_pragmas {
             dbms::sqlite::validate_pragma(name, value)?;
         }
-        let target = match self.dbms {
+        let target = match kind {
             DbmsKind::Sqlite => TargetSpec::Sqlite {
                 path: self.path.clone().unwrap_or(scratch_path),
                 pragmas: self.sqlite_pragmas.clone(),
                 busy_timeout_ms: self.busy_timeout_ms,
             },
+            DbmsKind::Postgres => TargetSpec::Postgres {
+                url: self.server_url("PGPASSWORD")?,
+            },
+            DbmsKind::Mysql => TargetSpec::Mysql {
+                url: self.server_url("MYSQL_PWD")?,
+                engine: self.engine,
+            },
         };
         Ok(RunSpec {
             target,
-            scratch_database: self.path.is_none(),
+            scratch_database: kind == DbmsKind::Sqlite && self.path.is_none(),
             keep_data: self.keep_data,
             out_dir: self.out.clone(),
             label: self.label.clone(),
@@ -208,6 +230,49 @@ impl RunArgs {
             maintenance: !self.no_maintenance,
             workload,
         })
+    }
+}
+
+impl RunArgs {
+    /// The DBMS family: --dbms, else the --url scheme, else SQLite.
+    fn dbms_kind(&self) -> Result<DbmsKind, UsageError> {
+        let from_url = match &self.url {
+            Some(u) => {
+                let url = ServerUrl::parse(u, "")?;
+                Some(DbmsKind::from_scheme(url.scheme()).ok_or_else(|| {
+                    UsageError::new(format!(
+                        "--url scheme {:?} is not supported: use postgres:// or mysql://",
+                        url.scheme()
+                    ))
+                })?)
+            }
+            None => None,
+        };
+        match (self.dbms, from_url) {
+            (Some(d), Some(u)) if d != u => Err(UsageError::new(format!(
+                "--dbms {} does not match --url, which names {}",
+                d.name(),
+                u.name()
+            ))),
+            (Some(DbmsKind::Sqlite), None) | (None, None) => Ok(DbmsKind::Sqlite),
+            (Some(d), None) => Err(UsageError::new(format!(
+                "--dbms {} needs --url (e.g. {}://user@localhost/test)",
+                d.name(),
+                d.name()
+            ))),
+            (_, Some(u)) => {
+                if self.path.is_some() {
+                    return Err(UsageError::new(
+                        "--path is for SQLite; a server target takes --url",
+                    ));
+                }
+                Ok(u)
+            }
+        }
+    }
+
+    fn server_url(&self, password_env: &str) -> Result<ServerUrl, UsageError> {
+        ServerUrl::parse(self.url.as_deref().unwrap_or_default(), password_env)
     }
 }
 
@@ -220,7 +285,7 @@ pub fn execute(args: &RunArgs) -> Result<()> {
     let stem = format!(
         "ibench-{}-{}",
         Utc::now().format("%Y%m%dT%H%M%S"),
-        args.dbms.name()
+        args.dbms_kind()?.name()
     );
     let file = ResultsFile::create(&args.out, &stem).map_err(|e| {
         UsageError::new(format!(

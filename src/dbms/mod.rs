@@ -16,7 +16,10 @@
 //! * Errors are returned, never swallowed: the runner decides what a failure means.
 //! * Optional hooks (settings, maintenance, size) default to "not available".
 
+pub mod mysql;
+pub mod postgres;
 pub mod sqlite;
+pub mod url;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,6 +38,10 @@ pub const RANGE_QUERY_LIMIT: usize = 10;
 pub enum DbmsKind {
     /// Embedded SQLite (bundled with ibench), WAL mode.
     Sqlite,
+    /// PostgreSQL, or a server speaking its protocol (CockroachDB, YugabyteDB).
+    Postgres,
+    /// MariaDB or MySQL (InnoDB or MyRocks), or a server speaking its protocol (TiDB).
+    Mysql,
 }
 
 impl DbmsKind {
@@ -42,6 +49,17 @@ impl DbmsKind {
     pub fn name(self) -> &'static str {
         match self {
             DbmsKind::Sqlite => "sqlite",
+            DbmsKind::Postgres => "postgres",
+            DbmsKind::Mysql => "mysql",
+        }
+    }
+
+    /// The family a URL scheme names (`postgres`, `postgresql`, `mysql`, `mariadb`).
+    pub fn from_scheme(scheme: &str) -> Option<Self> {
+        match scheme {
+            "postgres" | "postgresql" => Some(DbmsKind::Postgres),
+            "mysql" | "mariadb" => Some(DbmsKind::Mysql),
+            _ => None,
         }
     }
 }
@@ -59,6 +77,18 @@ pub enum TargetSpec {
         /// How long a connection waits for a lock before failing, in milliseconds.
         busy_timeout_ms: u64,
     },
+    /// A PostgreSQL server.
+    Postgres {
+        /// Server URL (its password is never serialized).
+        url: url::ServerUrl,
+    },
+    /// A MariaDB or MySQL server.
+    Mysql {
+        /// Server URL (its password is never serialized).
+        url: url::ServerUrl,
+        /// Storage engine of the tables.
+        engine: mysql::Engine,
+    },
 }
 
 impl TargetSpec {
@@ -66,6 +96,8 @@ impl TargetSpec {
     pub fn kind(&self) -> DbmsKind {
         match self {
             TargetSpec::Sqlite { .. } => DbmsKind::Sqlite,
+            TargetSpec::Postgres { .. } => DbmsKind::Postgres,
+            TargetSpec::Mysql { .. } => DbmsKind::Mysql,
         }
     }
 }
@@ -82,6 +114,10 @@ pub fn open(spec: &TargetSpec) -> Result<Box<dyn Dbms>> {
             pragmas.clone(),
             *busy_timeout_ms,
         )?)),
+        TargetSpec::Postgres { url } => Ok(Box::new(postgres::Postgres::open(url.clone())?)),
+        TargetSpec::Mysql { url, engine } => {
+            Ok(Box::new(mysql::Mysql::open(url.clone(), *engine)?))
+        }
     }
 }
 

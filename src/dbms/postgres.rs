@@ -1,0 +1,397 @@
+//! PostgreSQL (and servers that speak its protocol) over the `postgres` crate, without TLS.
+//!
+//! Statements are prepared once per connection (per table and batch size) and executed with
+//! binary parameters. Inserts return the largest id through a CTE, in one round trip.
+//! CockroachDB and YugabyteDB are detected from `version()`; their DDL differences are noted
+//! where they apply but are not verified by the tests (see docs/design.md).
+
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+
+use anyhow::{Context, Result, bail};
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+use postgres::{Client, Config, NoTls, Statement};
+
+use super::url::ServerUrl;
+use super::{
+    Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
+};
+
+const CREATE_TABLE: &str = "CREATE TABLE {t} (
+    transactionid bigserial PRIMARY KEY,
+    dateandtime timestamp without time zone NOT NULL,
+    cashregisterid integer NOT NULL,
+    customerid integer NOT NULL,
+    productid integer NOT NULL,
+    price float8 NOT NULL,
+    data varchar(4000))";
+const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
+const INSERT_PREFIX: &str = "WITH ins AS (INSERT INTO {t} \
+     (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ";
+const INSERT_SUFFIX: &str = " RETURNING transactionid) SELECT max(transactionid) FROM ins";
+const DELETE_RANGE: &str = "DELETE FROM {t} WHERE transactionid >= $1 AND transactionid < $2";
+const MIN_ID: &str = "SELECT min(transactionid) FROM {t}";
+const MAX_ID: &str = "SELECT max(transactionid) FROM {t}";
+const COUNT_ROWS: &str = "SELECT count(*) FROM {t}";
+const QUERY_MARKET: &str =
+    "SELECT price, customerid FROM {t} WHERE price >= $1 ORDER BY price, customerid LIMIT 10";
+const QUERY_REGISTER: &str = "SELECT cashregisterid, price, customerid FROM {t} \
+     WHERE cashregisterid >= $1 ORDER BY cashregisterid, price, customerid LIMIT 10";
+const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} \
+     WHERE price >= $1 ORDER BY price, dateandtime, customerid LIMIT 10";
+const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
+     productid, price, data FROM {t} WHERE transactionid IN ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)";
+const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
+const INDEX_NAMES: &str = "SELECT indexname::text FROM pg_indexes \
+     WHERE schemaname = current_schema() AND tablename = $1 AND indexname <> $1 || '_pkey' \
+     ORDER BY indexname";
+const TABLE_EXISTS: &str = "SELECT to_regclass($1) IS NOT NULL";
+const VERSION: &str = "SELECT version()";
+const SHOW_ALL: &str = "SHOW ALL";
+const DB_SIZE: &str = "SELECT pg_database_size(current_database())";
+const VACUUM_ANALYZE: &str = "VACUUM ANALYZE {t}";
+const CHECKPOINT: &str = "CHECKPOINT";
+
+/// A PostgreSQL server reached by URL.
+pub struct Postgres {
+    config: Config,
+    url: ServerUrl,
+}
+
+impl Postgres {
+    /// Connects once to check that the server is reachable and the credentials work.
+    pub fn open(url: ServerUrl) -> Result<Self> {
+        let mut config: Config = url
+            .without_password()
+            .parse()
+            .with_context(|| format!("invalid PostgreSQL URL {}", url.redacted()))?;
+        if let Some(pw) = url.password() {
+            config.password(pw);
+        }
+        let db = Postgres { config, url };
+        db.client()?;
+        Ok(db)
+    }
+
+    fn client(&self) -> Result<Client> {
+        self.config.connect(NoTls).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot connect to {}: {}",
+                self.url.redacted(),
+                error_text(&e)
+            )
+        })
+    }
+}
+
+/// The server's message for `e` (with SQLSTATE), or the client error; never the URL.
+pub fn error_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                text.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            text
+        }
+    }
+}
+
+impl Dbms for Postgres {
+    fn kind(&self) -> DbmsKind {
+        DbmsKind::Postgres
+    }
+
+    fn connect(&self) -> Result<Box<dyn Connection>> {
+        Ok(Box::new(PgConnection {
+            client: self.client()?,
+            tables: Vec::new(),
+        }))
+    }
+
+    fn version(&self) -> Result<String> {
+        let mut c = self.client()?;
+        Ok(c.query_one(VERSION, &[])?.get(0))
+    }
+
+    fn settings(&self) -> Result<BTreeMap<String, String>> {
+        let mut c = self.client()?;
+        let mut settings = BTreeMap::new();
+        for msg in c.simple_query(SHOW_ALL)? {
+            if let postgres::SimpleQueryMessage::Row(row) = msg
+                && let (Some(name), Some(value)) = (row.get(0), row.get(1))
+            {
+                settings.insert(name.to_string(), value.to_string());
+            }
+        }
+        Ok(settings)
+    }
+
+    fn maintenance(&self, tables: &[Table]) -> Result<Option<String>> {
+        let mut c = self.client()?;
+        for t in tables {
+            c.batch_execute(&VACUUM_ANALYZE.replace("{t}", &t.name))
+                .map_err(|e| anyhow::anyhow!("VACUUM ANALYZE {}: {}", t.name, error_text(&e)))?;
+        }
+        c.batch_execute(CHECKPOINT)
+            .map_err(|e| anyhow::anyhow!("CHECKPOINT: {}", error_text(&e)))?;
+        Ok(Some("VACUUM ANALYZE per table, CHECKPOINT".to_string()))
+    }
+
+    fn size_bytes(&self) -> Result<Option<u64>> {
+        let mut c = self.client()?;
+        let n: i64 = c.query_one(DB_SIZE, &[])?.get(0);
+        Ok(Some(n as u64))
+    }
+
+    fn location(&self) -> String {
+        self.url.redacted()
+    }
+}
+
+/// Prepared statements of one table on one connection.
+struct TableStatements {
+    delete_range: Statement,
+    min_id: Statement,
+    max_id: Statement,
+    count_rows: Statement,
+    market: Statement,
+    register: Statement,
+    pdc: Statement,
+    point: Statement,
+    inserts: HashMap<usize, Statement>,
+}
+
+struct PgConnection {
+    client: Client,
+    tables: Vec<Option<TableStatements>>,
+}
+
+fn sql_err(what: &str, table: &Table) -> impl FnOnce(postgres::Error) -> anyhow::Error {
+    let ctx = format!("{what} {}", table.name);
+    move |e| anyhow::anyhow!("{ctx}: {}", error_text(&e))
+}
+
+impl PgConnection {
+    fn statements(&mut self, table: &Table) -> Result<&mut TableStatements> {
+        if self.tables.len() <= table.id {
+            self.tables.resize_with(table.id + 1, || None);
+        }
+        if self.tables[table.id].is_none() {
+            let c = &mut self.client;
+            let t = |sql: &str| sql.replace("{t}", &table.name);
+            let mut prep = |sql: &str| c.prepare(&t(sql)).map_err(sql_err("prepare on", table));
+            let s = TableStatements {
+                delete_range: prep(DELETE_RANGE)?,
+                min_id: prep(MIN_ID)?,
+                max_id: prep(MAX_ID)?,
+                count_rows: prep(COUNT_ROWS)?,
+                market: prep(QUERY_MARKET)?,
+                register: prep(QUERY_REGISTER)?,
+                pdc: prep(QUERY_PDC)?,
+                point: prep(QUERY_POINT)?,
+                inserts: HashMap::new(),
+            };
+            self.tables[table.id] = Some(s);
+        }
+        Ok(self.tables[table.id].as_mut().expect("just prepared"))
+    }
+
+    fn insert_statement(&mut self, table: &Table, rows: usize) -> Result<Statement> {
+        if let Some(s) = self.statements(table)?.inserts.get(&rows) {
+            return Ok(s.clone());
+        }
+        let mut sql = INSERT_PREFIX.replace("{t}", &table.name);
+        for i in 0..rows {
+            let p = i * 6;
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&format!(
+                "(${},${},${},${},${},${})",
+                p + 1,
+                p + 2,
+                p + 3,
+                p + 4,
+                p + 5,
+                p + 6
+            ));
+        }
+        sql.push_str(INSERT_SUFFIX);
+        let stmt = self
+            .client
+            .prepare(&sql)
+            .map_err(sql_err("prepare insert into", table))?;
+        self.statements(table)?.inserts.insert(rows, stmt.clone());
+        Ok(stmt)
+    }
+
+    fn opt_i64(
+        &mut self,
+        table: &Table,
+        pick: fn(&TableStatements) -> &Statement,
+        what: &str,
+    ) -> Result<Option<i64>> {
+        let stmt = pick(self.statements(table)?).clone();
+        let row = self
+            .client
+            .query_one(&stmt, &[])
+            .map_err(sql_err(what, table))?;
+        Ok(row.get(0))
+    }
+}
+
+impl Connection for PgConnection {
+    fn create_table(&mut self, table: &Table) -> Result<()> {
+        if let Some(t) = self.tables.get_mut(table.id) {
+            *t = None;
+        }
+        self.client
+            .batch_execute(&DROP_TABLE.replace("{t}", &table.name))
+            .map_err(sql_err("drop table", table))?;
+        self.client
+            .batch_execute(&CREATE_TABLE.replace("{t}", &table.name))
+            .map_err(sql_err("create table", table))?;
+        Ok(())
+    }
+
+    fn create_indexes(
+        &mut self,
+        table: &Table,
+        indexes: &[SecondaryIndex],
+        combined: bool,
+    ) -> Result<()> {
+        if combined {
+            bail!(
+                "PostgreSQL creates one index per statement; combined index DDL is not supported"
+            );
+        }
+        for index in indexes {
+            let sql = CREATE_INDEX
+                .replace("{i}", &index.name_on(&table.name))
+                .replace("{t}", &table.name)
+                .replace("{c}", &index.columns().join(", "));
+            self.client
+                .batch_execute(&sql)
+                .map_err(sql_err("create index on", table))?;
+        }
+        Ok(())
+    }
+
+    fn index_names(&mut self, table: &Table) -> Result<Vec<String>> {
+        let rows = self
+            .client
+            .query(INDEX_NAMES, &[&table.name])
+            .map_err(sql_err("list indexes of", table))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn table_exists(&mut self, table: &Table) -> Result<bool> {
+        let row = self
+            .client
+            .query_one(TABLE_EXISTS, &[&table.name])
+            .map_err(sql_err("look up table", table))?;
+        Ok(row.get(0))
+    }
+
+    fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
+        let stmt = self.insert_statement(table, rows.len())?;
+        let date = chrono::DateTime::from_timestamp(rows.dateandtime, 0)
+            .unwrap_or_default()
+            .naive_utc();
+        // Two small allocations per batch: query_raw needs an exact-size iterator of params.
+        let data: Vec<&str> = (0..rows.len()).map(|i| rows.data(i)).collect();
+        let mut params: Vec<&dyn ToSql> = Vec::with_capacity(rows.len() * 6);
+        for (i, d) in data.iter().enumerate() {
+            params.extend_from_slice(&[
+                &date as &dyn ToSql,
+                &rows.cashregisterid[i],
+                &rows.customerid[i],
+                &rows.productid[i],
+                &rows.price[i],
+                d,
+            ]);
+        }
+        let mut it = self
+            .client
+            .query_raw(&stmt, params)
+            .map_err(sql_err("insert into", table))?;
+        let row = it
+            .next()
+            .map_err(sql_err("insert into", table))?
+            .context("INSERT ... RETURNING gave no row")?;
+        Ok(row.get::<_, Option<i64>>(0).unwrap_or(0))
+    }
+
+    fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
+        let stmt = self.statements(table)?.delete_range.clone();
+        self.client
+            .execute(&stmt, &[&lo, &hi])
+            .map_err(sql_err("delete from", table))
+    }
+
+    fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
+        self.opt_i64(table, |s| &s.min_id, "select min from")
+    }
+
+    fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
+        self.opt_i64(table, |s| &s.max_id, "select max from")
+    }
+
+    fn count_rows(&mut self, table: &Table) -> Result<u64> {
+        let stmt = self.statements(table)?.count_rows.clone();
+        let row = self
+            .client
+            .query_one(&stmt, &[])
+            .map_err(sql_err("count rows of", table))?;
+        Ok(row.get::<_, i64>(0) as u64)
+    }
+
+    fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize> {
+        let s = self.statements(table)?;
+        let stmt = match query {
+            RangeQuery::Market => s.market.clone(),
+            RangeQuery::Register => s.register.clone(),
+            RangeQuery::Pdc => s.pdc.clone(),
+        };
+        let register = start as i32;
+        let param: &dyn ToSql = match query {
+            RangeQuery::Register => &register,
+            _ => &start,
+        };
+        let mut it = self
+            .client
+            .query_raw(&stmt, [param])
+            .map_err(sql_err("range query on", table))?;
+        let mut n = 0;
+        while it
+            .next()
+            .map_err(sql_err("range query on", table))?
+            .is_some()
+        {
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn point_query(&mut self, table: &Table, ids: &[i64], found: &mut Vec<i64>) -> Result<usize> {
+        found.clear();
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let stmt = self.statements(table)?.point.clone();
+        let params = (0..POINT_QUERY_IDS).map(|i| ids.get(i).unwrap_or(&ids[0]) as &dyn ToSql);
+        let mut it = self
+            .client
+            .query_raw(&stmt, params)
+            .map_err(sql_err("point query on", table))?;
+        while let Some(row) = it.next().map_err(sql_err("point query on", table))? {
+            found.push(row.get(0));
+        }
+        Ok(found.len())
+    }
+}

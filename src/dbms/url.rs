@@ -1,0 +1,123 @@
+//! Server URLs (`postgres://...`, `mysql://...`) with the password kept apart: it can be used
+//! to connect but never printed, logged or serialized (`***` stands in for it).
+
+use std::fmt;
+
+use percent_encoding::percent_decode_str;
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::error::UsageError;
+
+/// What stands in for a password wherever a URL is shown or stored.
+pub const REDACTED: &str = "***";
+
+/// A server URL whose password (from the URL or an environment variable) is never shown.
+#[derive(Clone)]
+pub struct ServerUrl {
+    /// The URL without its password.
+    url: Url,
+    password: Option<String>,
+}
+
+impl ServerUrl {
+    /// Parses `text`; the password comes from the URL, else from `password_env` when set.
+    pub fn parse(text: &str, password_env: &str) -> Result<Self, UsageError> {
+        let mut url = Url::parse(text).map_err(|e| {
+            UsageError::new(format!(
+                "invalid --url: {e} (expected e.g. postgres://user@host:5432/db)"
+            ))
+        })?;
+        let from_url = url
+            .password()
+            .map(|p| percent_decode_str(p).decode_utf8_lossy().into_owned());
+        let _ = url.set_password(None);
+        let password =
+            from_url.or_else(|| std::env::var(password_env).ok().filter(|p| !p.is_empty()));
+        Ok(ServerUrl { url, password })
+    }
+
+    /// The URL scheme (`postgres`, `postgresql`, `mysql`, `mariadb`).
+    pub fn scheme(&self) -> &str {
+        self.url.scheme()
+    }
+
+    /// The URL without the password, for the DBMS client to parse.
+    pub fn without_password(&self) -> String {
+        self.url.to_string()
+    }
+
+    /// The password, for the DBMS client only.
+    pub fn password(&self) -> Option<&str> {
+        self.password.as_deref()
+    }
+
+    /// The parsed URL, without its password.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The URL for display: `***` where a password is set.
+    pub fn redacted(&self) -> String {
+        let mut shown = self.url.clone();
+        if self.password.is_some() && !shown.username().is_empty() {
+            let _ = shown.set_password(Some(REDACTED));
+        }
+        shown.to_string()
+    }
+}
+
+impl fmt::Debug for ServerUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl fmt::Display for ServerUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl Serialize for ServerUrl {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.redacted())
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerUrl {
+    /// A stored URL has no password (it was redacted when written).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let mut url = Url::parse(&text).map_err(serde::de::Error::custom)?;
+        let _ = url.set_password(None);
+        Ok(ServerUrl {
+            url,
+            password: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn password_is_kept_apart_and_redacted() {
+        let u = ServerUrl::parse(
+            "postgres://bob:s%40cret@db.example:5433/bench",
+            "IBENCH_NO_SUCH_ENV",
+        )
+        .unwrap();
+        assert_eq!(u.password(), Some("s@cret"));
+        assert_eq!(u.redacted(), "postgres://bob:***@db.example:5433/bench");
+        assert!(!u.without_password().contains("cret"));
+        assert!(!format!("{u:?} {u}").contains("cret"));
+        assert!(!serde_json::to_string(&u).unwrap().contains("cret"));
+    }
+
+    #[test]
+    fn bad_url_is_a_usage_error() {
+        assert!(ServerUrl::parse("not a url", "X").is_err());
+    }
+}
