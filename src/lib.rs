@@ -13,6 +13,7 @@
 //! * [`metrics`] — the per-thread recorder, histograms, step summaries.
 //! * [`results`] — the versioned JSON model and its file.
 //! * [`report`] — the terminal summary (Markdown/HTML reports come with the results store).
+//! * [`server`] — managed throwaway PostgreSQL and MariaDB servers.
 //! * [`cli`] — one file per subcommand.
 
 pub mod cli;
@@ -23,5 +24,6 @@ pub mod output;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod server;
 pub mod spec;
 pub mod workload;

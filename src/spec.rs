@@ -32,6 +32,9 @@ pub struct RunSpec {
     pub maintenance: bool,
     /// The Insert Benchmark's parameters.
     pub workload: InsertBenchmarkSpec,
+    /// A managed throwaway server ibench starts for the run (its URL is then the target).
+    #[serde(default)]
+    pub server: Option<crate::server::ServerSpec>,
 }
 
 /// Whether each client has its own table or all share one.

@@ -17,9 +17,11 @@ use crate::error::UsageError;
 use crate::report::terminal;
 use crate::results::environment;
 use crate::results::file::ResultsFile;
+use crate::results::model::ManagedServerInfo;
 use crate::results::model::{RunResult, RunStatus, SCHEMA_VERSION};
 use crate::runner::client::INTERRUPTED;
 use crate::runner::{self, DisplayOptions};
+use crate::server::{Malloc, ManagedServer, ServerKind, ServerSpec};
 use crate::spec::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode};
 use crate::workload::insert_benchmark::InsertBenchmark;
 
@@ -38,6 +40,29 @@ pub struct RunArgs {
     /// Storage engine of MySQL-family tables.
     #[arg(long, value_enum, default_value = "innodb")]
     pub engine: Engine,
+    /// Start a throwaway server for the run (fresh data directory under --out, free port),
+    /// stopped at the end.
+    #[arg(long, value_enum, value_name = "SERVER")]
+    pub server: Option<ServerKind>,
+    /// Config fragment for the managed server: postgresql.conf lines, or my.cnf lines.
+    #[arg(long, value_name = "FILE", requires = "server")]
+    pub server_config: Option<PathBuf>,
+    /// Setting for the managed server, applied after --server-config; repeatable.
+    #[arg(long = "server-option", value_name = "KEY=VALUE", value_parser = parse_key_value, requires = "server")]
+    pub server_options: Vec<(String, String)>,
+    /// Memory allocator of the managed server (LD_PRELOAD).
+    #[arg(long, value_enum, default_value = "glibc", requires = "server")]
+    pub malloc: Malloc,
+    /// Directory with the server binaries (initdb + postgres, or mariadb-install-db +
+    /// mariadbd) [default: Debian's locations, then PATH].
+    #[arg(long, value_name = "DIR", requires = "server")]
+    pub server_bin: Option<PathBuf>,
+    /// Leave the managed server running after the run, for inspection.
+    #[arg(long, requires = "server")]
+    pub keep_server: bool,
+    /// Seconds to wait for the managed server to accept connections.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub server_start_timeout: u64,
     /// SQLite database file. Default: a fresh file under --out, removed after the run unless
     /// --keep-data.
     #[arg(long, value_name = "FILE")]
@@ -220,6 +245,40 @@ impl RunArgs {
                 engine: self.engine,
             },
         };
+        let server = match self.server {
+            None => None,
+            Some(kind) => {
+                self.malloc.library()?;
+                let config_text = match &self.server_config {
+                    Some(path) => Some(fs::read_to_string(path).map_err(|e| {
+                        UsageError::new(format!(
+                            "cannot read --server-config {}: {e}",
+                            path.display()
+                        ))
+                    })?),
+                    None => None,
+                };
+                for (k, v) in &self.server_options {
+                    let ok = |s: &str| !s.is_empty() && !s.contains(['\n', '\r', '[', ']']);
+                    if !ok(k) || !ok(v) || k.contains(['=', ' ']) {
+                        return Err(UsageError::new(format!(
+                            "invalid --server-option {k}={v}: expected KEY=VALUE on one line"
+                        )));
+                    }
+                }
+                Some(ServerSpec {
+                    kind,
+                    engine: self.engine,
+                    bin_dir: self.server_bin.clone(),
+                    config_text,
+                    config_file: self.server_config.clone(),
+                    options: self.server_options.clone(),
+                    malloc: self.malloc,
+                    keep: self.keep_server,
+                    start_timeout_s: self.server_start_timeout,
+                })
+            }
+        };
         Ok(RunSpec {
             target,
             scratch_database: kind == DbmsKind::Sqlite && self.path.is_none(),
@@ -229,6 +288,7 @@ impl RunArgs {
             report_interval_s: self.report_interval,
             maintenance: !self.no_maintenance,
             workload,
+            server,
         })
     }
 }
@@ -248,6 +308,27 @@ impl RunArgs {
             }
             None => None,
         };
+        if let Some(server) = self.server {
+            if self.url.is_some() || self.path.is_some() {
+                return Err(UsageError::new(
+                    "--server starts its own server: do not give --url or --path with it",
+                ));
+            }
+            let kind = match server {
+                ServerKind::Postgres => DbmsKind::Postgres,
+                ServerKind::Mariadb => DbmsKind::Mysql,
+            };
+            if let Some(d) = self.dbms
+                && d != kind
+            {
+                return Err(UsageError::new(format!(
+                    "--dbms {} does not match --server {}",
+                    d.name(),
+                    format!("{server:?}").to_lowercase()
+                )));
+            }
+            return Ok(kind);
+        }
         match (self.dbms, from_url) {
             (Some(d), Some(u)) if d != u => Err(UsageError::new(format!(
                 "--dbms {} does not match --url, which names {}",
@@ -272,7 +353,12 @@ impl RunArgs {
     }
 
     fn server_url(&self, password_env: &str) -> Result<ServerUrl, UsageError> {
-        ServerUrl::parse(self.url.as_deref().unwrap_or_default(), password_env)
+        match (&self.url, self.server) {
+            (Some(u), _) => ServerUrl::parse(u, password_env),
+            // Replaced by the managed server's URL once it runs.
+            (None, Some(_)) => ServerUrl::parse("postgres://placeholder/", ""),
+            (None, None) => Err(UsageError::new("a server target needs --url or --server")),
+        }
     }
 }
 
@@ -300,7 +386,10 @@ pub fn execute(args: &RunArgs) -> Result<()> {
             .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
     }
     install_interrupt_handler();
-    let result = run_with(&spec, &file, args.quiet);
+    let result = match &spec.server {
+        None => run_with(&spec, &file, args.quiet, None),
+        Some(server_spec) => run_managed(spec.clone(), server_spec, &file, args),
+    };
     if spec.scratch_database && !spec.keep_data {
         let _ = fs::remove_dir_all(&scratch_dir);
     }
@@ -308,7 +397,71 @@ pub fn execute(args: &RunArgs) -> Result<()> {
     result
 }
 
-fn run_with(spec: &RunSpec, file: &ResultsFile, quiet: bool) -> Result<()> {
+/// Starts the managed server, runs against it, stops it, and keeps its log beside the results.
+fn run_managed(
+    mut spec: RunSpec,
+    server_spec: &ServerSpec,
+    file: &ResultsFile,
+    args: &RunArgs,
+) -> Result<()> {
+    let dir = file.path().with_extension("server");
+    let kept_log = file.path().with_extension("server.log");
+    if !args.quiet {
+        eprintln!("starting {:?} in {}", server_spec.kind, dir.display());
+    }
+    let started = ManagedServer::start(server_spec, &dir);
+    let mut server = match started {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = fs::copy(dir.join("server.log"), &kept_log);
+            if !spec.keep_data {
+                let _ = fs::remove_dir_all(&dir);
+            }
+            return Err(e.context(format!("{:?} server failed to start", server_spec.kind)));
+        }
+    };
+    let url = ServerUrl::parse(&server.url, "")?;
+    spec.target = match server_spec.kind {
+        ServerKind::Postgres => TargetSpec::Postgres { url },
+        ServerKind::Mariadb => TargetSpec::Mysql {
+            url,
+            engine: server_spec.engine,
+        },
+    };
+    let info = ManagedServerInfo {
+        pid: server.pid(),
+        binary: server.binary.display().to_string(),
+        preload: server.preload.as_ref().map(|p| p.display().to_string()),
+        log: kept_log.display().to_string(),
+        kept: server.keep(),
+    };
+    let result = run_with(&spec, file, args.quiet, Some(info));
+    let stopped = if server.keep() {
+        let pid = server.detach();
+        eprintln!(
+            "server left running: {} (pid {}), data in {}; stop it with kill {}",
+            server.url,
+            pid.unwrap_or(0),
+            dir.display(),
+            pid.unwrap_or(0)
+        );
+        Ok(())
+    } else {
+        server.stop()
+    };
+    let _ = fs::copy(&server.log, &kept_log);
+    if !server.keep() && !spec.keep_data {
+        let _ = fs::remove_dir_all(&dir);
+    }
+    result.and(stopped)
+}
+
+fn run_with(
+    spec: &RunSpec,
+    file: &ResultsFile,
+    quiet: bool,
+    managed_server: Option<ManagedServerInfo>,
+) -> Result<()> {
     let db: Arc<dyn dbms::Dbms> = Arc::from(dbms::open(&spec.target)?);
     let environment = environment::collect(db.as_ref())?;
     let run_id = file
@@ -325,6 +478,7 @@ fn run_with(spec: &RunSpec, file: &ResultsFile, quiet: bool) -> Result<()> {
         finished_at: None,
         config: spec.clone(),
         environment,
+        managed_server,
         maintenance: Vec::new(),
         steps: Vec::new(),
     };

@@ -33,6 +33,9 @@ pub struct RunResult {
     pub config: RunSpec,
     /// The machine, OS and DBMS.
     pub environment: Environment,
+    /// The managed server ibench started, if any.
+    #[serde(default)]
+    pub managed_server: Option<ManagedServerInfo>,
     /// Maintenance pauses between steps, in order.
     pub maintenance: Vec<Maintenance>,
     /// Completed (and the last, possibly failed) steps, in run order.
@@ -85,6 +88,21 @@ pub struct DbmsInfo {
     pub location: String,
     /// Effective settings.
     pub settings: BTreeMap<String, String>,
+}
+
+/// The managed server of a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ManagedServerInfo {
+    /// Process id of the server.
+    pub pid: Option<u32>,
+    /// Server binary.
+    pub binary: String,
+    /// LD_PRELOAD library, if any.
+    pub preload: Option<String>,
+    /// Server log, kept beside the results.
+    pub log: String,
+    /// Left running after the run (`--keep-server`).
+    pub kept: bool,
 }
 
 /// A maintenance pause (vacuum, checkpoint, flush) before a step.

@@ -1,0 +1,315 @@
+//! Managed throwaway servers: initialise a fresh data directory, write the config, start the
+//! server on a free port (optionally under another malloc via LD_PRELOAD), wait until it
+//! accepts connections, and stop it at the end, on error and on interrupt.
+//!
+//! Servers run in their own process group (a Ctrl-C in the terminal reaches only ibench, which
+//! then stops them cleanly) and get SIGTERM from the kernel if ibench itself dies
+//! (PR_SET_PDEATHSIG), so none is left behind.
+
+pub mod mariadb;
+pub mod postgres;
+
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+use crate::dbms::mysql::Engine;
+use crate::error::UsageError;
+
+/// Which server to start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerKind {
+    /// PostgreSQL (initdb + postgres).
+    Postgres,
+    /// MariaDB (mariadb-install-db + mariadbd).
+    Mariadb,
+}
+
+/// Memory allocator of the server process.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Malloc {
+    /// The C library's malloc (no LD_PRELOAD).
+    #[default]
+    Glibc,
+    /// jemalloc (Debian: libjemalloc2).
+    Jemalloc,
+    /// tcmalloc (Debian: libtcmalloc-minimal4).
+    Tcmalloc,
+}
+
+const LIB_DIRS: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/lib/x86_64-linux-gnu",
+];
+
+impl Malloc {
+    /// The library to LD_PRELOAD, if any; a usage error naming the package when missing.
+    pub fn library(self) -> Result<Option<PathBuf>, UsageError> {
+        let (file, package) = match self {
+            Malloc::Glibc => return Ok(None),
+            Malloc::Jemalloc => ("libjemalloc.so.2", "libjemalloc2"),
+            Malloc::Tcmalloc => ("libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"),
+        };
+        LIB_DIRS
+            .iter()
+            .map(|d| Path::new(d).join(file))
+            .find(|p| p.exists())
+            .map(Some)
+            .ok_or_else(|| {
+                UsageError::new(format!(
+                    "--malloc {}: {file} not found in {}; install it (apt-get install {package})",
+                    format!("{self:?}").to_lowercase(),
+                    LIB_DIRS.join(", ")
+                ))
+            })
+    }
+}
+
+/// How to start a managed server; stored with the results.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ServerSpec {
+    /// Which server.
+    pub kind: ServerKind,
+    /// Table engine (MariaDB).
+    pub engine: Engine,
+    /// Directory holding the server binaries (default: discovered).
+    pub bin_dir: Option<PathBuf>,
+    /// Config fragment (postgresql.conf or my.cnf [mysqld] lines), as given.
+    pub config_text: Option<String>,
+    /// Where `config_text` came from.
+    pub config_file: Option<PathBuf>,
+    /// `key=value` settings applied after the fragment.
+    pub options: Vec<(String, String)>,
+    /// Allocator.
+    pub malloc: Malloc,
+    /// Leave the server running after the run.
+    pub keep: bool,
+    /// Seconds to wait for the server to accept connections.
+    pub start_timeout_s: u64,
+}
+
+/// A running managed server. Dropping it stops the server (unless `keep`).
+pub struct ManagedServer {
+    child: Option<Child>,
+    /// Connection URL (no password: servers are initialised with trust / empty password).
+    pub url: String,
+    /// Server root directory (data directory and log inside).
+    pub dir: PathBuf,
+    /// Server log file.
+    pub log: PathBuf,
+    /// Binary that was started.
+    pub binary: PathBuf,
+    /// LD_PRELOAD library, if any.
+    pub preload: Option<PathBuf>,
+    kind: ServerKind,
+    keep: bool,
+}
+
+impl ManagedServer {
+    /// Initialises and starts a server in `dir` (created; must not exist yet).
+    pub fn start(spec: &ServerSpec, dir: &Path) -> Result<Self> {
+        let preload = spec.malloc.library()?;
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let port = free_port()?;
+        match spec.kind {
+            ServerKind::Postgres => postgres::start(spec, dir, port, preload),
+            ServerKind::Mariadb => mariadb::start(spec, dir, port, preload),
+        }
+    }
+
+    /// Process id of the server (postmaster / mariadbd).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
+    /// Stops the server: SIGINT (Postgres fast shutdown) or SIGTERM (MariaDB), then SIGKILL
+    /// if it has not exited within two minutes.
+    pub fn stop(&mut self) -> Result<()> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        let signal = match self.kind {
+            ServerKind::Postgres => Signal::SIGINT,
+            ServerKind::Mariadb => Signal::SIGTERM,
+        };
+        let pid = Pid::from_raw(child.id() as i32);
+        let _ = kill(pid, signal);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if child.try_wait()?.is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        bail!("server pid {pid} did not stop within 120 s and was killed")
+    }
+
+    /// Leaves the server running (for `--keep-server`).
+    pub fn detach(&mut self) -> Option<u32> {
+        self.child.take().map(|c| c.id())
+    }
+
+    /// Whether the server is left running when dropped.
+    pub fn keep(&self) -> bool {
+        self.keep
+    }
+
+    fn fail_with_log(&mut self, what: &str) -> anyhow::Error {
+        let _ = self.stop();
+        anyhow::anyhow!(
+            "{what}; server log {}:\n{}",
+            self.log.display(),
+            log_tail(&self.log, 20)
+        )
+    }
+
+    /// Waits until `probe` succeeds, the server exits, or the timeout passes.
+    fn wait_ready(&mut self, timeout: Duration, mut probe: impl FnMut() -> bool) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(child) = self.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                self.child = None;
+                return Err(
+                    self.fail_with_log(&format!("server exited during start-up ({status})"))
+                );
+            }
+            if probe() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(self.fail_with_log(&format!(
+                    "server did not accept connections within {} s",
+                    timeout.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for ManagedServer {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = self.stop();
+        }
+    }
+}
+
+/// A TCP port free on 127.0.0.1 right now.
+pub fn free_port() -> Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// The last `lines` lines of `path` (at most 64 KiB read).
+pub fn log_tail(path: &Path, lines: usize) -> String {
+    let Ok(mut f) = fs::File::open(path) else {
+        return "(no log)".to_string();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(65_536)));
+    let mut text = String::new();
+    let _ = f.read_to_string(&mut text);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Finds `name` in `bin_dir`, then in `candidates`, then on PATH.
+pub fn find_binary(
+    name: &str,
+    bin_dir: Option<&Path>,
+    candidates: &[PathBuf],
+) -> Result<PathBuf, UsageError> {
+    if let Some(dir) = bin_dir {
+        let p = dir.join(name);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(UsageError::new(format!(
+                "--server-bin {}: no {name} there",
+                dir.display()
+            )))
+        };
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    candidates
+        .iter()
+        .cloned()
+        .chain(on_path)
+        .find(|p| p.is_file())
+        .ok_or_else(|| UsageError::new(format!("{name} not found (looked in standard locations and PATH); install the server package or give --server-bin DIR")))
+}
+
+/// A command for a server process: own process group, SIGTERM if ibench dies, output to
+/// `log`, optional LD_PRELOAD.
+fn server_command(binary: &Path, log: &Path, preload: Option<&Path>) -> Result<Command> {
+    let out = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .with_context(|| format!("cannot open server log {}", log.display()))?;
+    let mut cmd = Command::new(binary);
+    cmd.stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .process_group(0);
+    if let Some(lib) = preload {
+        cmd.env("LD_PRELOAD", lib);
+    }
+    // SAFETY: prctl is async-signal-safe; it runs in the child after fork, before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)
+        });
+    }
+    Ok(cmd)
+}
+
+/// Runs a set-up command (initdb, install-db) to completion, with its output in `log`.
+fn run_setup(mut cmd: Command, what: &str, log: &Path) -> Result<()> {
+    let out = fs::OpenOptions::new().create(true).append(true).open(log)?;
+    cmd.stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out);
+    let status = cmd.status().with_context(|| format!("cannot run {what}"))?;
+    if !status.success() {
+        bail!(
+            "{what} failed ({status}); log {}:\n{}",
+            log.display(),
+            log_tail(log, 20)
+        );
+    }
+    Ok(())
+}
+
+/// `key = value` lines from `--server-option`s, in the server's config syntax.
+fn option_lines(options: &[(String, String)]) -> String {
+    options
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}\n"))
+        .collect()
+}
