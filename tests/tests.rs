@@ -1,1 +1,37 @@
-mod placeholder {}
+//! Integration tests of `ibench run` against real embedded SQLite. One binary (see Cargo.toml),
+//! one module per area. Each test works in its own temporary directory, runs the real binary at
+//! a tiny size and checks outcomes with its own SQL on the database file wherever it can, not
+//! only ibench's report of them.
+
+/// Shared helpers: run the binary in a temp dir, find and load its results JSON, read the
+/// SQLite file with our own SQL, decode histograms. No tests.
+mod common;
+
+/// The default step sequence end to end at tiny size: exit code, status, steps in order,
+/// rates per op, environment and config recorded, histogram and per-second totals consistent
+/// with each other and with the database; what a run leaves in --out; and runs that end early
+/// (SIGINT: exit 130; a DBMS error: exit 1) keeping what they measured.
+mod full_run;
+
+/// The queue invariant and the schema: table sizes stay constant while l.i1/l.i2 insert and
+/// delete, the oldest rows go first, l.x creates the right indexes, shared-table mode,
+/// --no-deletes, table prefixes.
+mod queue;
+
+/// The background writer of query steps: rate accuracy against its target, and no coordinated
+/// omission (a lock held by another connection shows in due-time latency, not in service time,
+/// and the writer catches up).
+mod rate;
+
+/// The rows themselves: seeded reproducibility, value ranges and formats, and point queries
+/// (through the library's DBMS API and as the qpN step reports them).
+mod data;
+
+/// Bad input: every rejected flag exits 2 with one `error:` line naming the value, never
+/// panics, and leaves no broken results file.
+mod bad_input;
+
+/// Real servers: managed throwaway PostgreSQL, MariaDB InnoDB and MyRocks started by ibench
+/// (queue invariants, config fragments in effect, LD_PRELOAD, no server left behind), and
+/// already-running servers by URL (row counts, bad URLs and passwords).
+mod servers;

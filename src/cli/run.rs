@@ -324,7 +324,7 @@ impl RunArgs {
                 return Err(UsageError::new(format!(
                     "--dbms {} does not match --server {}",
                     d.name(),
-                    format!("{server:?}").to_lowercase()
+                    server.name()
                 )));
             }
             return Ok(kind);
@@ -407,7 +407,7 @@ fn run_managed(
     let dir = file.path().with_extension("server");
     let kept_log = file.path().with_extension("server.log");
     if !args.quiet {
-        eprintln!("starting {:?} in {}", server_spec.kind, dir.display());
+        eprintln!("starting {} in {}", server_spec.kind.name(), dir.display());
     }
     let started = ManagedServer::start(server_spec, &dir);
     let mut server = match started {
@@ -417,7 +417,11 @@ fn run_managed(
             if !spec.keep_data {
                 let _ = fs::remove_dir_all(&dir);
             }
-            return Err(e.context(format!("{:?} server failed to start", server_spec.kind)));
+            return Err(e.context(format!(
+                "{} server failed to start (log kept at {})",
+                server_spec.kind.name(),
+                kept_log.display()
+            )));
         }
     };
     let url = ServerUrl::parse(&server.url, "")?;

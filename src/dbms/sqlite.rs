@@ -103,7 +103,13 @@ impl Sqlite {
             pragmas,
             busy_timeout: Duration::from_millis(busy_timeout_ms),
         };
-        db.open_raw()?;
+        // The first open checks the file and the pragmas: what fails here is the user's input.
+        db.open_raw().map_err(|e| {
+            UsageError::new(format!(
+                "cannot use {} as an SQLite database: {e:#}",
+                db.path.display()
+            ))
+        })?;
         Ok(db)
     }
 
@@ -124,9 +130,7 @@ impl Sqlite {
                     rusqlite::Error::QueryReturnedNoRows => Ok(()),
                     e => Err(e),
                 })
-                .map_err(|e| {
-                    UsageError::new(format!("SQLite rejected PRAGMA {name} = {value}: {e}"))
-                })?;
+                .with_context(|| format!("PRAGMA {name} = {value}"))?;
         }
         Ok(conn)
     }

@@ -167,7 +167,7 @@ pub struct StepResult {
 pub struct OpResult {
     /// Statements completed.
     pub count: u64,
-    /// Rows they affected (insert, delete) or 0 for queries.
+    /// Rows they affected (insert, delete); for queries, the number of queries.
     pub rows: u64,
     /// Percentiles, microseconds.
     pub percentiles_us: Percentiles,

@@ -106,7 +106,7 @@ pub fn start(
     }
     run_setup(init, "mariadb-install-db", &log)?;
 
-    let mut cmd = server_command(&mariadbd, &log, preload.as_deref())?;
+    let mut cmd = server_command(&mariadbd, &log, preload.as_deref(), spec.keep)?;
     cmd.arg(format!("--defaults-file={}", cnf_path.display()));
     let child = cmd
         .spawn()

@@ -48,6 +48,16 @@ pub enum Malloc {
     Tcmalloc,
 }
 
+impl ServerKind {
+    /// Name on the command line and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Postgres => "postgres",
+            ServerKind::Mariadb => "mariadb",
+        }
+    }
+}
+
 const LIB_DIRS: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu",
     "/usr/lib/aarch64-linux-gnu",
@@ -172,11 +182,7 @@ impl ManagedServer {
 
     fn fail_with_log(&mut self, what: &str) -> anyhow::Error {
         let _ = self.stop();
-        anyhow::anyhow!(
-            "{what}; server log {}:\n{}",
-            self.log.display(),
-            log_tail(&self.log, 20)
-        )
+        failure(what, &self.log)
     }
 
     /// Waits until `probe` succeeds, the server exits, or the timeout passes.
@@ -217,6 +223,30 @@ impl Drop for ManagedServer {
 pub fn free_port() -> Result<u16> {
     let l = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
     Ok(l.local_addr()?.port())
+}
+
+/// The first line of the log that reports an error (`[ERROR]`, `FATAL:`, `ERROR:`).
+pub fn log_error_line(path: &Path) -> Option<String> {
+    let text = fs::read_to_string(path).ok()?;
+    text.lines()
+        .find(|l| {
+            (l.contains("[ERROR]") || l.contains("FATAL:") || l.contains("ERROR:"))
+                && !l.contains("Aborting")
+        })
+        .map(|l| l.trim().to_string())
+}
+
+/// An error whose first line says what failed and the log's own error line, followed by the
+/// log's tail.
+fn failure(what: &str, log: &Path) -> anyhow::Error {
+    let cause = log_error_line(log)
+        .map(|l| format!(": {l}"))
+        .unwrap_or_default();
+    anyhow::anyhow!(
+        "{what}{cause}\nserver log {} ends:\n{}",
+        log.display(),
+        log_tail(log, 15)
+    )
 }
 
 /// The last `lines` lines of `path` (at most 64 KiB read).
@@ -264,9 +294,14 @@ pub fn find_binary(
         .ok_or_else(|| UsageError::new(format!("{name} not found (looked in standard locations and PATH); install the server package or give --server-bin DIR")))
 }
 
-/// A command for a server process: own process group, SIGTERM if ibench dies, output to
-/// `log`, optional LD_PRELOAD.
-fn server_command(binary: &Path, log: &Path, preload: Option<&Path>) -> Result<Command> {
+/// A command for a server process: own process group, SIGTERM if ibench dies (unless kept),
+/// output to `log`, optional LD_PRELOAD.
+fn server_command(
+    binary: &Path,
+    log: &Path,
+    preload: Option<&Path>,
+    keep: bool,
+) -> Result<Command> {
     let out = fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -280,11 +315,14 @@ fn server_command(binary: &Path, log: &Path, preload: Option<&Path>) -> Result<C
     if let Some(lib) = preload {
         cmd.env("LD_PRELOAD", lib);
     }
-    // SAFETY: prctl is async-signal-safe; it runs in the child after fork, before exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)
-        });
+    // A kept server must outlive ibench; any other gets SIGTERM if ibench dies.
+    if !keep {
+        // SAFETY: prctl is async-signal-safe; it runs in the child after fork, before exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)
+            });
+        }
     }
     Ok(cmd)
 }
@@ -297,11 +335,7 @@ fn run_setup(mut cmd: Command, what: &str, log: &Path) -> Result<()> {
         .stderr(out);
     let status = cmd.status().with_context(|| format!("cannot run {what}"))?;
     if !status.success() {
-        bail!(
-            "{what} failed ({status}); log {}:\n{}",
-            log.display(),
-            log_tail(log, 20)
-        );
+        return Err(failure(&format!("{what} failed ({status})"), log));
     }
     Ok(())
 }

@@ -115,7 +115,7 @@ pub fn start(
     existing.push_str(&conf);
     fs::write(&conf_path, existing)?;
 
-    let mut cmd = server_command(&postgres, &log, preload.as_deref())?;
+    let mut cmd = server_command(&postgres, &log, preload.as_deref(), spec.keep)?;
     cmd.arg("-D").arg(&data);
     as_user(&mut cmd, &user);
     let child = cmd

@@ -1,0 +1,288 @@
+//! Bad input: every rejected value exits with code 2 and one `error:` line naming it, nothing
+//! panics, and `--out` holds no results file for a run that never started (and never a broken
+//! one).
+
+use ibench::results::model::RunStatus;
+
+use crate::common::{Bench, Outcome, id_range, open_db, path_str};
+
+/// What a rejected run may leave in `--out`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Leaves {
+    /// Rejected before the run: no results file at all.
+    Nothing,
+    /// Rejected once the target was examined: a results file is allowed, but it must be a valid
+    /// results document of a failed run.
+    FailedRunIfAny,
+}
+
+fn assert_usage_error(o: &Outcome, needles: &[&str], leaves: Leaves) {
+    let all = o.describe();
+    assert_eq!(o.code, Some(2), "expected exit code 2:\n{all}");
+    assert!(!all.contains("panicked"), "ibench panicked:\n{all}");
+    let line = o.stderr.lines().find(|l| l.starts_with("error:"));
+    let line = line.unwrap_or_else(|| panic!("no `error:` line on stderr:\n{all}"));
+    for needle in needles {
+        assert!(
+            line.contains(needle),
+            "error line does not name {needle:?}: {line}"
+        );
+    }
+    match leaves {
+        Leaves::Nothing => assert!(
+            o.new_results.is_empty(),
+            "no results file for a run that never started: {:?}",
+            o.new_results
+        ),
+        Leaves::FailedRunIfAny => {
+            for path in &o.new_results {
+                let run = ibench::results::file::load(path).unwrap_or_else(|e| {
+                    panic!(
+                        "{} is left but is not a results document: {e:#}",
+                        path.display()
+                    )
+                });
+                assert_eq!(run.status, RunStatus::Failed, "{}", path.display());
+                assert!(run.error.is_some());
+            }
+        }
+    }
+}
+
+/// Small flags so that a run that is wrongly accepted ends quickly.
+const SMALL: [&str; 6] = [
+    "--l0-rows",
+    "1000",
+    "--l1-rows",
+    "1000",
+    "--query-seconds",
+    "1",
+];
+
+fn run(bench: &Bench, args: &[&str]) -> Outcome {
+    bench.run(&[&SMALL[..], args].concat())
+}
+
+#[test]
+fn unknown_step_is_rejected() {
+    let bench = Bench::new();
+    let o = run(&bench, &["--steps", "l.i0,bogus"]);
+    assert_usage_error(&o, &["bogus"], Leaves::Nothing);
+    assert!(
+        !bench.out().exists(),
+        "--out is not created for rejected flags"
+    );
+    for step in ["qr", "qpx", "qr-5", "l.i3"] {
+        let o = run(&bench, &["--steps", step]);
+        assert_usage_error(&o, &[step], Leaves::Nothing);
+    }
+}
+
+#[test]
+fn zero_l0_rows_is_rejected_and_leaves_the_database_alone() {
+    let bench = Bench::new();
+    let db = bench.db();
+    bench
+        .run(&[
+            "--steps",
+            "l.i0",
+            "--path",
+            path_str(&db),
+            "--clients",
+            "1",
+            "--l0-rows",
+            "1000",
+        ])
+        .result();
+    let o = bench.run(&["--steps", "l.i0", "--path", path_str(&db), "--l0-rows", "0"]);
+    assert_usage_error(&o, &["--l0-rows"], Leaves::Nothing);
+    assert_eq!(
+        id_range(&open_db(&db), "pi1"),
+        (1000, 1, 1000),
+        "pi1 untouched"
+    );
+}
+
+#[test]
+fn batch_larger_than_rows_is_rejected() {
+    let bench = Bench::new();
+    let o = bench.run(&["--l1-batch", "100", "--l1-rows", "10", "--l0-rows", "1000"]);
+    assert_usage_error(&o, &["--l1-batch 100", "--l1-rows 10"], Leaves::Nothing);
+    let o = bench.run(&["--steps", "l.i0", "--l0-batch", "500", "--l0-rows", "100"]);
+    assert_usage_error(&o, &["--l0-batch 500", "--l0-rows 100"], Leaves::Nothing);
+}
+
+#[test]
+fn unwritable_out_is_rejected() {
+    let bench = Bench::new();
+    let file = bench.path("file");
+    std::fs::write(&file, b"not a directory").unwrap();
+    let under_file = file.join("sub");
+    for out in [path_str(&under_file), path_str(&file), "/proc/ibench"] {
+        let o = bench.run_raw(
+            &["run", "-q", "--out", out],
+            &["--steps", "l.i0", "--l0-rows", "1000", "--clients", "1"],
+        );
+        assert_usage_error(&o, &[out], Leaves::Nothing);
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"not a directory");
+}
+
+#[test]
+fn data_min_above_data_max_is_rejected() {
+    let bench = Bench::new();
+    let o = run(&bench, &["--data-min", "30", "--data-max", "10"]);
+    assert_usage_error(&o, &["--data-min 30", "--data-max 10"], Leaves::Nothing);
+}
+
+#[test]
+fn too_many_secondary_indexes_are_rejected() {
+    let bench = Bench::new();
+    let o = run(&bench, &["--secondary-indexes", "4"]);
+    assert_usage_error(&o, &["--secondary-indexes 4"], Leaves::Nothing);
+}
+
+#[test]
+fn query_step_without_path_is_rejected() {
+    let bench = Bench::new();
+    let o = run(&bench, &["--steps", "qr100"]);
+    assert_usage_error(&o, &["qr100", "--path"], Leaves::Nothing);
+}
+
+#[test]
+fn query_step_on_a_database_without_the_tables_is_rejected() {
+    let bench = Bench::new();
+    let db = bench.db();
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("CREATE TABLE unrelated (x INTEGER)")
+            .unwrap();
+    }
+    let o = run(&bench, &["--steps", "qr100", "--path", path_str(&db)]);
+    assert_usage_error(&o, &["pi1"], Leaves::FailedRunIfAny);
+    let conn = open_db(&db);
+    assert_eq!(
+        crate::common::tables(&conn),
+        ["unrelated"],
+        "nothing created"
+    );
+}
+
+#[test]
+fn range_query_step_on_a_database_without_indexes_is_rejected() {
+    let bench = Bench::new();
+    let db = bench.db();
+    bench
+        .run(&[
+            "--steps",
+            "l.i0",
+            "--path",
+            path_str(&db),
+            "--clients",
+            "1",
+            "--l0-rows",
+            "1000",
+        ])
+        .result();
+    let o = run(
+        &bench,
+        &[
+            "--steps",
+            "qr100",
+            "--path",
+            path_str(&db),
+            "--clients",
+            "1",
+        ],
+    );
+    assert_usage_error(&o, &["pi1_marketsegment"], Leaves::FailedRunIfAny);
+    assert_eq!(
+        id_range(&open_db(&db), "pi1"),
+        (1000, 1, 1000),
+        "pi1 untouched"
+    );
+}
+
+#[test]
+fn sqlite_pragma_that_is_not_a_word_is_rejected() {
+    let bench = Bench::new();
+    let o = run(&bench, &["--steps", "l.i0", "--sqlite-pragma", "x;drop=1"]);
+    assert_usage_error(&o, &["x;drop"], Leaves::Nothing);
+    let o = run(
+        &bench,
+        &["--steps", "l.i0", "--sqlite-pragma", "cache_size=1;drop"],
+    );
+    assert_usage_error(&o, &["1;drop"], Leaves::Nothing);
+}
+
+#[test]
+fn unknown_sqlite_pragma_is_rejected_and_a_known_one_is_applied() {
+    let bench = Bench::new();
+    let o = run(
+        &bench,
+        &["--steps", "l.i0", "--sqlite-pragma", "cache_sise=-4000"],
+    );
+    assert_usage_error(&o, &["cache_sise"], Leaves::Nothing);
+    // The correctly spelled pragma is accepted and shows in the effective settings.
+    let o = run(
+        &bench,
+        &[
+            "--steps",
+            "l.i0",
+            "--clients",
+            "1",
+            "--sqlite-pragma",
+            "cache_size=-4000",
+        ],
+    );
+    let run = o.result();
+    let settings = &run.environment.dbms.settings;
+    assert_eq!(
+        settings.get("cache_size").map(String::as_str),
+        Some("-4000")
+    );
+}
+
+#[test]
+fn sqlite_path_that_cannot_be_opened_is_rejected() {
+    let bench = Bench::new();
+    let missing_dir = bench.path("no-such-dir").join("db.sqlite");
+    let a_dir = bench.path("a-directory");
+    std::fs::create_dir(&a_dir).unwrap();
+    for db in [missing_dir, a_dir] {
+        let o = run(&bench, &["--steps", "l.i0", "--path", path_str(&db)]);
+        assert_usage_error(&o, &[path_str(&db)], Leaves::FailedRunIfAny);
+    }
+}
+
+#[test]
+fn sqlite_path_that_is_not_a_database_is_rejected_and_left_alone() {
+    let bench = Bench::new();
+    let file = bench.path("notes.txt");
+    let text = "not an SQLite database, just some text that is longer than a header\n".repeat(20);
+    std::fs::write(&file, &text).unwrap();
+    let o = run(&bench, &["--steps", "l.i0", "--path", path_str(&file)]);
+    assert_usage_error(&o, &[path_str(&file)], Leaves::FailedRunIfAny);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        text,
+        "file untouched"
+    );
+}
+
+#[test]
+fn command_line_parse_errors_exit_2() {
+    let bench = Bench::new();
+    for (args, needle) in [
+        (&["--clients", "two"][..], "two"),
+        (&["--no-such-flag"][..], "--no-such-flag"),
+        (&["--table-mode", "bogus"][..], "bogus"),
+        (&["--sqlite-pragma", "novalue"][..], "novalue"),
+        (&["--l0-rows", "-5"][..], "-5"),
+    ] {
+        let o = run(&bench, args);
+        assert_usage_error(&o, &[needle], Leaves::Nothing);
+    }
+    let o = bench.run_raw(&["bogus-command"], &[]);
+    assert_usage_error(&o, &["bogus-command"], Leaves::Nothing);
+}

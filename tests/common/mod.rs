@@ -1,0 +1,349 @@
+//! Helpers shared by every area: running the `ibench` binary in a private temporary directory,
+//! finding and loading the results JSON it wrote, and reading the SQLite file with our own SQL
+//! (rusqlite), so that tests check the database itself rather than ibench's account of it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use ibench::results::model::{RunResult, RunStatus};
+use rusqlite::{Connection, OpenFlags};
+use tempfile::TempDir;
+
+/// Tests that measure time (rate accuracy, stalls) take this exclusively so that no other test's
+/// busy query threads compete for the two cores while they run; every other test shares it.
+static CPU: RwLock<()> = RwLock::new(());
+
+/// One test's private working directory (removed when the test ends) and its CPU guard.
+pub struct Bench {
+    dir: TempDir,
+    _shared: Option<RwLockReadGuard<'static, ()>>,
+    _exclusive: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+/// What one `ibench` invocation did.
+pub struct Outcome {
+    /// Exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    /// Everything written to stdout.
+    pub stdout: String,
+    /// Everything written to stderr.
+    pub stderr: String,
+    /// Results files that appeared in `--out` during the invocation.
+    pub new_results: Vec<PathBuf>,
+}
+
+impl Outcome {
+    /// Stdout and stderr, for assertion messages.
+    pub fn describe(&self) -> String {
+        format!(
+            "exit code {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// Fails the test unless ibench exited 0.
+    pub fn assert_success(&self) {
+        assert_eq!(self.code, Some(0), "ibench failed:\n{}", self.describe());
+    }
+
+    /// The single results file of a successful run, loaded and checked to be `complete`.
+    pub fn result(&self) -> RunResult {
+        self.assert_success();
+        assert_eq!(
+            self.new_results.len(),
+            1,
+            "expected exactly one new results file, got {:?}",
+            self.new_results
+        );
+        let run = ibench::results::file::load(&self.new_results[0]).expect("results load");
+        assert_eq!(
+            run.status,
+            RunStatus::Complete,
+            "run status: {:?}",
+            run.error
+        );
+        run
+    }
+}
+
+impl Bench {
+    /// A fresh directory; may run alongside other tests.
+    pub fn new() -> Self {
+        let guard = CPU.read().unwrap_or_else(|e| e.into_inner());
+        Bench {
+            dir: tempfile::tempdir().expect("temp dir"),
+            _shared: Some(guard),
+            _exclusive: None,
+        }
+    }
+
+    /// A fresh directory; waits until no other test runs ibench, and keeps them out until the
+    /// test ends. For tests whose assertions depend on timing.
+    pub fn exclusive() -> Self {
+        let guard = CPU.write().unwrap_or_else(|e| e.into_inner());
+        Bench {
+            dir: tempfile::tempdir().expect("temp dir"),
+            _shared: None,
+            _exclusive: Some(guard),
+        }
+    }
+
+    /// `name` inside this test's directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The `--out` directory [`Bench::run`] uses.
+    pub fn out(&self) -> PathBuf {
+        self.path("out")
+    }
+
+    /// The SQLite file tests pass as `--path`.
+    pub fn db(&self) -> PathBuf {
+        self.path("db.sqlite")
+    }
+
+    /// Runs `ibench run --out <out> -q <args>` to completion.
+    pub fn run(&self, args: &[&str]) -> Outcome {
+        self.run_raw(&["run", "--out", path_str(&self.out()), "-q"], args)
+    }
+
+    /// Runs `ibench <prefix> <args>` (no flags added) to completion; new results are looked for
+    /// in [`Bench::out`].
+    pub fn run_raw(&self, prefix: &[&str], args: &[&str]) -> Outcome {
+        let before = json_files(&self.out());
+        let output = ibench()
+            .args(prefix)
+            .args(args)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("start ibench");
+        let new_results = json_files(&self.out())
+            .into_iter()
+            .filter(|p| !before.contains(p))
+            .collect();
+        Outcome {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            new_results,
+        }
+    }
+
+    /// Starts `ibench run --out <out> -q <args>` in the background (stdout and stderr go to
+    /// files in this directory).
+    pub fn spawn(&self, args: &[&str]) -> Running {
+        let out = self.out();
+        let out_before = json_files(&out);
+        let (stdout, stderr) = (self.path("child.stdout"), self.path("child.stderr"));
+        let child = ibench()
+            .args(["run", "--out", path_str(&out), "-q"])
+            .args(args)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(fs::File::create(&stdout).expect("stdout file"))
+            .stderr(fs::File::create(&stderr).expect("stderr file"))
+            .spawn()
+            .expect("spawn ibench");
+        Running {
+            child,
+            spawned: Instant::now(),
+            out,
+            out_before,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Loads `rows` rows per client into `--path db` and creates the 3 secondary indexes.
+    pub fn load(&self, clients: usize, rows: u64) -> RunResult {
+        let (clients, rows) = (clients.to_string(), rows.to_string());
+        self.run(&[
+            "--steps",
+            "l.i0,l.x",
+            "--path",
+            path_str(&self.db()),
+            "--clients",
+            &clients,
+            "--l0-rows",
+            &rows,
+        ])
+        .result()
+    }
+}
+
+/// An `ibench run` started by [`Bench::spawn`].
+pub struct Running {
+    child: Child,
+    spawned: Instant,
+    out: PathBuf,
+    out_before: Vec<PathBuf>,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Running {
+    /// Process id, for signals.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Time since the process was started.
+    pub fn elapsed(&self) -> Duration {
+        self.spawned.elapsed()
+    }
+
+    /// Waits until `table` in `conn` holds an id above `id`: a writer of the run has committed,
+    /// so its step has started. Fails if ibench exits first or nothing happens for 30 s.
+    pub fn wait_for_id_above(&mut self, conn: &Connection, table: &str, id: i64) {
+        loop {
+            if id_range(conn, table).2 > id {
+                return;
+            }
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                panic!("ibench exited ({status}) before its step started");
+            }
+            assert!(
+                self.elapsed() < Duration::from_secs(30),
+                "step did not start"
+            );
+            sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for the process to end (killing it and failing after `limit` since it started).
+    pub fn finish(mut self, limit: Duration) -> Outcome {
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                break status;
+            }
+            if self.elapsed() > limit {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("ibench did not finish within {limit:?}");
+            }
+            sleep(Duration::from_millis(50));
+        };
+        Outcome {
+            code: status.code(),
+            stdout: fs::read_to_string(&self.stdout).unwrap_or_default(),
+            stderr: fs::read_to_string(&self.stderr).unwrap_or_default(),
+            new_results: json_files(&self.out)
+                .into_iter()
+                .filter(|p| !self.out_before.contains(p))
+                .collect(),
+        }
+    }
+}
+
+impl Drop for Running {
+    /// A test that fails midway does not leave its ibench running.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The binary under test.
+pub fn ibench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ibench"))
+}
+
+/// `p` as UTF-8 (temporary directories always are).
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// `*.json` files directly in `dir`, sorted; none when `dir` does not exist.
+pub fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Opens an existing SQLite file (never creates one, so a wrong path fails loudly).
+pub fn open_db(path: &Path) -> Connection {
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .expect("busy timeout");
+    conn
+}
+
+/// Row count, min and max `transactionid` of `table` (min/max 0 when empty).
+pub fn id_range(conn: &Connection, table: &str) -> (i64, i64, i64) {
+    conn.query_row(
+        &format!(
+            "SELECT count(*), coalesce(min(transactionid), 0), coalesce(max(transactionid), 0) \
+             FROM {table}"
+        ),
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .unwrap_or_else(|e| panic!("count {table}: {e}"))
+}
+
+/// User tables in the database, sorted.
+pub fn tables(conn: &Connection) -> Vec<String> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+             ORDER BY name",
+        )
+        .expect("prepare");
+    stmt.query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows")
+}
+
+/// Explicit indexes of `table` (sorted by name), each with its columns in key order, read from
+/// sqlite_master and PRAGMA index_info.
+pub fn indexes(conn: &Connection, table: &str) -> Vec<(String, Vec<String>)> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 \
+             AND sql IS NOT NULL ORDER BY name",
+        )
+        .expect("prepare");
+    let names: Vec<String> = stmt
+        .query_map([table], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    names
+        .into_iter()
+        .map(|name| {
+            let mut info = conn
+                .prepare(&format!("PRAGMA index_info('{name}')"))
+                .expect("prepare index_info");
+            let mut cols: Vec<(i64, String)> = info
+                .query_map([], |r| Ok((r.get(0)?, r.get(2)?)))
+                .expect("index_info")
+                .collect::<Result<_, _>>()
+                .expect("rows");
+            cols.sort();
+            (name, cols.into_iter().map(|(_, c)| c).collect())
+        })
+        .collect()
+}
+
+/// Total count of a base64 histogram from the results, decoded by us.
+pub fn histogram_len(encoded: &str) -> u64 {
+    ibench::metrics::histogram::decode(encoded)
+        .expect("histogram decodes")
+        .len()
+}

@@ -1,0 +1,523 @@
+//! Real servers: managed throwaway PostgreSQL, MariaDB InnoDB and MariaDB MyRocks started by
+//! ibench itself, and already-running servers reached by URL. Each check reads the server with
+//! its own client, not ibench's account of it.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ibench::results::model::RunResult;
+use mysql::prelude::Queryable;
+
+use crate::common::{Bench, Outcome, histogram_len, path_str};
+
+/// Small sizes: the whole default step sequence in a few seconds per server.
+const SMALL: &[&str] = &[
+    "--l0-rows",
+    "5000",
+    "--l1-rows",
+    "1000",
+    "--query-seconds",
+    "1",
+];
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether the binaries for `server` are installed; in CI their absence fails the test with
+/// what to install, locally the test is skipped with a message.
+fn have(server: &str, engine: &str) -> bool {
+    let (files, package): (&[&str], &str) = match (server, engine) {
+        ("postgres", _) => (&["/usr/bin/pg_config"], "postgresql"),
+        ("mariadb", "rocksdb") => (
+            &["/usr/sbin/mariadbd", "/usr/lib/mysql/plugin/ha_rocksdb.so"],
+            "mariadb-server mariadb-plugin-rocksdb",
+        ),
+        _ => (&["/usr/sbin/mariadbd"], "mariadb-server"),
+    };
+    if files.iter().all(|f| Path::new(f).exists()) {
+        return true;
+    }
+    let msg = format!("{server} ({engine}) is not installed: apt-get install {package}");
+    if ci() {
+        panic!("{msg} (CI=true: server tests must run; .ci/run installs these)");
+    }
+    eprintln!("skipping: {msg}");
+    false
+}
+
+/// A bench whose directory the `postgres` user can enter (tempdirs are 0700).
+fn server_bench() -> Bench {
+    let bench = Bench::new();
+    fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
+    bench
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+/// A server left running by --keep-server; stopped when dropped, even if the test failed.
+struct Kept {
+    pid: u32,
+    /// INT: PostgreSQL's fast shutdown; TERM for MariaDB.
+    signal: &'static str,
+}
+
+impl Kept {
+    fn signal_and_wait(&self) -> bool {
+        let _ = std::process::Command::new("kill")
+            .args([&format!("-{}", self.signal), &self.pid.to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while alive(self.pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        !alive(self.pid)
+    }
+
+    /// Stops the server and checks that it is gone.
+    fn stop(self) {
+        assert!(self.signal_and_wait(), "server {} did not stop", self.pid);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        let _ = self.signal_and_wait();
+    }
+}
+
+/// Processes whose command line mentions `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Invariants every full run must show, from the results.
+fn check_results(run: &RunResult, clients: u64, l0: u64) {
+    let names: Vec<&str> = run.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"
+        ]
+    );
+    assert_eq!(run.steps[0].rows_inserted, clients * l0);
+    for s in &run.steps {
+        for (op, r) in &s.ops {
+            assert_eq!(histogram_len(&r.histogram), r.count, "{} {op}", s.name);
+            let per_client: u64 = r.per_client.iter().map(|c| c.count).sum();
+            assert_eq!(per_client, r.count, "{} {op}", s.name);
+        }
+        if s.name.starts_with('q') {
+            assert!(s.queries > 0, "{} ran no queries", s.name);
+            assert_eq!(s.rows_inserted, s.rows_deleted, "{}: queue", s.name);
+        }
+        if s.name.starts_with("qp") {
+            assert_eq!(s.point_query_misses, Some(0), "{}", s.name);
+        }
+    }
+    assert!(run.managed_server.is_some());
+}
+
+fn config_file(bench: &Bench, text: &str) -> String {
+    let path = bench.path("server.cnf");
+    fs::write(&path, text).unwrap();
+    path_str(&path).to_string()
+}
+
+#[test]
+fn managed_postgres_full_run_keeps_queue_and_applies_config() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = server_bench();
+    let cnf = config_file(&bench, "shared_buffers = 48MB\n");
+    let mut args = vec![
+        "--server",
+        "postgres",
+        "--server-config",
+        &cnf,
+        "--keep-server",
+    ];
+    args.extend_from_slice(SMALL);
+    let out = bench.run(&args);
+    let run = out.result();
+    check_results(&run, 2, 5000);
+    let pid = run.managed_server.as_ref().unwrap().pid.unwrap();
+    let kept = Kept { pid, signal: "INT" };
+    assert!(alive(pid), "--keep-server left no server");
+    let url = run.environment.dbms.location.clone();
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("connect to kept server");
+    let sb: String = c.query_one("SHOW shared_buffers", &[]).unwrap().get(0);
+    assert_eq!(sb, "48MB");
+    for t in ["pi1", "pi2"] {
+        let n: i64 = c
+            .query_one(&format!("SELECT count(*) FROM {t}"), &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 5000, "queue invariant on {t}");
+        let idx: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_indexes WHERE tablename = $1 AND indexname <> $1 || '_pkey'",
+                &[&t],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(idx, 3, "secondary indexes on {t}");
+    }
+    let mut found = Vec::new();
+    let db = ibench::dbms::open(&run.config.target).unwrap();
+    let mut conn = db.connect().unwrap();
+    let table = ibench::dbms::Table {
+        id: 0,
+        name: "pi1".into(),
+    };
+    let (lo, hi): (i64, i64) = {
+        let r = c
+            .query_one(
+                "SELECT min(transactionid), max(transactionid) FROM pi1",
+                &[],
+            )
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    let ids: Vec<i64> = (0..10).map(|i| lo + (hi - lo) * i / 10).collect();
+    conn.point_query(&table, &ids, &mut found).unwrap();
+    found.sort();
+    assert_eq!(found, ids, "point query returns exactly the ids asked");
+    drop(c);
+    kept.stop();
+}
+
+fn managed_mariadb(engine: &str, cnf_text: &str, variable: &str, expected: u64) {
+    if !have("mariadb", engine) {
+        return;
+    }
+    let bench = server_bench();
+    let cnf = config_file(&bench, cnf_text);
+    let mut args = vec![
+        "--server",
+        "mariadb",
+        "--engine",
+        engine,
+        "--server-config",
+        &cnf,
+        "--keep-server",
+    ];
+    args.extend_from_slice(SMALL);
+    let run = bench.run(&args).result();
+    check_results(&run, 2, 5000);
+    let pid = run.managed_server.as_ref().unwrap().pid.unwrap();
+    let kept = Kept {
+        pid,
+        signal: "TERM",
+    };
+    let url = run.environment.dbms.location.clone();
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).expect("connect");
+    let v: Option<u64> = c.query_first(format!("SELECT @@{variable}")).unwrap();
+    assert_eq!(v, Some(expected), "{variable} from --server-config");
+    for t in ["pi1", "pi2"] {
+        let n: Option<u64> = c.query_first(format!("SELECT count(*) FROM {t}")).unwrap();
+        assert_eq!(n, Some(5000), "queue invariant on {t}");
+        let e: Option<String> = c
+            .exec_first(
+                "SELECT engine FROM information_schema.tables WHERE table_schema = database() AND table_name = ?",
+                (t,),
+            )
+            .unwrap();
+        assert_eq!(e.unwrap().to_lowercase(), engine);
+        let idx: Option<u64> = c
+            .exec_first(
+                "SELECT count(DISTINCT index_name) FROM information_schema.statistics \
+                 WHERE table_schema = database() AND table_name = ? AND index_name <> 'PRIMARY'",
+                (t,),
+            )
+            .unwrap();
+        assert_eq!(idx, Some(3));
+    }
+    drop(c);
+    kept.stop();
+}
+
+#[test]
+fn managed_mariadb_innodb_full_run() {
+    managed_mariadb(
+        "innodb",
+        "[mysqld]\ninnodb_buffer_pool_size = 96M\n",
+        "innodb_buffer_pool_size",
+        96 << 20,
+    );
+}
+
+#[test]
+fn managed_mariadb_myrocks_full_run() {
+    managed_mariadb(
+        "rocksdb",
+        "[mysqld]\nrocksdb_block_cache_size = 80M\n",
+        "rocksdb_block_cache_size",
+        80 << 20,
+    );
+}
+
+#[test]
+fn managed_server_is_gone_after_run_and_jemalloc_is_mapped() {
+    if !have("postgres", "") {
+        return;
+    }
+    if !Path::new("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2").exists() {
+        assert!(
+            !ci(),
+            "libjemalloc2 is not installed (apt-get install libjemalloc2)"
+        );
+        eprintln!("skipping: libjemalloc2 not installed");
+        return;
+    }
+    let bench = server_bench();
+    let run = bench
+        .run(&[
+            "--server",
+            "postgres",
+            "--malloc",
+            "jemalloc",
+            "--keep-server",
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "1000",
+        ])
+        .result();
+    let info = run.managed_server.unwrap();
+    let pid = info.pid.unwrap();
+    let kept = Kept { pid, signal: "INT" };
+    let maps = fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    assert!(
+        maps.contains("libjemalloc"),
+        "jemalloc not mapped in server {pid}"
+    );
+    kept.stop();
+
+    // Without --keep-server the server is gone when ibench exits.
+    let run = bench
+        .run(&[
+            "--server",
+            "postgres",
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "1000",
+        ])
+        .result();
+    let pid = run.managed_server.unwrap().pid.unwrap();
+    assert!(!alive(pid), "server {pid} still running after the run");
+    let log = bench.out().join(format!("{}.server.log", run.run_id));
+    assert!(log.exists(), "server log kept beside the results");
+}
+
+fn assert_failed_cleanly(out: &Outcome, needle: &str, server_dir_marker: &str) {
+    assert_ne!(out.code, Some(0), "{}", out.describe());
+    assert!(!out.stderr.contains("panicked"), "{}", out.describe());
+    assert!(
+        out.stderr.contains(needle),
+        "expected {needle:?}:\n{}",
+        out.describe()
+    );
+    assert!(
+        processes_with(server_dir_marker).is_empty(),
+        "a server process is left behind"
+    );
+}
+
+#[test]
+fn managed_server_failures_leave_no_server() {
+    if !have("postgres", "") || !have("mariadb", "innodb") {
+        return;
+    }
+    let bench = server_bench();
+    let marker = path_str(&bench.out()).to_string();
+    // A bad setting: the server does not start; the log tail names the setting.
+    let out = bench.run(&[
+        "--server",
+        "postgres",
+        "--server-option",
+        "no_such_setting=1",
+    ]);
+    assert_failed_cleanly(&out, "no_such_setting", &marker);
+    let out = bench.run(&[
+        "--server",
+        "mariadb",
+        "--server-option",
+        "no_such_variable=1",
+    ]);
+    assert_failed_cleanly(&out, "no_such_variable", &marker);
+    // A DBMS error after the server started (every statement times out after 1 ms): the step
+    // fails, ibench exits 1 and the server is stopped all the same.
+    let out = bench.run(&[
+        "--server",
+        "postgres",
+        "--server-option",
+        "statement_timeout=1",
+        "--steps",
+        "l.i0",
+        "--l0-rows",
+        "200000",
+        "--l0-batch",
+        "5000",
+    ]);
+    assert_failed_cleanly(&out, "statement timeout", &marker);
+    assert_eq!(out.code, Some(1));
+}
+
+/// URL of an already-running server from the environment, or the machine's default service.
+fn external(var: &str, default: &str, probe: impl Fn(&str) -> bool) -> Option<String> {
+    let url = std::env::var(var).unwrap_or_else(|_| default.to_string());
+    if probe(&url) {
+        return Some(url);
+    }
+    let msg = format!(
+        "no server at {url} (set {var}, or start one: pg_ctlcluster 15 main start / \
+         start-stop-daemon --start --background --exec /usr/sbin/mariadbd)"
+    );
+    if ci() {
+        panic!("{msg}");
+    }
+    eprintln!("skipping: {msg}");
+    None
+}
+
+#[test]
+fn external_servers_by_url() {
+    let pg = external(
+        "IBENCH_TEST_PG_URL",
+        "postgres://postgres@127.0.0.1:5432/test",
+        |u| postgres::Client::connect(u, postgres::NoTls).is_ok(),
+    );
+    let my = external(
+        "IBENCH_TEST_MYSQL_URL",
+        "mysql://root@127.0.0.1:3306/test",
+        |u| {
+            mysql::Opts::from_url(u)
+                .ok()
+                .and_then(|o| mysql::Conn::new(o).ok())
+                .is_some()
+        },
+    );
+    let prefix = format!("ibt{}_", std::process::id());
+    for url in [pg, my].into_iter().flatten() {
+        let bench = Bench::new();
+        let run = bench
+            .run(&[
+                "--url",
+                &url,
+                "--table-prefix",
+                &prefix,
+                "--steps",
+                "l.i0,l.x,l.i1,qp200",
+                "--l0-rows",
+                "3000",
+                "--l1-rows",
+                "600",
+                "--query-seconds",
+                "2",
+            ])
+            .result();
+        let qp = &run.steps[3];
+        assert!(qp.queries > 0);
+        assert_eq!(qp.point_query_misses, Some(0));
+        assert!(
+            !run.environment.dbms.settings.is_empty(),
+            "settings recorded"
+        );
+        // Row counts from the server itself, then clean up.
+        let table = |i: u32| format!("{prefix}{i}");
+        if url.starts_with("postgres") {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            for i in 1..=2 {
+                let n: i64 = c
+                    .query_one(&format!("SELECT count(*) FROM {}", table(i)), &[])
+                    .unwrap()
+                    .get(0);
+                assert_eq!(n, 3000);
+                c.batch_execute(&format!("DROP TABLE {}", table(i)))
+                    .unwrap();
+            }
+        } else {
+            let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+            for i in 1..=2 {
+                let n: Option<u64> = c
+                    .query_first(format!("SELECT count(*) FROM {}", table(i)))
+                    .unwrap();
+                assert_eq!(n, Some(3000));
+                c.query_drop(format!("DROP TABLE {}", table(i))).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_urls_and_passwords_fail_with_one_line() {
+    let bench = Bench::new();
+    let secret = "Sup3rS3cretPW";
+    // Nothing listens on port 1.
+    let out = bench.run(&[
+        "--url",
+        &format!("postgres://postgres:{secret}@127.0.0.1:1/x"),
+        "--steps",
+        "l.i0",
+    ]);
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("cannot connect to postgres://postgres:***@127.0.0.1:1/x"),
+        "{}",
+        out.describe()
+    );
+    assert!(!out.stderr.contains(secret) && !out.stdout.contains(secret));
+    // A wrong password (MYSQL_PWD) against the running MariaDB, when there is one.
+    if let Some(url) = external(
+        "IBENCH_TEST_MYSQL_URL",
+        "mysql://root@127.0.0.1:3306/test",
+        |u| {
+            mysql::Opts::from_url(u)
+                .ok()
+                .and_then(|o| mysql::Conn::new(o).ok())
+                .is_some()
+        },
+    ) {
+        let out = bench.run_raw(
+            &["run", "--out", path_str(&bench.out()), "-q"],
+            &[
+                "--url",
+                &url.replace("root@", &format!("ibench_nobody:{secret}@")),
+                "--steps",
+                "l.i0",
+            ],
+        );
+        assert_ne!(out.code, Some(0));
+        assert!(out.stderr.contains("Access denied"), "{}", out.describe());
+        assert!(!out.stderr.contains(secret) && !out.stdout.contains(secret));
+    }
+    let out = bench.run(&["--url", "postgres://x@127.0.0.1/db", "--engine", "memory"]);
+    assert_eq!(out.code, Some(2));
+    let out = bench.run(&["--url", "redis://127.0.0.1/"]);
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("redis"), "{}", out.describe());
+    for f in &out.new_results {
+        assert!(ibench::results::file::load(f).is_ok());
+    }
+}
