@@ -35,6 +35,9 @@ pub struct RunSpec {
     /// A managed throwaway server ibench starts for the run (its URL is then the target).
     #[serde(default)]
     pub server: Option<crate::server::ServerSpec>,
+    /// Prepared statements (default) or plain SQL text.
+    #[serde(default)]
+    pub statements: crate::dbms::StatementMode,
 }
 
 /// Whether each client has its own table or all share one.

@@ -418,10 +418,13 @@ fn external_servers_by_url() {
         },
     );
     let prefix = format!("ibt{}_", std::process::id());
-    for url in [pg, my].into_iter().flatten() {
+    let targets = [pg, my].into_iter().flatten();
+    // Each server twice: prepared statements (default) and plain SQL text.
+    for (url, mode) in targets.flat_map(|u| [(u.clone(), "--plain-sql"), (u, "--seed=42")]) {
         let bench = Bench::new();
         let run = bench
             .run(&[
+                mode,
                 "--url",
                 &url,
                 "--table-prefix",
@@ -436,8 +439,17 @@ fn external_servers_by_url() {
                 "2",
             ])
             .result();
+        assert_eq!(
+            run.config.statements,
+            if mode == "--plain-sql" {
+                ibench::dbms::StatementMode::Plain
+            } else {
+                ibench::dbms::StatementMode::Prepared
+            }
+        );
         let qp = &run.steps[3];
         assert!(qp.queries > 0);
+        assert_eq!(run.steps[2].rows_deleted, 2 * 600, "{mode}: l.i1 deletes");
         assert_eq!(qp.point_query_misses, Some(0));
         assert!(
             !run.environment.dbms.settings.is_empty(),
@@ -466,6 +478,35 @@ fn external_servers_by_url() {
                 c.query_drop(format!("DROP TABLE {}", table(i))).unwrap();
             }
         }
+    }
+}
+
+#[test]
+fn plain_sql_on_sqlite_keeps_the_queue_and_finds_every_point() {
+    let bench = Bench::new();
+    let db = bench.db();
+    let run = bench
+        .run(&[
+            "--plain-sql",
+            "--path",
+            path_str(&db),
+            "--steps",
+            "l.i0,l.x,l.i1,qr100,qp100",
+            "--l0-rows",
+            "3000",
+            "--l1-rows",
+            "600",
+            "--query-seconds",
+            "1",
+        ])
+        .result();
+    assert_eq!(run.steps[2].rows_deleted, 1200);
+    assert!(run.steps[3].queries > 0 && run.steps[4].queries > 0);
+    assert_eq!(run.steps[4].point_query_misses, Some(0));
+    let conn = crate::common::open_db(&db);
+    for t in ["pi1", "pi2"] {
+        let (count, _, _) = crate::common::id_range(&conn, t);
+        assert_eq!(count, 3000, "{t}");
     }
 }
 

@@ -12,7 +12,7 @@ use clap::Args;
 
 use crate::dbms::mysql::Engine;
 use crate::dbms::url::ServerUrl;
-use crate::dbms::{self, DbmsKind, TargetSpec};
+use crate::dbms::{self, DbmsKind, StatementMode, TargetSpec};
 use crate::error::UsageError;
 use crate::report::terminal;
 use crate::results::environment;
@@ -37,6 +37,10 @@ pub struct RunArgs {
     /// password may be in the URL or in PGPASSWORD / MYSQL_PWD; it is never shown or stored.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
+    /// Send SQL text with values inlined instead of prepared statements (sysbench
+    /// --db-ps-mode=disable): the server parses every statement.
+    #[arg(long)]
+    pub plain_sql: bool,
     /// Storage engine of MySQL-family tables.
     #[arg(long, value_enum, default_value = "innodb")]
     pub engine: Engine,
@@ -289,6 +293,11 @@ impl RunArgs {
             maintenance: !self.no_maintenance,
             workload,
             server,
+            statements: if self.plain_sql {
+                StatementMode::Plain
+            } else {
+                StatementMode::Prepared
+            },
         })
     }
 }
@@ -466,7 +475,7 @@ fn run_with(
     quiet: bool,
     managed_server: Option<ManagedServerInfo>,
 ) -> Result<()> {
-    let db: Arc<dyn dbms::Dbms> = Arc::from(dbms::open(&spec.target)?);
+    let db: Arc<dyn dbms::Dbms> = Arc::from(dbms::open_with(&spec.target, spec.statements)?);
     let environment = environment::collect(db.as_ref())?;
     let run_id = file
         .path()

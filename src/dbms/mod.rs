@@ -16,6 +16,7 @@
 //! * Errors are returned, never swallowed: the runner decides what a failure means.
 //! * Optional hooks (settings, maintenance, size) default to "not available".
 
+pub mod literal;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
@@ -102,8 +103,25 @@ impl TargetSpec {
     }
 }
 
-/// Opens the target described by `spec`.
+/// How connections send statements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatementMode {
+    /// Prepared once per connection, values bound (the default).
+    #[default]
+    Prepared,
+    /// SQL text with the values inlined, parsed by the server every time (`--plain-sql`).
+    Plain,
+}
+
+/// Opens the target described by `spec`, with prepared statements.
 pub fn open(spec: &TargetSpec) -> Result<Box<dyn Dbms>> {
+    open_with(spec, StatementMode::Prepared)
+}
+
+/// Opens the target described by `spec`, sending statements as `mode` says.
+pub fn open_with(spec: &TargetSpec, mode: StatementMode) -> Result<Box<dyn Dbms>> {
+    let plain = mode == StatementMode::Plain;
     match spec {
         TargetSpec::Sqlite {
             path,
@@ -113,10 +131,11 @@ pub fn open(spec: &TargetSpec) -> Result<Box<dyn Dbms>> {
             path.clone(),
             pragmas.clone(),
             *busy_timeout_ms,
+            plain,
         )?)),
-        TargetSpec::Postgres { url } => Ok(Box::new(postgres::Postgres::open(url.clone())?)),
+        TargetSpec::Postgres { url } => Ok(Box::new(postgres::Postgres::open(url.clone(), plain)?)),
         TargetSpec::Mysql { url, engine } => {
-            Ok(Box::new(mysql::Mysql::open(url.clone(), *engine)?))
+            Ok(Box::new(mysql::Mysql::open(url.clone(), *engine, plain)?))
         }
     }
 }

@@ -16,6 +16,7 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Params, Statement, Value};
 use serde::{Deserialize, Serialize};
 
+use super::literal::{self, Literal};
 use super::url::ServerUrl;
 use super::{
     Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
@@ -89,11 +90,12 @@ pub struct Mysql {
     opts: Opts,
     url: ServerUrl,
     engine: Engine,
+    plain: bool,
 }
 
 impl Mysql {
     /// Connects once to check the server, the credentials and that `engine` is available.
-    pub fn open(url: ServerUrl, engine: Engine) -> Result<Self> {
+    pub fn open(url: ServerUrl, engine: Engine, plain: bool) -> Result<Self> {
         let mut text = url.without_password();
         if let Some(rest) = text.strip_prefix("mariadb:") {
             text = format!("mysql:{rest}");
@@ -101,7 +103,12 @@ impl Mysql {
         let opts = Opts::from_url(&text)
             .map_err(|e| UsageError::new(format!("invalid MySQL URL {}: {e}", url.redacted())))?;
         let opts: Opts = OptsBuilder::from_opts(opts).pass(url.password()).into();
-        let db = Mysql { opts, url, engine };
+        let db = Mysql {
+            opts,
+            url,
+            engine,
+            plain,
+        };
         let mut conn = db.conn()?;
         let support: Option<String> = conn.exec_first(ENGINE_SUPPORT, (engine.sql_name(),))?;
         match support.as_deref() {
@@ -165,6 +172,7 @@ impl Dbms for Mysql {
             engine: self.engine,
             tables: Vec::new(),
             date: (i64::MIN, Value::NULL),
+            plain: self.plain,
         }))
     }
 
@@ -226,6 +234,8 @@ struct MyConnection {
     tables: Vec<Option<TableStatements>>,
     /// Last `dateandtime` as a DATETIME value, converted once per second.
     date: (i64, Value),
+    /// Plain-SQL mode: text protocol with values inlined, nothing prepared.
+    plain: bool,
 }
 
 fn t(sql: &str, table: &Table) -> String {
@@ -261,10 +271,48 @@ impl MyConnection {
         &mut self,
         table: &Table,
         pick: fn(&TableStatements) -> &Statement,
+        sql: &str,
     ) -> Result<Option<i64>> {
+        if self.plain {
+            return Ok(self
+                .plain_query(sql, &[], table)?
+                .0
+                .first()
+                .copied()
+                .flatten());
+        }
         let stmt = pick(self.statements(table)?).clone();
         let v: Option<Option<i64>> = self.conn.exec_first(&stmt, ())?;
         Ok(v.flatten())
+    }
+}
+
+impl MyConnection {
+    /// Plain-SQL mode: runs `sql` with `values` inlined over the text protocol; returns the
+    /// rows' first column, and the affected-row count.
+    fn plain_query(
+        &mut self,
+        sql: &str,
+        values: &[Literal<'_>],
+        table: &Table,
+    ) -> Result<(Vec<Option<i64>>, u64)> {
+        let text = literal::bind(&t(sql, table), values, true);
+        let mut result = self
+            .conn
+            .query_iter(text)
+            .with_context(|| format!("plain SQL on {}", table.name))?;
+        let mut first = Vec::new();
+        for row in result.by_ref() {
+            let row = row?;
+            // Range queries return prices here; only integer columns are read back as ids.
+            first.push(
+                row.get_opt::<Option<i64>, _>(0)
+                    .and_then(|v| v.ok())
+                    .flatten(),
+            );
+        }
+        drop(result);
+        Ok((first, self.conn.affected_rows()))
     }
 }
 
@@ -329,6 +377,21 @@ impl Connection for MyConnection {
 
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
         let n = rows.len();
+        if self.plain {
+            let date = chrono::DateTime::from_timestamp(rows.dateandtime, 0)
+                .unwrap_or_default()
+                .format("%Y-%m-%d %H:%M:%S")
+                .to_string();
+            let text = format!(
+                "{}{}",
+                t(INSERT_PREFIX, table),
+                literal::values(rows, &date, true)
+            );
+            self.conn
+                .query_drop(text)
+                .with_context(|| format!("insert into {}", table.name))?;
+            return Ok(self.conn.last_insert_id() as i64 + n as i64 - 1);
+        }
         let stmt = match self.statements(table)?.inserts.get(&n) {
             Some(s) => s.clone(),
             None => {
@@ -371,6 +434,10 @@ impl Connection for MyConnection {
     }
 
     fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
+        if self.plain {
+            let values = [Literal::Int(lo), Literal::Int(hi)];
+            return Ok(self.plain_query(DELETE_RANGE, &values, table)?.1);
+        }
         let stmt = self.statements(table)?.delete_range.clone();
         self.conn
             .exec_drop(&stmt, (lo, hi))
@@ -379,15 +446,17 @@ impl Connection for MyConnection {
     }
 
     fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        self.first_i64(table, |s| &s.min_id)
+        self.first_i64(table, |s| &s.min_id, MIN_ID)
     }
 
     fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        self.first_i64(table, |s| &s.max_id)
+        self.first_i64(table, |s| &s.max_id, MAX_ID)
     }
 
     fn count_rows(&mut self, table: &Table) -> Result<u64> {
-        Ok(self.first_i64(table, |s| &s.count_rows)?.unwrap_or(0) as u64)
+        Ok(self
+            .first_i64(table, |s| &s.count_rows, COUNT_ROWS)?
+            .unwrap_or(0) as u64)
     }
 
     fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize> {
@@ -396,6 +465,13 @@ impl Connection for MyConnection {
             RangeQuery::Register => (1, QUERY_REGISTER),
             RangeQuery::Pdc => (2, QUERY_PDC),
         };
+        if self.plain {
+            let value = match query {
+                RangeQuery::Register => Literal::Int(start as i64),
+                _ => Literal::Float(start),
+            };
+            return Ok(self.plain_query(sql, &[value], table)?.0.len());
+        }
         let stmt = match &self.statements(table)?.ranges[slot] {
             Some(s) => s.clone(),
             None => {
@@ -427,6 +503,17 @@ impl Connection for MyConnection {
         found.clear();
         if ids.is_empty() {
             return Ok(0);
+        }
+        if self.plain {
+            let values: [Literal; POINT_QUERY_IDS] =
+                std::array::from_fn(|i| Literal::Int(ids.get(i).copied().unwrap_or(ids[0])));
+            found.extend(
+                self.plain_query(QUERY_POINT, &values, table)?
+                    .0
+                    .into_iter()
+                    .flatten(),
+            );
+            return Ok(found.len());
         }
         let stmt = self.statements(table)?.point.clone();
         let params: Vec<Value> = (0..POINT_QUERY_IDS)

@@ -2,8 +2,8 @@
 //!
 //! Statements are prepared once per connection (per table and batch size) and executed with
 //! binary parameters. Inserts return the largest id through a CTE, in one round trip.
-//! CockroachDB and YugabyteDB are detected from `version()`; their DDL differences are noted
-//! where they apply but are not verified by the tests (see docs/design.md).
+//! CockroachDB and YugabyteDB are detected from `version()` ([`Flavor`]) and get the
+//! maintenance pause they support; they are not verified by the tests (see docs/design.md).
 
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -13,6 +13,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Statement};
 
+use super::literal::{self, Literal};
 use super::url::ServerUrl;
 use super::{
     Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
@@ -53,15 +54,41 @@ const DB_SIZE: &str = "SELECT pg_database_size(current_database())";
 const VACUUM_ANALYZE: &str = "VACUUM ANALYZE {t}";
 const CHECKPOINT: &str = "CHECKPOINT";
 
+/// Which server speaks the protocol, from `version()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// PostgreSQL itself.
+    Postgres,
+    /// CockroachDB (no VACUUM, no CHECKPOINT).
+    Cockroach,
+    /// YugabyteDB (VACUUM is a no-op there; ANALYZE works).
+    Yugabyte,
+}
+
+impl Flavor {
+    /// Detects the server from its version string.
+    pub fn from_version(version: &str) -> Self {
+        if version.contains("CockroachDB") {
+            Flavor::Cockroach
+        } else if version.contains("-YB-") || version.contains("Yugabyte") {
+            Flavor::Yugabyte
+        } else {
+            Flavor::Postgres
+        }
+    }
+}
+
 /// A PostgreSQL server reached by URL.
 pub struct Postgres {
     config: Config,
     url: ServerUrl,
+    flavor: Flavor,
+    plain: bool,
 }
 
 impl Postgres {
     /// Connects once to check that the server is reachable and the credentials work.
-    pub fn open(url: ServerUrl) -> Result<Self> {
+    pub fn open(url: ServerUrl, plain: bool) -> Result<Self> {
         let mut config: Config = url
             .without_password()
             .parse()
@@ -69,8 +96,14 @@ impl Postgres {
         if let Some(pw) = url.password() {
             config.password(pw);
         }
-        let db = Postgres { config, url };
-        db.client()?;
+        let mut db = Postgres {
+            config,
+            url,
+            flavor: Flavor::Postgres,
+            plain,
+        };
+        let version: String = db.client()?.query_one(VERSION, &[])?.get(0);
+        db.flavor = Flavor::from_version(&version);
         Ok(db)
     }
 
@@ -110,6 +143,7 @@ impl Dbms for Postgres {
         Ok(Box::new(PgConnection {
             client: self.client()?,
             tables: Vec::new(),
+            plain: self.plain,
         }))
     }
 
@@ -133,6 +167,17 @@ impl Dbms for Postgres {
 
     fn maintenance(&self, tables: &[Table]) -> Result<Option<String>> {
         let mut c = self.client()?;
+        match self.flavor {
+            Flavor::Cockroach => return Ok(None),
+            Flavor::Yugabyte => {
+                for t in tables {
+                    c.batch_execute(&format!("ANALYZE {}", t.name))
+                        .map_err(|e| anyhow::anyhow!("ANALYZE {}: {}", t.name, error_text(&e)))?;
+                }
+                return Ok(Some("ANALYZE per table".to_string()));
+            }
+            Flavor::Postgres => {}
+        }
         for t in tables {
             c.batch_execute(&VACUUM_ANALYZE.replace("{t}", &t.name))
                 .map_err(|e| anyhow::anyhow!("VACUUM ANALYZE {}: {}", t.name, error_text(&e)))?;
@@ -169,6 +214,8 @@ struct TableStatements {
 struct PgConnection {
     client: Client,
     tables: Vec<Option<TableStatements>>,
+    /// Plain-SQL mode: simple-query protocol with values inlined, nothing prepared.
+    plain: bool,
 }
 
 fn sql_err(what: &str, table: &Table) -> impl FnOnce(postgres::Error) -> anyhow::Error {
@@ -245,6 +292,37 @@ impl PgConnection {
     }
 }
 
+/// Plain-SQL mode: runs `sql` (placeholders filled with `values`) over the simple-query
+/// protocol; returns the rows' first column as text, and the affected-row count.
+fn simple(
+    client: &mut Client,
+    sql: &str,
+    values: &[Literal<'_>],
+    table: &Table,
+) -> Result<(Vec<Option<String>>, u64)> {
+    let text = literal::bind(&sql.replace("{t}", &table.name), values, false);
+    let mut first = Vec::new();
+    let mut affected = 0;
+    for msg in client
+        .simple_query(&text)
+        .map_err(sql_err("plain SQL on", table))?
+    {
+        match msg {
+            postgres::SimpleQueryMessage::Row(row) => first.push(row.get(0).map(str::to_string)),
+            postgres::SimpleQueryMessage::CommandComplete(n) => affected = n,
+            _ => {}
+        }
+    }
+    Ok((first, affected))
+}
+
+fn parse_i64(v: Option<&Option<String>>) -> Result<Option<i64>> {
+    match v {
+        Some(Some(s)) => Ok(Some(s.parse().context("server returned a non-integer")?)),
+        _ => Ok(None),
+    }
+}
+
 impl Connection for PgConnection {
     fn create_table(&mut self, table: &Table) -> Result<()> {
         if let Some(t) = self.tables.get_mut(table.id) {
@@ -299,10 +377,20 @@ impl Connection for PgConnection {
     }
 
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
-        let stmt = self.insert_statement(table, rows.len())?;
         let date = chrono::DateTime::from_timestamp(rows.dateandtime, 0)
             .unwrap_or_default()
             .naive_utc();
+        if self.plain {
+            let text = format!(
+                "{}{}{}",
+                INSERT_PREFIX.replace("{t}", &table.name),
+                literal::values(rows, &date.format("%Y-%m-%d %H:%M:%S").to_string(), false),
+                INSERT_SUFFIX
+            );
+            let (first, _) = simple(&mut self.client, &text, &[], table)?;
+            return Ok(parse_i64(first.first())?.unwrap_or(0));
+        }
+        let stmt = self.insert_statement(table, rows.len())?;
         // Two small allocations per batch: query_raw needs an exact-size iterator of params.
         let data: Vec<&str> = (0..rows.len()).map(|i| rows.data(i)).collect();
         let mut params: Vec<&dyn ToSql> = Vec::with_capacity(rows.len() * 6);
@@ -328,6 +416,10 @@ impl Connection for PgConnection {
     }
 
     fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
+        if self.plain {
+            let values = [Literal::Int(lo), Literal::Int(hi)];
+            return Ok(simple(&mut self.client, DELETE_RANGE, &values, table)?.1);
+        }
         let stmt = self.statements(table)?.delete_range.clone();
         self.client
             .execute(&stmt, &[&lo, &hi])
@@ -335,14 +427,24 @@ impl Connection for PgConnection {
     }
 
     fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
+        if self.plain {
+            return parse_i64(simple(&mut self.client, MIN_ID, &[], table)?.0.first());
+        }
         self.opt_i64(table, |s| &s.min_id, "select min from")
     }
 
     fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
+        if self.plain {
+            return parse_i64(simple(&mut self.client, MAX_ID, &[], table)?.0.first());
+        }
         self.opt_i64(table, |s| &s.max_id, "select max from")
     }
 
     fn count_rows(&mut self, table: &Table) -> Result<u64> {
+        if self.plain {
+            let n = parse_i64(simple(&mut self.client, COUNT_ROWS, &[], table)?.0.first())?;
+            return Ok(n.unwrap_or(0) as u64);
+        }
         let stmt = self.statements(table)?.count_rows.clone();
         let row = self
             .client
@@ -352,6 +454,14 @@ impl Connection for PgConnection {
     }
 
     fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize> {
+        if self.plain {
+            let (sql, value) = match query {
+                RangeQuery::Market => (QUERY_MARKET, Literal::Float(start)),
+                RangeQuery::Register => (QUERY_REGISTER, Literal::Int(start as i64)),
+                RangeQuery::Pdc => (QUERY_PDC, Literal::Float(start)),
+            };
+            return Ok(simple(&mut self.client, sql, &[value], table)?.0.len());
+        }
         let s = self.statements(table)?;
         let stmt = match query {
             RangeQuery::Market => s.market.clone(),
@@ -383,6 +493,17 @@ impl Connection for PgConnection {
         if ids.is_empty() {
             return Ok(0);
         }
+        if self.plain {
+            let values: [Literal; POINT_QUERY_IDS] =
+                std::array::from_fn(|i| Literal::Int(ids.get(i).copied().unwrap_or(ids[0])));
+            for v in simple(&mut self.client, QUERY_POINT, &values, table)?
+                .0
+                .iter()
+            {
+                found.extend(parse_i64(Some(v))?);
+            }
+            return Ok(found.len());
+        }
         let stmt = self.statements(table)?.point.clone();
         let params = (0..POINT_QUERY_IDS).map(|i| ids.get(i).unwrap_or(&ids[0]) as &dyn ToSql);
         let mut it = self
@@ -393,5 +514,26 @@ impl Connection for PgConnection {
             found.push(row.get(0));
         }
         Ok(found.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flavor_from_version_strings() {
+        assert_eq!(
+            Flavor::from_version("PostgreSQL 15.20 (Debian 15.20-0+deb12u1) on x86_64"),
+            Flavor::Postgres
+        );
+        assert_eq!(
+            Flavor::from_version("CockroachDB CCL v23.1.11 (x86_64-pc-linux-gnu)"),
+            Flavor::Cockroach
+        );
+        assert_eq!(
+            Flavor::from_version("PostgreSQL 11.2-YB-2.20.1.0-b0 on x86_64-pc-linux-gnu"),
+            Flavor::Yugabyte
+        );
     }
 }

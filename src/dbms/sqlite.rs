@@ -16,6 +16,7 @@ use rusqlite::{Connection as RawConnection, OpenFlags, params};
 
 use crate::error::UsageError;
 
+use super::literal::{self, Literal};
 use super::{
     Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
 };
@@ -73,6 +74,7 @@ pub struct Sqlite {
     path: PathBuf,
     pragmas: Vec<(String, String)>,
     busy_timeout: Duration,
+    plain: bool,
 }
 
 impl Sqlite {
@@ -82,6 +84,7 @@ impl Sqlite {
         path: PathBuf,
         pragmas: Vec<(String, String)>,
         busy_timeout_ms: u64,
+        plain: bool,
     ) -> Result<Self> {
         let known = RawConnection::open_in_memory()?;
         for (name, value) in &pragmas {
@@ -102,6 +105,7 @@ impl Sqlite {
             path,
             pragmas,
             busy_timeout: Duration::from_millis(busy_timeout_ms),
+            plain,
         };
         // The first open checks the file and the pragmas: what fails here is the user's input.
         db.open_raw().map_err(|e| {
@@ -183,6 +187,7 @@ impl Dbms for Sqlite {
             conn: self.open_raw()?,
             sql: Vec::new(),
             date_cache: (i64::MIN, String::new()),
+            plain: self.plain,
         }))
     }
 
@@ -286,6 +291,32 @@ struct SqliteConnection {
     sql: Vec<Option<TableSql>>,
     /// Last formatted `dateandtime` (Unix seconds, text), so a batch formats it once per second.
     date_cache: (i64, String),
+    /// Plain-SQL mode: values inlined, statements compiled every time (no statement cache).
+    plain: bool,
+}
+
+/// A statement for `sql`: cached and bound to `values` when prepared; compiled from the text
+/// with `values` inlined in plain mode.
+fn statement<'c>(
+    conn: &'c RawConnection,
+    sql: &str,
+    values: &[Literal<'_>],
+    plain: bool,
+) -> Result<rusqlite::CachedStatement<'c>> {
+    if plain {
+        // Flush first, so the statement below is compiled now rather than taken from the cache.
+        conn.flush_prepared_statement_cache();
+        return Ok(conn.prepare_cached(&literal::bind(sql, values, false))?);
+    }
+    let mut stmt = conn.prepare_cached(sql)?;
+    for (i, v) in values.iter().enumerate() {
+        match *v {
+            Literal::Int(x) => stmt.raw_bind_parameter(i + 1, x)?,
+            Literal::Float(x) => stmt.raw_bind_parameter(i + 1, x)?,
+            Literal::Str(x) => stmt.raw_bind_parameter(i + 1, x)?,
+        }
+    }
+    Ok(stmt)
 }
 
 impl SqliteConnection {
@@ -355,6 +386,16 @@ impl Connection for SqliteConnection {
         }
         let n = rows.len();
         let date_cache = std::mem::take(&mut self.date_cache.1);
+        if self.plain {
+            let text = format!(
+                "{}{}",
+                INSERT_PREFIX.replace("{t}", &table.name),
+                literal::values(rows, &date_cache, false)
+            );
+            self.date_cache.1 = date_cache;
+            self.conn.execute_batch(&text)?;
+            return Ok(self.conn.last_insert_rowid());
+        }
         let (conn, sql) = self.parts(table);
         let result = (|| {
             let mut stmt = conn.prepare_cached(sql.insert(&table.name, n))?;
@@ -376,46 +417,41 @@ impl Connection for SqliteConnection {
     }
 
     fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
+        let plain = self.plain;
         let (conn, sql) = self.parts(table);
-        let n = conn
-            .prepare_cached(&sql.delete_range)?
-            .execute(params![lo, hi])?;
+        let values = [Literal::Int(lo), Literal::Int(hi)];
+        let n = statement(conn, &sql.delete_range, &values, plain)?.raw_execute()?;
         Ok(n as u64)
     }
 
     fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
+        let plain = self.plain;
         let (conn, sql) = self.parts(table);
-        Ok(conn
-            .prepare_cached(&sql.min_id)?
-            .query_row([], |r| r.get(0))?)
+        Ok(statement(conn, &sql.min_id, &[], plain)?.query_row([], |r| r.get(0))?)
     }
 
     fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
+        let plain = self.plain;
         let (conn, sql) = self.parts(table);
-        Ok(conn
-            .prepare_cached(&sql.max_id)?
-            .query_row([], |r| r.get(0))?)
+        Ok(statement(conn, &sql.max_id, &[], plain)?.query_row([], |r| r.get(0))?)
     }
 
     fn count_rows(&mut self, table: &Table) -> Result<u64> {
+        let plain = self.plain;
         let (conn, sql) = self.parts(table);
-        let n: i64 = conn
-            .prepare_cached(&sql.count_rows)?
-            .query_row([], |r| r.get(0))?;
+        let n: i64 = statement(conn, &sql.count_rows, &[], plain)?.query_row([], |r| r.get(0))?;
         Ok(n as u64)
     }
 
     fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize> {
+        let plain = self.plain;
         let (conn, sql) = self.parts(table);
-        let mut stmt = conn.prepare_cached(match query {
-            RangeQuery::Market => &sql.market,
-            RangeQuery::Register => &sql.register,
-            RangeQuery::Pdc => &sql.pdc,
-        })?;
-        match query {
-            RangeQuery::Register => stmt.raw_bind_parameter(1, start as i64)?,
-            _ => stmt.raw_bind_parameter(1, start)?,
-        }
+        let (text, value) = match query {
+            RangeQuery::Market => (&sql.market, Literal::Float(start)),
+            RangeQuery::Register => (&sql.register, Literal::Int(start as i64)),
+            RangeQuery::Pdc => (&sql.pdc, Literal::Float(start)),
+        };
+        let mut stmt = statement(conn, text, &[value], plain)?;
         let mut rows = stmt.raw_query();
         let mut n = 0;
         while rows.next()?.is_some() {
@@ -429,13 +465,12 @@ impl Connection for SqliteConnection {
         if ids.is_empty() {
             return Ok(0);
         }
+        let plain = self.plain;
         let (conn, sql) = self.parts(table);
-        let mut stmt = conn.prepare_cached(&sql.point)?;
-        for i in 0..POINT_QUERY_IDS {
-            // Fewer ids than the statement has slots: repeat the first (IN ignores repeats).
-            let id = ids.get(i).copied().unwrap_or(ids[0]);
-            stmt.raw_bind_parameter(i + 1, id)?;
-        }
+        // Fewer ids than the statement has slots: repeat the first (IN ignores repeats).
+        let values: [Literal; POINT_QUERY_IDS] =
+            std::array::from_fn(|i| Literal::Int(ids.get(i).copied().unwrap_or(ids[0])));
+        let mut stmt = statement(conn, &sql.point, &values, plain)?;
         let mut rows = stmt.raw_query();
         while let Some(row) = rows.next()? {
             found.push(row.get(0)?);

@@ -291,6 +291,12 @@ pub fn querier(args: QuerierArgs<'_>) -> ThreadSpec<'_> {
                 if point {
                     let (lo, hi) = state.live_ids(guard);
                     generator.point_ids(lo, hi, POINT_QUERY_IDS, &mut ids);
+                    if ids.is_empty() {
+                        anyhow::bail!(
+                            "no rows to ask for in {} (ids {lo}..={hi}): load it first",
+                            table.name
+                        );
+                    }
                     sent = Instant::now();
                     conn.point_query(table, &ids, &mut found)
                         .with_context(|| format!("point query on {}", table.name))?;
