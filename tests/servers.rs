@@ -562,3 +562,53 @@ fn bad_urls_and_passwords_fail_with_one_line() {
         assert!(ibench::results::file::load(f).is_ok());
     }
 }
+
+#[test]
+fn ctrl_c_stops_the_managed_server_and_keeps_results() {
+    if !have("mariadb", "innodb") {
+        return;
+    }
+    let bench = server_bench();
+    let marker = path_str(&bench.out()).to_string();
+    let child = bench.spawn(&[
+        "--server",
+        "mariadb",
+        "--steps",
+        "l.i0,l.x,qr100",
+        "--l0-rows",
+        "2000",
+        "--query-seconds",
+        "60",
+    ]);
+    // Wait until the query step runs: the results file holds l.i0 and l.x.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let loaded = crate::common::json_files(&bench.out())
+            .first()
+            .and_then(|f| ibench::results::file::load(f).ok());
+        if loaded.is_some_and(|r| r.steps.len() >= 2) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "query step never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "server runs during the step"
+    );
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.finish(Duration::from_secs(90));
+    assert_eq!(out.code, Some(130), "{}", out.describe());
+    let run = ibench::results::file::load(&out.new_results[0]).unwrap();
+    assert_eq!(run.status, ibench::results::model::RunStatus::Interrupted);
+    assert_eq!(run.steps.last().unwrap().name, "qr100");
+    assert!(
+        processes_with(&marker).is_empty(),
+        "server left running after Ctrl-C"
+    );
+}
