@@ -13,6 +13,13 @@ use serde::{Deserialize, Serialize};
 use crate::dbms::{SecondaryIndex, TargetSpec};
 use crate::error::UsageError;
 
+/// Largest rows per statement: 6 values per row stay under SQLite's 32766 bound variables
+/// and the 65535 parameters of the PostgreSQL and MySQL protocols.
+pub const MAX_BATCH: usize = 5_000;
+
+/// Longest duration a flag may give, seconds (one year).
+pub const MAX_SECONDS: u64 = 31_536_000;
+
 /// One complete run: target, workload and output.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -306,15 +313,18 @@ impl InsertBenchmarkSpec {
                 }
             }
         }
-        if !(1..=10_000).contains(&self.writer_batch) {
+        if !(1..=MAX_BATCH).contains(&self.writer_batch) {
             return err(format!(
-                "--writer-batch {} is out of range: expected 1..=10000",
+                "--writer-batch {} is out of range: expected 1..={MAX_BATCH}",
                 self.writer_batch
             ));
         }
         let has_query = self.steps.iter().any(|s| s.is_query());
-        if has_query && self.query_seconds == 0 {
-            return err("--query-seconds must be greater than 0".to_string());
+        if has_query && !(1..=MAX_SECONDS).contains(&self.query_seconds) {
+            return err(format!(
+                "--query-seconds {} is out of range: expected 1..={MAX_SECONDS}",
+                self.query_seconds
+            ));
         }
         if self.secondary_indexes > 3 {
             return err(format!(

@@ -179,3 +179,42 @@ fn rate_zero_runs_queries_without_a_writer() {
         "table unchanged"
     );
 }
+
+#[test]
+fn writer_that_cannot_keep_up_stops_at_the_end_of_the_step() {
+    let bench = Bench::new();
+    bench.load(1, 2_000);
+    let db = bench.db();
+    // 50,000 single-row inserts per second is far more than SQLite commits here.
+    let run = bench
+        .run(&[
+            "--steps",
+            "qr50000",
+            "--writer-batch",
+            "1",
+            "--query-seconds",
+            "2",
+            "--clients",
+            "1",
+            "--path",
+            path_str(&db),
+        ])
+        .result();
+    let step = &run.steps[0];
+    // The step is its window: rates are not diluted by the writer's backlog.
+    assert!(
+        step.duration_s <= 2.0 + 1e-9,
+        "duration {}",
+        step.duration_s
+    );
+    assert!((step.queries_per_s - step.queries as f64 / step.duration_s).abs() < 1e-6);
+    let sla = step.sla.as_ref().expect("sla");
+    assert!(!sla.pass, "the writer cannot reach 50,000 rows/s");
+    // What was due but never sent is counted: sent + missed = due in the window.
+    let sent = step.ops["insert"].count;
+    assert_eq!(sent + sla.missed_insert_batches, 100_000, "sent {sent}");
+    // The table keeps its size: the deleter drains what was inserted.
+    let (count, _, _) = id_range(&open_db(&db), "pi1");
+    assert_eq!(count, 2_000);
+    assert_eq!(step.rows_inserted, step.rows_deleted);
+}

@@ -553,6 +553,36 @@ fn bad_urls_and_passwords_fail_with_one_line() {
         assert!(out.stderr.contains("Access denied"), "{}", out.describe());
         assert!(!out.stderr.contains(secret) && !out.stdout.contains(secret));
     }
+    // A password in the query string is kept apart too (trust auth ignores it).
+    if let Some(url) = external(
+        "IBENCH_TEST_PG_URL",
+        "postgres://postgres@127.0.0.1:5432/test",
+        |u| postgres::Client::connect(u, postgres::NoTls).is_ok(),
+    ) {
+        let prefix = format!("ibq{}_", std::process::id());
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let with_secret = format!("{url}{sep}password={secret}");
+        let out = bench.run(&[
+            "--url",
+            &with_secret,
+            "--table-prefix",
+            &prefix,
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "100",
+            "--clients",
+            "1",
+        ]);
+        out.assert_success();
+        assert!(!out.stderr.contains(secret) && !out.stdout.contains(secret));
+        for f in &out.new_results {
+            let text = fs::read_to_string(f).unwrap();
+            assert!(!text.contains(secret), "password in {}", f.display());
+        }
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("DROP TABLE {prefix}1")).unwrap();
+    }
     let out = bench.run(&["--url", "postgres://x@127.0.0.1/db", "--engine", "memory"]);
     assert_eq!(out.code, Some(2));
     let out = bench.run(&["--url", "redis://127.0.0.1/"]);

@@ -225,6 +225,17 @@ impl RunArgs {
                 workload.steps[0]
             )));
         }
+        for (flag, v) in [
+            ("--report-interval", self.report_interval),
+            ("--server-start-timeout", self.server_start_timeout),
+        ] {
+            if v > crate::spec::MAX_SECONDS {
+                return Err(UsageError::new(format!(
+                    "{flag} {v} is out of range: expected at most {}",
+                    crate::spec::MAX_SECONDS
+                )));
+            }
+        }
         let kind = self.dbms_kind()?;
         if self.index_ddl == IndexDdl::Combined && kind != DbmsKind::Mysql {
             return Err(UsageError::new(format!(

@@ -81,8 +81,7 @@ const ENGINE_SUPPORT: &str = "SELECT support FROM information_schema.engines WHE
 const DB_SIZE: &str = "SELECT coalesce(sum(data_length + index_length), 0) \
      FROM information_schema.tables WHERE table_schema = database()";
 const ANALYZE: &str = "ANALYZE TABLE {t}";
-const DIRTY_PAGES: &str = "SELECT variable_value FROM information_schema.global_status \
-     WHERE variable_name = 'INNODB_BUFFER_POOL_PAGES_DIRTY'";
+const DIRTY_PAGES: &str = "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'";
 const MYROCKS_FLUSH: &str = "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1";
 
 /// A MariaDB or MySQL server reached by URL, with the tables' storage engine.
@@ -134,7 +133,7 @@ impl Mysql {
     /// restore it. Needs the SUPER privilege; returns what it did.
     fn flush_innodb(&self, conn: &mut Conn) -> Result<String> {
         let old: Option<String> = conn.query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")?;
-        let Some(old) = old else {
+        let Some(old) = old.and_then(|v| v.parse::<f64>().ok()) else {
             return Ok(String::new());
         };
         if conn
@@ -143,21 +142,30 @@ impl Mysql {
         {
             return Ok(", dirty-page flush skipped (needs SUPER)".to_string());
         }
-        let deadline = Instant::now() + Duration::from_secs(120);
-        let mut dirty = u64::MAX;
-        while Instant::now() < deadline {
-            let v: Option<String> = conn.query_first(DIRTY_PAGES)?;
-            dirty = v.and_then(|v| v.parse().ok()).unwrap_or(0);
-            if dirty < 100 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        conn.query_drop(format!(
-            "SET GLOBAL innodb_max_dirty_pages_pct = {}",
-            old.parse::<f64>().unwrap_or(90.0)
-        ))?;
+        // Restore the setting whatever happened while waiting.
+        let waited = wait_for_clean_pool(conn);
+        let restored = conn.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct = {old}"));
+        let dirty = waited?;
+        restored.context("restore innodb_max_dirty_pages_pct")?;
         Ok(format!(", flushed dirty pages ({dirty} left)"))
+    }
+}
+
+/// Dirty pages in the InnoDB buffer pool.
+fn dirty_pages(conn: &mut Conn) -> Result<u64> {
+    let row: Option<(String, String)> = conn.query_first(DIRTY_PAGES)?;
+    Ok(row.and_then(|(_, v)| v.parse().ok()).unwrap_or(0))
+}
+
+/// Waits (up to two minutes) until fewer than 100 pages are dirty; returns the last count.
+fn wait_for_clean_pool(conn: &mut Conn) -> Result<u64> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let dirty = dirty_pages(conn)?;
+        if dirty < 100 || Instant::now() >= deadline {
+            return Ok(dirty);
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 

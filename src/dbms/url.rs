@@ -12,6 +12,12 @@ use crate::error::UsageError;
 /// What stands in for a password wherever a URL is shown or stored.
 pub const REDACTED: &str = "***";
 
+/// Query parameters that carry a secret.
+fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.contains("password") || key == "pass" || key == "pwd"
+}
+
 /// A server URL whose password (from the URL or an environment variable) is never shown.
 #[derive(Clone)]
 pub struct ServerUrl {
@@ -28,10 +34,29 @@ impl ServerUrl {
                 "invalid --url: {e} (expected e.g. postgres://user@host:5432/db)"
             ))
         })?;
-        let from_url = url
+        let mut from_url = url
             .password()
             .map(|p| percent_decode_str(p).decode_utf8_lossy().into_owned());
         let _ = url.set_password(None);
+        // `?password=` is accepted by the PostgreSQL client: move it apart as well.
+        if url.query_pairs().any(|(k, _)| is_secret_key(&k)) {
+            let pairs: Vec<(String, String)> = url
+                .query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            url.set_query(None);
+            let mut kept = Vec::new();
+            for (k, v) in pairs {
+                if is_secret_key(&k) {
+                    from_url = from_url.or(Some(v));
+                } else {
+                    kept.push((k, v));
+                }
+            }
+            if !kept.is_empty() {
+                url.query_pairs_mut().extend_pairs(kept);
+            }
+        }
         let password =
             from_url.or_else(|| std::env::var(password_env).ok().filter(|p| !p.is_empty()));
         Ok(ServerUrl { url, password })
@@ -114,6 +139,15 @@ mod tests {
         assert!(!u.without_password().contains("cret"));
         assert!(!format!("{u:?} {u}").contains("cret"));
         assert!(!serde_json::to_string(&u).unwrap().contains("cret"));
+    }
+
+    #[test]
+    fn password_in_query_is_moved_apart() {
+        let u = ServerUrl::parse("postgres://u@h/db?sslmode=disable&password=s3cret", "X").unwrap();
+        assert_eq!(u.password(), Some("s3cret"));
+        assert!(!u.without_password().contains("s3cret"));
+        assert!(!u.redacted().contains("s3cret"));
+        assert!(u.without_password().contains("sslmode=disable"));
     }
 
     #[test]

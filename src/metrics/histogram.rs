@@ -75,7 +75,9 @@ pub const BUCKET_LABELS: [&str; 10] = [
 pub fn bucket_counts(h: &Histogram<u64>) -> [u64; 10] {
     let mut counts = [0u64; 10];
     for v in h.iter_recorded() {
-        let value = h.highest_equivalent(v.value_iterated_to());
+        // The lowest value of the recorded sub-bucket, so a value at a bound (e.g. 4000 us)
+        // counts in the bucket it bounds.
+        let value = h.lowest_equivalent(v.value_iterated_to());
         let bucket = BUCKET_BOUNDS_US
             .iter()
             .position(|&b| value <= b)
@@ -108,6 +110,16 @@ mod tests {
         h.record(257).unwrap(); // <=1ms
         h.record(1_000).unwrap(); // <=1ms
         h.record(20_000_000).unwrap(); // >16s
+        for bound in [4_000u64, 16_000, 1_000_000] {
+            let mut one = crate::metrics::recorder::new_histogram();
+            one.record(bound).unwrap();
+            let i = BUCKET_BOUNDS_US.iter().position(|&b| b == bound).unwrap();
+            assert_eq!(
+                bucket_counts(&one)[i],
+                1,
+                "{bound} us belongs to <= its bound"
+            );
+        }
         let c = bucket_counts(&h);
         assert_eq!(c[0], 1);
         assert_eq!(c[1], 2);

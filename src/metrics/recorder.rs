@@ -106,6 +106,7 @@ pub struct Recorder {
     rows: [u64; Op::COUNT],
     seconds: Vec<Second>,
     last_end: Option<Instant>,
+    missed: [u64; Op::COUNT],
     live: Arc<LiveCounters>,
 }
 
@@ -121,6 +122,7 @@ impl Recorder {
             rows: [0; Op::COUNT],
             seconds: Vec::new(),
             last_end: None,
+            missed: [0; Op::COUNT],
             live: Arc::new(LiveCounters::default()),
         }
     }
@@ -141,6 +143,33 @@ impl Recorder {
     pub fn record(&mut self, op: Op, rows: u64, start: Instant, end: Instant) {
         let latency = end.saturating_duration_since(start);
         self.record_latency(op, rows, latency, end);
+    }
+
+    /// Records an op: rate-limited when `due` is given (see [`Recorder::record_scheduled`]),
+    /// unthrottled otherwise.
+    #[inline]
+    pub fn record_op(
+        &mut self,
+        op: Op,
+        rows: u64,
+        due: Option<Instant>,
+        sent: Instant,
+        end: Instant,
+    ) {
+        match due {
+            Some(due) => self.record_scheduled(op, rows, due, sent, end),
+            None => self.record(op, rows, sent, end),
+        }
+    }
+
+    /// Counts `batches` of a rate-limited `op` that were due in the step but never sent.
+    pub fn add_missed(&mut self, op: Op, batches: u64) {
+        self.missed[op.index()] += batches;
+    }
+
+    /// Batches of `op` due in the step but never sent.
+    pub fn missed(&self, op: Op) -> u64 {
+        self.missed[op.index()]
     }
 
     /// Records a rate-limited op: due at `due`, sent at `sent`, done at `end`. Its response

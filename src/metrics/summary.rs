@@ -2,6 +2,7 @@
 //! histograms, rates, per-second series, rate percentiles and the background-writer SLA.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
@@ -16,11 +17,29 @@ use crate::runner::client::StepOutcome;
 /// An SLA fails when the background insert rate averages below this share of its target.
 pub const SLA_MIN_RATIO: f64 = 0.95;
 
-/// Target of a query step's background writer.
+/// Target of a query step's background writers.
 #[derive(Clone, Copy, Debug)]
 pub struct SlaTarget {
-    /// Rows/s over all clients.
-    pub inserts_per_s: f64,
+    /// Rows/s of each writer.
+    pub rate_per_writer: u64,
+    /// Rows per batch.
+    pub batch: u64,
+    /// Writers (one per client).
+    pub writers: u64,
+}
+
+impl SlaTarget {
+    /// Rows/s over all writers.
+    pub fn inserts_per_s(&self) -> f64 {
+        (self.rate_per_writer * self.writers) as f64
+    }
+
+    /// Rows whose batches fall due in second `s` of the step, over all writers.
+    pub fn rows_due_in_second(&self, s: u64) -> u64 {
+        // Batches due before time t: ceil(t * rate / batch).
+        let due_before = |t: u64| (t * self.rate_per_writer).div_ceil(self.batch);
+        (due_before(s + 1) - due_before(s)) * self.batch * self.writers
+    }
 }
 
 fn op_result(
@@ -115,15 +134,22 @@ pub fn rate_percentiles(seconds: &[u64]) -> Option<RatePercentiles> {
 }
 
 /// Summarises a step. `extra` holds recorders of set-up ops (select-min) that belong in the
-/// histograms but not in the per-second series; `sla` is the background-writer target.
+/// histograms but not in the per-second series; `window` is a query step's fixed duration (its
+/// rates are over the window, not over the writers' last batches); `sla` is the
+/// background-writer target.
 pub fn summarize(
     name: &str,
     clients: usize,
     outcome: StepOutcome,
     extra: Vec<Recorder>,
+    window: Option<Duration>,
     sla: Option<SlaTarget>,
 ) -> StepResult {
-    let duration_s = outcome.duration.as_secs_f64();
+    let duration = match window {
+        Some(w) => outcome.duration.min(w),
+        None => outcome.duration,
+    };
+    let duration_s = duration.as_secs_f64();
     let mut recorders = outcome.recorders;
     let timed = recorders.len();
     recorders.extend(extra);
@@ -157,7 +183,7 @@ pub fn summarize(
         .map(|r| r.seconds().len())
         .max()
         .unwrap_or(0);
-    let full_seconds = (outcome.duration.as_secs() as usize).min(len);
+    let full_seconds = (duration.as_secs() as usize).min(len);
     let mut per_second = PerSecond {
         total: SeriesSet::default(),
         clients: vec![SeriesSet::default(); clients],
@@ -175,20 +201,18 @@ pub fn summarize(
 
     let sla = sla.map(|target| {
         let inserts_per_s = per_s(rows_inserted);
-        let met = per_second
-            .total
-            .ops
-            .get(Op::Insert.name())
-            .map(|s| {
-                s.rows[..full_seconds]
-                    .iter()
-                    .filter(|&&r| r as f64 >= SLA_MIN_RATIO * target.inserts_per_s)
-                    .count()
+        let inserted = per_second.total.ops.get(Op::Insert.name());
+        // A second meets the target when the rows of the batches due in it were inserted in it.
+        let met = (0..full_seconds)
+            .filter(|&s| {
+                let done = inserted.map_or(0, |series| series.rows[s]);
+                done as f64 >= SLA_MIN_RATIO * target.rows_due_in_second(s as u64) as f64
             })
-            .unwrap_or(0);
-        let ratio = inserts_per_s / target.inserts_per_s;
+            .count();
+        let ratio = inserts_per_s / target.inserts_per_s();
         Sla {
-            target_inserts_per_s: target.inserts_per_s,
+            target_inserts_per_s: target.inserts_per_s(),
+            missed_insert_batches: timed_recorders.iter().map(|r| r.missed(Op::Insert)).sum(),
             inserts_per_s,
             deletes_per_s: per_s(rows_deleted),
             ratio,
@@ -235,6 +259,29 @@ pub fn summarize(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_due_per_second_follow_the_schedule() {
+        let slow = SlaTarget {
+            rate_per_writer: 5,
+            batch: 10,
+            writers: 1,
+        };
+        // One batch every 2 s: due at 0 s, 2 s, 4 s.
+        assert_eq!(
+            (0..4)
+                .map(|s| slow.rows_due_in_second(s))
+                .collect::<Vec<_>>(),
+            [10, 0, 10, 0]
+        );
+        let fast = SlaTarget {
+            rate_per_writer: 100,
+            batch: 10,
+            writers: 2,
+        };
+        assert_eq!(fast.rows_due_in_second(7), 200);
+        assert_eq!(fast.inserts_per_s(), 200.0);
+    }
 
     #[test]
     fn rate_percentiles_are_rates_met_in_share_of_seconds() {

@@ -241,13 +241,17 @@ pub struct RatePercentiles {
 pub struct Sla {
     /// Target insert rate over all clients, rows/s.
     pub target_inserts_per_s: f64,
+    /// Insert batches due in the step that the writers never sent (they were still catching
+    /// up when the step ended).
+    pub missed_insert_batches: u64,
     /// Achieved insert rate over the step, rows/s.
     pub inserts_per_s: f64,
     /// Achieved delete rate over the step, rows/s (0 without deletes).
     pub deletes_per_s: f64,
     /// `inserts_per_s / target_inserts_per_s`.
     pub ratio: f64,
-    /// Share of full seconds with at least 95% of the target inserted, 0..1.
+    /// Share of full seconds in which at least 95% of the rows due in that second were
+    /// inserted, 0..1.
     pub seconds_met_share: f64,
     /// The step average reached 95% of the target.
     pub pass: bool,

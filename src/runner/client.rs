@@ -5,6 +5,7 @@
 //! returns the common step start, so client start-up is not part of the measured time. The
 //! first error stops every thread of the step; the error names the client and its role.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
@@ -115,6 +116,15 @@ pub struct StepOutcome {
     pub interrupted: bool,
 }
 
+/// The text of a panic payload.
+fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
 /// Runs `threads` to completion. `monitor` is called about ten times a second from the calling
 /// thread with every thread's live counters and the time since the step start.
 pub fn run_threads(
@@ -133,34 +143,57 @@ pub fn run_threads(
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<(usize, Recorder, Instant)>();
         let mut lives = Vec::with_capacity(n);
+        let mut spawned = 0;
         for (i, spec) in threads.into_iter().enumerate() {
             let rec = Recorder::new(spec.client);
             lives.push(rec.live());
             let (gate, stop, error, done_tx) = (&gate, &stop, &error, done_tx.clone());
-            scope.spawn(move || {
-                let mut ctx = ThreadCtx {
-                    rec,
-                    gate,
-                    stop,
-                    start: None,
-                };
-                let result = (spec.body)(&mut ctx);
-                if let Err(e) = result {
+            let (client, role) = (spec.client, spec.role);
+            let body = spec.body;
+            let fail = move |msg: String| {
+                let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
+                if first.is_none() {
+                    *first = Some(format!("client {client} ({role}): {msg}"));
+                }
+                stop.store(true, Ordering::Relaxed);
+            };
+            let started = std::thread::Builder::new()
+                .name(format!("{role}-{client}"))
+                .spawn_scoped(scope, move || {
+                    let mut ctx = ThreadCtx {
+                        rec,
+                        gate,
+                        stop,
+                        start: None,
+                    };
+                    // A panic is a bug, but it must not hang the step: report it as an error.
+                    let result = panic::catch_unwind(AssertUnwindSafe(|| body(&mut ctx)));
+                    match result {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => fail(format!("{e:#}")),
+                        Err(payload) => fail(format!("panicked: {}", panic_message(&payload))),
+                    }
+                    // A body that failed before `start` still arrives, so the gate opens.
+                    ctx.start();
+                    let _ = done_tx.send((i, ctx.rec, Instant::now()));
+                });
+            match started {
+                Ok(_) => spawned += 1,
+                Err(e) => {
                     let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
                     if first.is_none() {
-                        *first = Some(format!("client {} ({}): {e:#}", spec.client, spec.role));
+                        *first = Some(format!(
+                            "client {client} ({role}): cannot start a thread: {e}"
+                        ));
                     }
                     stop.store(true, Ordering::Relaxed);
                 }
-                // A body that failed before `start` still arrives, so the gate opens.
-                ctx.start();
-                let _ = done_tx.send((i, ctx.rec, Instant::now()));
-            });
+            }
         }
         drop(done_tx);
-        start = gate.open_when_ready(n);
+        start = gate.open_when_ready(spawned);
         started_at = Utc::now();
-        let mut remaining = n;
+        let mut remaining = spawned;
         let tick = Duration::from_millis(100);
         while remaining > 0 {
             match done_rx.recv_timeout(tick) {

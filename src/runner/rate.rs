@@ -56,6 +56,42 @@ impl Schedule {
     }
 }
 
+/// A schedule limited to a window: batches due before the deadline are sent (late ones at
+/// once, catching up); none is sent after the deadline. Batches still unsent then are missed.
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    schedule: Schedule,
+    deadline: Instant,
+    due_in_window: u64,
+}
+
+impl Pacer {
+    /// `rate_per_s` rows/s in batches of `batch` for `window` from `start`.
+    pub fn new(start: Instant, rate_per_s: u64, batch: u64, window: Duration) -> Self {
+        // Batches k with k * batch / rate < window: ceil(window * rate / batch).
+        let num = window.as_nanos() * rate_per_s as u128;
+        let den = batch as u128 * 1_000_000_000;
+        Pacer {
+            schedule: Schedule::new(start, rate_per_s, batch),
+            deadline: start + window,
+            due_in_window: num.div_ceil(den) as u64,
+        }
+    }
+
+    /// The due time of the next batch, or `None` once the window has closed.
+    pub fn next_due(&mut self) -> Option<Instant> {
+        if self.schedule.taken() >= self.due_in_window || Instant::now() >= self.deadline {
+            return None;
+        }
+        Some(self.schedule.take())
+    }
+
+    /// Batches due in the window that were not sent.
+    pub fn missed(&self) -> u64 {
+        self.due_in_window - self.schedule.taken().min(self.due_in_window)
+    }
+}
+
 /// Sleeps until `due` if it is in the future; returns at once when behind schedule.
 pub fn wait_until(due: Instant) {
     let now = Instant::now();
@@ -75,6 +111,21 @@ mod tests {
         assert_eq!(s.due(0), start);
         assert_eq!(s.due(1) - start, Duration::from_millis(10));
         assert_eq!(s.due(100_000) - start, Duration::from_secs(1000));
+    }
+
+    #[test]
+    fn pacer_sends_what_is_due_in_the_window() {
+        let start = Instant::now();
+        let mut p = Pacer::new(start, 100, 10, Duration::from_secs(3600));
+        assert_eq!(p.missed(), 36_000); // 10 batches/s for an hour
+        assert_eq!(p.next_due(), Some(start));
+        assert_eq!(p.next_due(), Some(start + Duration::from_millis(100)));
+        assert_eq!(p.missed(), 36_000 - 2);
+        // A window already over sends nothing and misses everything due in it.
+        let mut q = Pacer::new(start, 5, 10, Duration::from_nanos(1));
+        std::thread::sleep(Duration::from_millis(1));
+        assert_eq!(q.next_due(), None);
+        assert_eq!(q.missed(), 1);
     }
 
     #[test]

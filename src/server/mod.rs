@@ -23,7 +23,9 @@ use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
 use crate::dbms::mysql::Engine;
-use crate::error::UsageError;
+use crate::error::{Interrupted, UsageError};
+use crate::runner::client::INTERRUPTED;
+use std::sync::atomic::Ordering;
 
 /// Which server to start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -197,6 +199,10 @@ impl ManagedServer {
                     self.fail_with_log(&format!("server exited during start-up ({status})"))
                 );
             }
+            if INTERRUPTED.load(Ordering::Relaxed) {
+                let _ = self.stop();
+                return Err(Interrupted.into());
+            }
             if probe() {
                 return Ok(());
             }
@@ -336,6 +342,9 @@ fn run_setup(mut cmd: Command, what: &str, log: &Path) -> Result<()> {
     let status = cmd.status().with_context(|| format!("cannot run {what}"))?;
     if !status.success() {
         return Err(failure(&format!("{what} failed ({status})"), log));
+    }
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        return Err(Interrupted.into());
     }
     Ok(())
 }

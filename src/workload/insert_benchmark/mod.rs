@@ -159,6 +159,7 @@ impl InsertBenchmark {
             outcome,
             Vec::new(),
             None,
+            None,
         ))
     }
 
@@ -193,7 +194,14 @@ impl InsertBenchmark {
             .collect();
         let outcome = env.run_threads(threads, Expect::Spinner);
         let secs = outcome.duration.as_secs_f64();
-        let mut result = summarize(env.name(), self.spec.clients, outcome, Vec::new(), None);
+        let mut result = summarize(
+            env.name(),
+            self.spec.clients,
+            outcome,
+            Vec::new(),
+            None,
+            None,
+        );
         result.index_build = Some(IndexBuild {
             indexes: indexes.iter().map(|i| i.suffix().to_string()).collect(),
             tables: self.tables.len(),
@@ -219,7 +227,7 @@ impl InsertBenchmark {
         }
         let total = rows * self.spec.clients as u64;
         let outcome = env.run_threads(threads, Expect::Rows(Op::Insert, total));
-        let mut result = summarize(env.name(), self.spec.clients, outcome, getmin, None);
+        let mut result = summarize(env.name(), self.spec.clients, outcome, getmin, None, None);
         result.select_min = select_min;
         Ok(result)
     }
@@ -239,7 +247,12 @@ impl InsertBenchmark {
         let duration = Duration::from_secs(self.spec.query_seconds);
         let batch = self.spec.writer_batch;
         let misses = AtomicU64::new(0);
-        let guard = if deletes { 2 * batch as i64 } else { 0 };
+        // Every deleter of a table advances its cursor; stay two batches per deleter ahead.
+        let guard = if deletes {
+            2 * batch as i64 * self.inserters_per_table() as i64
+        } else {
+            0
+        };
         let mut threads = Vec::new();
         for c in 0..self.spec.clients {
             let state = Arc::clone(&states[schema::table_of(&self.spec, c)]);
@@ -265,9 +278,18 @@ impl InsertBenchmark {
         }
         let outcome = env.run_threads(threads, Expect::Time(duration));
         let sla = (rate > 0).then_some(SlaTarget {
-            inserts_per_s: rate as f64 * self.spec.clients as f64,
+            rate_per_writer: rate as u64,
+            batch: batch as u64,
+            writers: self.spec.clients as u64,
         });
-        let mut result = summarize(env.name(), self.spec.clients, outcome, getmin, sla);
+        let mut result = summarize(
+            env.name(),
+            self.spec.clients,
+            outcome,
+            getmin,
+            Some(duration),
+            sla,
+        );
         result.select_min = select_min;
         if point {
             result.point_query_misses = Some(misses.load(Ordering::Relaxed));

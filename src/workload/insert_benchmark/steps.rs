@@ -15,7 +15,7 @@ use super::data::{QueryGenerator, RowGenerator, stream};
 use crate::dbms::{Dbms, POINT_QUERY_IDS, RowBatch, Table};
 use crate::metrics::recorder::Op;
 use crate::runner::client::{ThreadCtx, ThreadSpec};
-use crate::runner::rate::{Schedule, wait_until};
+use crate::runner::rate::{Pacer, wait_until};
 use crate::spec::InsertBenchmarkSpec;
 
 /// How an inserter paces itself.
@@ -90,20 +90,21 @@ pub fn inserter(args: InserterArgs<'_>) -> ThreadSpec<'_> {
             let mut generator = RowGenerator::new(spec, stream(spec.seed, step, client));
             let mut batch = RowBatch::default();
             let start = ctx.start();
-            let (mut schedule, deadline, batch_rows, total) = match pace {
-                Pace::Rows(rows, b) => (None, None, b, rows),
+            let (mut pacer, batch_rows, total) = match pace {
+                Pace::Rows(rows, b) => (None, b, rows),
                 Pace::Rate(rate, b, d) => (
-                    Some(Schedule::new(start, rate as u64, b as u64)),
-                    Some(start + d),
+                    Some(Pacer::new(start, rate as u64, b as u64, d)),
                     b,
                     u64::MAX,
                 ),
             };
             let mut done = 0u64;
             while done < total && !ctx.should_stop() {
-                let due = match &mut schedule {
-                    Some(s) if Some(s.peek()) >= deadline => break,
-                    Some(s) => Some(s.take()),
+                let due = match &mut pacer {
+                    Some(p) => match p.next_due() {
+                        Some(due) => Some(due),
+                        None => break,
+                    },
                     None => None,
                 };
                 let n = (batch_rows as u64).min(total - done) as usize;
@@ -116,16 +117,14 @@ pub fn inserter(args: InserterArgs<'_>) -> ThreadSpec<'_> {
                     .insert(table, &batch)
                     .with_context(|| format!("insert into {}", table.name))?;
                 let end = Instant::now();
-                match due {
-                    Some(due) => ctx
-                        .rec
-                        .record_scheduled(Op::Insert, n as u64, due, sent, end),
-                    None => ctx.rec.record(Op::Insert, n as u64, sent, end),
-                }
+                ctx.rec.record_op(Op::Insert, n as u64, due, sent, end);
                 state.head.fetch_max(last_id, Ordering::AcqRel);
                 state.inserted.fetch_add(n as u64, Ordering::AcqRel);
                 wake_deleters(&state);
                 done += n as u64;
+            }
+            if let Some(p) = &pacer {
+                ctx.rec.add_missed(Op::Insert, p.missed());
             }
             Ok(())
         }),
@@ -206,30 +205,22 @@ pub fn deleter<'s>(
                 d.push(std::thread::current());
             }
             let start = ctx.start();
-            let mut schedule = schedule
-                .map(|(rate, d)| (Schedule::new(start, rate as u64, batch as u64), start + d));
+            let mut pacer =
+                schedule.map(|(rate, d)| Pacer::new(start, rate as u64, batch as u64, d));
             while !ctx.should_stop() {
-                let due = match &mut schedule {
-                    Some((s, deadline)) if s.peek() >= *deadline => break,
-                    Some((s, _)) => {
-                        let due = s.take();
-                        wait_until(due);
-                        Some(due)
-                    }
-                    None => None,
-                };
+                // Once the window closes, the deleter only drains what the inserters
+                // inserted (their last batches), so the table keeps its size.
+                let due = pacer.as_mut().and_then(Pacer::next_due);
+                if let Some(due) = due {
+                    wait_until(due);
+                }
                 let Some(n) = claim_delete(&state, batch as u64, ctx) else {
                     break;
                 };
                 let sent = Instant::now();
                 let deleted = delete_oldest(conn.as_mut(), table, &state, n)?;
                 let end = Instant::now();
-                match due {
-                    Some(due) => ctx
-                        .rec
-                        .record_scheduled(Op::Delete, deleted, due, sent, end),
-                    None => ctx.rec.record(Op::Delete, deleted, sent, end),
-                }
+                ctx.rec.record_op(Op::Delete, deleted, due, sent, end);
             }
             Ok(())
         }),
