@@ -263,6 +263,18 @@ impl RowBatch {
     }
 }
 
+/// `dateandtime` of a batch (Unix seconds) as a UTC date-time.
+pub fn datetime(unix_s: i64) -> chrono::NaiveDateTime {
+    chrono::DateTime::from_timestamp(unix_s, 0)
+        .unwrap_or_default()
+        .naive_utc()
+}
+
+/// `dateandtime` as SQL text: `YYYY-MM-DD HH:MM:SS` (UTC), which every DBMS here accepts.
+pub fn datetime_text(unix_s: i64) -> String {
+    datetime(unix_s).format("%Y-%m-%d %H:%M:%S").to_string()
+}
+
 /// A DBMS target: opens connections and answers questions about the server as a whole.
 pub trait Dbms: Send + Sync {
     /// The DBMS family.

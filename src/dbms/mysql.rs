@@ -1,8 +1,8 @@
 //! MariaDB and MySQL, with InnoDB or MyRocks tables, over the `mysql` crate (pure Rust, no TLS).
 //!
 //! Statements are prepared once per connection (per table and batch size). Multi-row INSERTs
-//! return the first auto-increment id; the last is `first + rows - 1`, which holds for a
-//! single-statement insert under `innodb_autoinc_lock_mode` 0/1, and under 2 when no other
+//! return the first auto-increment id; the last is
+//! `first + (rows - 1) * auto_increment_increment`, which holds for a single-statement insert under `innodb_autoinc_lock_mode` 0/1, and under 2 when no other
 //! statement inserts into the same table concurrently (one table per client, the default).
 //! Range queries name their covering index (`FORCE INDEX`), since the optimizer may otherwise
 //! pick the primary key for `ORDER BY ... LIMIT`.
@@ -90,6 +90,8 @@ pub struct Mysql {
     url: ServerUrl,
     engine: Engine,
     plain: bool,
+    /// `auto_increment_increment`: the step between ids of one multi-row insert.
+    id_step: i64,
 }
 
 impl Mysql {
@@ -102,13 +104,16 @@ impl Mysql {
         let opts = Opts::from_url(&text)
             .map_err(|e| UsageError::new(format!("invalid MySQL URL {}: {e}", url.redacted())))?;
         let opts: Opts = OptsBuilder::from_opts(opts).pass(url.password()).into();
-        let db = Mysql {
+        let mut db = Mysql {
             opts,
             url,
             engine,
             plain,
+            id_step: 1,
         };
         let mut conn = db.conn()?;
+        let step: Option<i64> = conn.query_first("SELECT @@auto_increment_increment")?;
+        db.id_step = step.unwrap_or(1).max(1);
         let support: Option<String> = conn.exec_first(ENGINE_SUPPORT, (engine.sql_name(),))?;
         match support.as_deref() {
             Some("YES") | Some("DEFAULT") => {}
@@ -181,6 +186,7 @@ impl Dbms for Mysql {
             tables: Vec::new(),
             date: (i64::MIN, Value::NULL),
             plain: self.plain,
+            id_step: self.id_step,
         }))
     }
 
@@ -244,6 +250,8 @@ struct MyConnection {
     date: (i64, Value),
     /// Plain-SQL mode: text protocol with values inlined, nothing prepared.
     plain: bool,
+    /// `auto_increment_increment` of the server.
+    id_step: i64,
 }
 
 fn t(sql: &str, table: &Table) -> String {
@@ -296,6 +304,11 @@ impl MyConnection {
 }
 
 impl MyConnection {
+    /// The largest id of the multi-row insert just done: LAST_INSERT_ID() is the first.
+    fn last_id(&self, rows: usize) -> i64 {
+        self.conn.last_insert_id() as i64 + (rows as i64 - 1) * self.id_step
+    }
+
     /// Plain-SQL mode: runs `sql` with `values` inlined over the text protocol; returns the
     /// rows' first column, and the affected-row count.
     fn plain_query(
@@ -386,10 +399,7 @@ impl Connection for MyConnection {
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
         let n = rows.len();
         if self.plain {
-            let date = chrono::DateTime::from_timestamp(rows.dateandtime, 0)
-                .unwrap_or_default()
-                .format("%Y-%m-%d %H:%M:%S")
-                .to_string();
+            let date = super::datetime_text(rows.dateandtime);
             let text = format!(
                 "{}{}",
                 t(INSERT_PREFIX, table),
@@ -398,7 +408,7 @@ impl Connection for MyConnection {
             self.conn
                 .query_drop(text)
                 .with_context(|| format!("insert into {}", table.name))?;
-            return Ok(self.conn.last_insert_id() as i64 + n as i64 - 1);
+            return Ok(self.last_id(n));
         }
         let stmt = match self.statements(table)?.inserts.get(&n) {
             Some(s) => s.clone(),
@@ -414,7 +424,7 @@ impl Connection for MyConnection {
             }
         };
         if self.date.0 != rows.dateandtime {
-            let d = chrono::DateTime::from_timestamp(rows.dateandtime, 0).unwrap_or_default();
+            let d = super::datetime(rows.dateandtime);
             let v = Value::Date(
                 d.year() as u16,
                 d.month() as u8,
@@ -438,7 +448,7 @@ impl Connection for MyConnection {
         self.conn
             .exec_drop(&stmt, Params::Positional(params))
             .with_context(|| format!("insert into {}", table.name))?;
-        Ok(self.conn.last_insert_id() as i64 + n as i64 - 1)
+        Ok(self.last_id(n))
     }
 
     fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {

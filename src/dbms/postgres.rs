@@ -386,14 +386,12 @@ impl Connection for PgConnection {
     }
 
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
-        let date = chrono::DateTime::from_timestamp(rows.dateandtime, 0)
-            .unwrap_or_default()
-            .naive_utc();
+        let date = super::datetime(rows.dateandtime);
         if self.plain {
             let text = format!(
                 "{}{}{}",
                 INSERT_PREFIX.replace("{t}", &table.name),
-                literal::values(rows, &date.format("%Y-%m-%d %H:%M:%S").to_string(), false),
+                literal::values(rows, &super::datetime_text(rows.dateandtime), false),
                 INSERT_SUFFIX
             );
             let (first, _) = simple(&mut self.client, &text, &[], table)?;

@@ -330,13 +330,6 @@ impl SqliteConnection {
     }
 }
 
-fn format_datetime(unix_s: i64) -> String {
-    chrono::DateTime::from_timestamp(unix_s, 0)
-        .unwrap_or_default()
-        .format("%Y-%m-%d %H:%M:%S")
-        .to_string()
-}
-
 impl Connection for SqliteConnection {
     fn create_table(&mut self, table: &Table) -> Result<()> {
         self.conn
@@ -382,7 +375,7 @@ impl Connection for SqliteConnection {
 
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
         if self.date_cache.0 != rows.dateandtime {
-            self.date_cache = (rows.dateandtime, format_datetime(rows.dateandtime));
+            self.date_cache = (rows.dateandtime, super::datetime_text(rows.dateandtime));
         }
         let n = rows.len();
         let date_cache = std::mem::take(&mut self.date_cache.1);

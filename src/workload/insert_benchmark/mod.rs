@@ -103,10 +103,7 @@ impl InsertBenchmark {
             let end = Instant::now();
             if timed {
                 // The table's first client owns its select-min.
-                let client = (0..self.spec.clients)
-                    .find(|&c| schema::table_of(&self.spec, c) == table.id)
-                    .unwrap_or(0);
-                let mut rec = Recorder::new(client);
+                let mut rec = Recorder::new(schema::owner(&self.spec, table.id));
                 rec.record(Op::GetMin, 0, start, end);
                 recorders.push(rec);
                 per_table.insert(table.name.clone(), (end - start).as_micros() as u64);
@@ -177,9 +174,7 @@ impl InsertBenchmark {
             .iter()
             .map(|table| {
                 let dbms = &self.dbms;
-                let client = (0..self.spec.clients)
-                    .find(|&c| schema::table_of(&self.spec, c) == table.id)
-                    .unwrap_or(0);
+                let client = schema::owner(&self.spec, table.id);
                 ThreadSpec {
                     client,
                     role: "indexer",

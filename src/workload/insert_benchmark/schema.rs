@@ -22,6 +22,13 @@ pub fn table_of(spec: &InsertBenchmarkSpec, client: usize) -> usize {
     }
 }
 
+/// The first client working on table `table` (it owns the table's set-up work and ops).
+pub fn owner(spec: &InsertBenchmarkSpec, table: usize) -> usize {
+    (0..spec.clients)
+        .find(|&c| table_of(spec, c) == table)
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,6 +42,7 @@ mod tests {
         let names: Vec<_> = tables(&spec).into_iter().map(|t| t.name).collect();
         assert_eq!(names, ["pi1", "pi2", "pi3"]);
         assert_eq!(table_of(&spec, 2), 2);
+        assert_eq!(owner(&spec, 1), 1);
         spec.table_mode = TableMode::Shared;
         assert_eq!(tables(&spec).len(), 1);
         assert_eq!(table_of(&spec, 2), 0);
