@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use crate::dbms::RowBatch;
+use crate::dbms::{POINT_QUERY_IDS, RowBatch};
 
 /// A value to inline.
 #[derive(Clone, Copy, Debug)]
@@ -79,6 +79,12 @@ pub fn bind(sql: &str, values: &[Literal<'_>], backslash_escapes: bool) -> Strin
         }
     }
     out
+}
+
+/// The ids of a point query as the statement's [`POINT_QUERY_IDS`] values: fewer ids than
+/// slots repeat the first (`IN` ignores repeats). `ids` must not be empty.
+pub fn point_ids(ids: &[i64]) -> [Literal<'static>; POINT_QUERY_IDS] {
+    std::array::from_fn(|i| Literal::Int(ids.get(i).copied().unwrap_or(ids[0])))
 }
 
 /// `(date, cashregisterid, customerid, productid, price, data)` tuples of `rows`, comma-separated.

@@ -523,8 +523,7 @@ impl Connection for MyConnection {
             return Ok(0);
         }
         if self.plain {
-            let values: [Literal; POINT_QUERY_IDS] =
-                std::array::from_fn(|i| Literal::Int(ids.get(i).copied().unwrap_or(ids[0])));
+            let values = literal::point_ids(ids);
             found.extend(
                 self.plain_query(QUERY_POINT, &values, table)?
                     .0

@@ -501,8 +501,7 @@ impl Connection for PgConnection {
             return Ok(0);
         }
         if self.plain {
-            let values: [Literal; POINT_QUERY_IDS] =
-                std::array::from_fn(|i| Literal::Int(ids.get(i).copied().unwrap_or(ids[0])));
+            let values = literal::point_ids(ids);
             for v in simple(&mut self.client, QUERY_POINT, &values, table)?
                 .0
                 .iter()

@@ -17,9 +17,7 @@ use rusqlite::{Connection as RawConnection, OpenFlags, params};
 use crate::error::UsageError;
 
 use super::literal::{self, Literal};
-use super::{
-    Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
-};
+use super::{Connection, Dbms, DbmsKind, RangeQuery, RowBatch, SecondaryIndex, Table};
 
 /// Pragmas ibench applies before the user's own: WAL, as the Insert Benchmark expects, and the
 /// synchronous level SQLite recommends with WAL.
@@ -460,9 +458,7 @@ impl Connection for SqliteConnection {
         }
         let plain = self.plain;
         let (conn, sql) = self.parts(table);
-        // Fewer ids than the statement has slots: repeat the first (IN ignores repeats).
-        let values: [Literal; POINT_QUERY_IDS] =
-            std::array::from_fn(|i| Literal::Int(ids.get(i).copied().unwrap_or(ids[0])));
+        let values = literal::point_ids(ids);
         let mut stmt = statement(conn, &sql.point, &values, plain)?;
         let mut rows = stmt.raw_query();
         while let Some(row) = rows.next()? {

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
 
 use super::{
-    ManagedServer, ServerKind, ServerSpec, find_binary, option_lines, run_setup, server_command,
+    ManagedServer, ServerKind, ServerSpec, find_binary, push_user_config, run_setup, server_command,
 };
 use crate::dbms::mysql::Engine;
 use crate::error::UsageError;
@@ -85,16 +85,8 @@ pub fn start(
     if spec.engine == Engine::Rocksdb {
         cnf.push_str("plugin-load-add = ha_rocksdb.so\n");
     }
-    if let Some(text) = &spec.config_text {
-        cnf.push_str("\n# --server-config\n");
-        // A fragment may carry its own [mysqld] header; other sections are kept as written.
-        cnf.push_str(text);
-        cnf.push_str("\n[mysqld]\n");
-    }
-    if !spec.options.is_empty() {
-        cnf.push_str("\n# --server-option\n");
-        cnf.push_str(&option_lines(&spec.options));
-    }
+    // A fragment may carry its own sections; the options after it belong to [mysqld].
+    push_user_config(&mut cnf, spec, "[mysqld]\n");
     let cnf_path = dir.join("my.cnf");
     fs::write(&cnf_path, cnf)?;
 

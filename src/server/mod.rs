@@ -349,10 +349,20 @@ fn run_setup(mut cmd: Command, what: &str, log: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `key = value` lines from `--server-option`s, in the server's config syntax.
-fn option_lines(options: &[(String, String)]) -> String {
-    options
-        .iter()
-        .map(|(k, v)| format!("{k} = {v}\n"))
-        .collect()
+/// Appends the user's config to a generated config file: the `--server-config` fragment,
+/// then `after_fragment` (e.g. a section header to return to), then the `--server-option`s as
+/// `key = value` lines, which therefore win.
+fn push_user_config(conf: &mut String, spec: &ServerSpec, after_fragment: &str) {
+    if let Some(text) = &spec.config_text {
+        conf.push_str("\n# --server-config\n");
+        conf.push_str(text);
+        conf.push('\n');
+        conf.push_str(after_fragment);
+    }
+    if !spec.options.is_empty() {
+        conf.push_str("\n# --server-option\n");
+        for (k, v) in &spec.options {
+            conf.push_str(&format!("{k} = {v}\n"));
+        }
+    }
 }

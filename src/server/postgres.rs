@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use nix::unistd::{Uid, User, chown};
 
 use super::{
-    ManagedServer, ServerKind, ServerSpec, find_binary, option_lines, run_setup, server_command,
+    ManagedServer, ServerKind, ServerSpec, find_binary, push_user_config, run_setup, server_command,
 };
 use crate::error::UsageError;
 
@@ -101,15 +101,7 @@ pub fn start(
     let mut conf = format!(
         "\n# ibench managed server\nport = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n"
     );
-    if let Some(text) = &spec.config_text {
-        conf.push_str("\n# --server-config\n");
-        conf.push_str(text);
-        conf.push('\n');
-    }
-    if !spec.options.is_empty() {
-        conf.push_str("\n# --server-option\n");
-        conf.push_str(&option_lines(&spec.options));
-    }
+    push_user_config(&mut conf, spec, "");
     let conf_path = data.join("postgresql.conf");
     let mut existing = fs::read_to_string(&conf_path)?;
     existing.push_str(&conf);

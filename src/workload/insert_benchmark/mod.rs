@@ -140,12 +140,8 @@ impl InsertBenchmark {
         let states = self.table_states(false, self.inserters_per_table())?.states;
         let threads = (0..self.spec.clients)
             .map(|c| {
-                self.inserter(
-                    env,
-                    c,
-                    &states,
-                    steps::Pace::Rows(self.spec.l0_rows, self.spec.l0_batch),
-                )
+                let pace = steps::Pace::Rows(self.spec.l0_rows, self.spec.l0_batch);
+                steps::inserter(self.client_table(env, c, &states), pace)
             })
             .collect();
         let total = self.spec.l0_rows * self.spec.clients as u64;
@@ -215,9 +211,14 @@ impl InsertBenchmark {
         } = self.table_states(deletes, self.inserters_per_table())?;
         let mut threads = Vec::new();
         for c in 0..self.spec.clients {
-            threads.push(self.inserter(env, c, &states, steps::Pace::Rows(rows, batch)));
+            let pace = steps::Pace::Rows(rows, batch);
+            threads.push(steps::inserter(self.client_table(env, c, &states), pace));
             if deletes {
-                threads.push(self.deleter(c, &states, batch, None));
+                threads.push(steps::deleter(
+                    self.client_table(env, c, &states),
+                    batch,
+                    None,
+                ));
             }
         }
         let total = rows * self.spec.clients as u64;
@@ -250,24 +251,23 @@ impl InsertBenchmark {
         };
         let mut threads = Vec::new();
         for c in 0..self.spec.clients {
-            let state = Arc::clone(&states[schema::table_of(&self.spec, c)]);
-            threads.push(steps::querier(steps::QuerierArgs {
-                dbms: &self.dbms,
-                spec: &self.spec,
-                table: &self.tables[schema::table_of(&self.spec, c)],
-                state,
-                client: c,
-                step: env.name(),
+            let query = steps::Query {
                 point,
                 duration,
                 guard,
                 misses: &misses,
-            }));
+            };
+            threads.push(steps::querier(self.client_table(env, c, &states), query));
             if rate > 0 {
                 let pace = steps::Pace::Rate(rate, batch, duration);
-                threads.push(self.inserter(env, c, &states, pace));
+                threads.push(steps::inserter(self.client_table(env, c, &states), pace));
                 if deletes {
-                    threads.push(self.deleter(c, &states, batch, Some((rate, duration))));
+                    let schedule = Some((rate, duration));
+                    threads.push(steps::deleter(
+                        self.client_table(env, c, &states),
+                        batch,
+                        schedule,
+                    ));
                 }
             }
         }
@@ -292,41 +292,22 @@ impl InsertBenchmark {
         Ok(result)
     }
 
-    fn inserter<'s>(
+    /// What the threads of client `client` work with in this step.
+    fn client_table<'s>(
         &'s self,
         env: &'s StepEnv,
         client: usize,
         states: &[Arc<TableState>],
-        pace: steps::Pace,
-    ) -> ThreadSpec<'s> {
+    ) -> steps::ClientTable<'s> {
         let t = schema::table_of(&self.spec, client);
-        steps::inserter(steps::InserterArgs {
+        steps::ClientTable {
             dbms: &self.dbms,
             spec: &self.spec,
             table: &self.tables[t],
             state: Arc::clone(&states[t]),
             client,
             step: env.name(),
-            pace,
-        })
-    }
-
-    fn deleter<'s>(
-        &'s self,
-        client: usize,
-        states: &[Arc<TableState>],
-        batch: usize,
-        schedule: Option<(u32, Duration)>,
-    ) -> ThreadSpec<'s> {
-        let t = schema::table_of(&self.spec, client);
-        steps::deleter(
-            &self.dbms,
-            &self.tables[t],
-            Arc::clone(&states[t]),
-            client,
-            batch,
-            schedule,
-        )
+        }
     }
 }
 

@@ -34,22 +34,20 @@ fn unix_now_s() -> i64 {
         .unwrap_or(0)
 }
 
-/// What an inserter needs.
-pub struct InserterArgs<'s> {
+/// What every thread of a client works with in a step.
+pub struct ClientTable<'s> {
     /// Target.
     pub dbms: &'s Arc<dyn Dbms>,
     /// Workload parameters (value ranges, seed).
     pub spec: &'s InsertBenchmarkSpec,
-    /// Table to insert into.
+    /// The client's table.
     pub table: &'s Table,
     /// The table's queue state.
     pub state: Arc<TableState>,
     /// Client number.
     pub client: usize,
-    /// Step name (part of the random stream's name).
+    /// Step name (part of the random streams' names).
     pub step: &'s str,
-    /// Pace.
-    pub pace: Pace,
 }
 
 /// Marks an inserter finished (and wakes the deleters) however its loop ends.
@@ -71,16 +69,15 @@ fn wake_deleters(state: &TableState) {
 }
 
 /// An inserting thread: multi-row INSERTs at the head of the queue.
-pub fn inserter(args: InserterArgs<'_>) -> ThreadSpec<'_> {
-    let InserterArgs {
+pub fn inserter(c: ClientTable<'_>, pace: Pace) -> ThreadSpec<'_> {
+    let ClientTable {
         dbms,
         spec,
         table,
         state,
         client,
         step,
-        pace,
-    } = args;
+    } = c;
     ThreadSpec {
         client,
         role: "inserter",
@@ -188,14 +185,18 @@ fn delete_oldest(
 
 /// A deleting thread: removes the oldest rows at the inserters' pace; with a schedule, also on
 /// the background writer's schedule.
-pub fn deleter<'s>(
-    dbms: &'s Arc<dyn Dbms>,
-    table: &'s Table,
-    state: Arc<TableState>,
-    client: usize,
+pub fn deleter(
+    c: ClientTable<'_>,
     batch: usize,
     schedule: Option<(u32, Duration)>,
-) -> ThreadSpec<'s> {
+) -> ThreadSpec<'_> {
+    let ClientTable {
+        dbms,
+        table,
+        state,
+        client,
+        ..
+    } = c;
     ThreadSpec {
         client,
         role: "deleter",
@@ -227,20 +228,8 @@ pub fn deleter<'s>(
     }
 }
 
-/// What a querier needs.
-pub struct QuerierArgs<'s> {
-    /// Target.
-    pub dbms: &'s Arc<dyn Dbms>,
-    /// Workload parameters.
-    pub spec: &'s InsertBenchmarkSpec,
-    /// Table to query.
-    pub table: &'s Table,
-    /// The table's queue state (which ids exist).
-    pub state: Arc<TableState>,
-    /// Client number.
-    pub client: usize,
-    /// Step name.
-    pub step: &'s str,
+/// What a querier does besides its client's table.
+pub struct Query<'s> {
     /// Point queries (qpN) or range queries (qrN).
     pub point: bool,
     /// How long to run.
@@ -252,19 +241,21 @@ pub struct QuerierArgs<'s> {
 }
 
 /// A querying thread: range or point queries as fast as possible for the step's duration.
-pub fn querier(args: QuerierArgs<'_>) -> ThreadSpec<'_> {
-    let QuerierArgs {
+pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
+    let ClientTable {
         dbms,
         spec,
         table,
         state,
         client,
         step,
+    } = c;
+    let Query {
         point,
         duration,
         guard,
         misses,
-    } = args;
+    } = query;
     ThreadSpec {
         client,
         role: "query",
