@@ -35,3 +35,8 @@ mod bad_input;
 /// (queue invariants, config fragments in effect, LD_PRELOAD, no server left behind), and
 /// already-running servers by URL (row counts, bad URLs and passwords).
 mod servers;
+
+/// Cost per operation: DBMS, client, host and device figures checked against the test's own
+/// reading of /proc and the DBMS's own answers; exited children counted; figures absent, not
+/// zero, when the DBMS process is unknown.
+mod metrics;

@@ -14,13 +14,14 @@ use crate::dbms::mysql::Engine;
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{self, DbmsKind, StatementMode, TargetSpec};
 use crate::error::UsageError;
+use crate::metrics::proc::{self, Watch};
 use crate::report::terminal;
 use crate::results::environment;
 use crate::results::file::ResultsFile;
 use crate::results::model::ManagedServerInfo;
 use crate::results::model::{RunResult, RunStatus, SCHEMA_VERSION};
 use crate::runner::client::INTERRUPTED;
-use crate::runner::{self, DisplayOptions};
+use crate::runner::{self, CostWatch, DisplayOptions};
 use crate::server::{Malloc, ManagedServer, ServerKind, ServerSpec};
 use crate::spec::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode};
 use crate::workload::insert_benchmark::InsertBenchmark;
@@ -64,6 +65,16 @@ pub struct RunArgs {
     /// Leave the managed server running after the run, for inspection.
     #[arg(long, requires = "server")]
     pub keep_server: bool,
+    /// Process id of an external server on this host (its children are counted too), so its
+    /// CPU, IO and memory per operation are reported.
+    #[arg(long, value_name = "PID", conflicts_with = "server")]
+    pub server_pid: Option<u32>,
+    /// File holding the external server's pid (e.g. postmaster.pid, mysqld.pid).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["server", "server_pid"])]
+    pub server_pid_file: Option<PathBuf>,
+    /// Data directory of an external server: its size on disk and its device are reported.
+    #[arg(long, value_name = "DIR", conflicts_with = "server")]
+    pub data_dir: Option<PathBuf>,
     /// Seconds to wait for the managed server to accept connections.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub server_start_timeout: u64,
@@ -407,7 +418,10 @@ pub fn execute(args: &RunArgs) -> Result<()> {
     }
     install_interrupt_handler();
     let result = match &spec.server {
-        None => run_with(&spec, &file, args.quiet, None),
+        None => {
+            let watch = external_watch(&spec, args)?;
+            run_with(&spec, &file, args.quiet, None, watch)
+        }
         Some(server_spec) => run_managed(spec.clone(), server_spec, &file, args),
     };
     if spec.scratch_database && !spec.keep_data {
@@ -459,7 +473,21 @@ fn run_managed(
         log: kept_log.display().to_string(),
         kept: server.keep(),
     };
-    let result = run_with(&spec, file, args.quiet, Some(info));
+    let data = dir.join("data");
+    let watch = (
+        Watch {
+            dbms_pid: server.pid(),
+            embedded: false,
+            device: proc::device_of(&data),
+            data_paths: vec![data],
+        },
+        format!(
+            "managed {} server, pid {} and its children",
+            server_spec.kind.name(),
+            server.pid().unwrap_or(0)
+        ),
+    );
+    let result = run_with(&spec, file, args.quiet, Some(info), watch);
     let stopped = if server.keep() {
         let pid = server.detach();
         eprintln!(
@@ -480,11 +508,83 @@ fn run_managed(
     result.and(stopped)
 }
 
+/// What to sample for a target that is not a managed server: ibench itself for SQLite, the
+/// given pid for an external server, or nothing (host figures only).
+fn external_watch(spec: &RunSpec, args: &RunArgs) -> Result<(Watch, String)> {
+    if let TargetSpec::Sqlite { path, .. } = &spec.target {
+        let files = ["", "-wal", "-shm"]
+            .iter()
+            .map(|suffix| PathBuf::from(format!("{}{suffix}", path.display())))
+            .collect();
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        return Ok((
+            Watch {
+                dbms_pid: None,
+                embedded: true,
+                device: proc::device_of(dir),
+                data_paths: files,
+            },
+            "embedded: SQLite runs inside ibench, so the DBMS figures are ibench's own process"
+                .to_string(),
+        ));
+    }
+    let pid = match (&args.server_pid, &args.server_pid_file) {
+        (Some(pid), _) => Some(*pid),
+        (None, Some(file)) => {
+            let text = fs::read_to_string(file).map_err(|e| {
+                UsageError::new(format!(
+                    "cannot read --server-pid-file {}: {e}",
+                    file.display()
+                ))
+            })?;
+            let pid = text
+                .lines()
+                .next()
+                .and_then(|l| l.trim().parse().ok())
+                .ok_or_else(|| {
+                    UsageError::new(format!(
+                        "--server-pid-file {} does not start with a pid",
+                        file.display()
+                    ))
+                })?;
+            Some(pid)
+        }
+        (None, None) => None,
+    };
+    if let Some(pid) = pid
+        && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    {
+        return Err(
+            UsageError::new(format!("--server-pid {pid}: no such process on this host")).into(),
+        );
+    }
+    let source = match pid {
+        Some(pid) => format!("external server, pid {pid} and its children"),
+        None => "unknown: no DBMS process is known for an external server (give --server-pid or \
+                 --server-pid-file); DBMS figures are not reported, host figures are"
+            .to_string(),
+    };
+    let device = args.data_dir.as_deref().and_then(proc::device_of);
+    Ok((
+        Watch {
+            dbms_pid: pid,
+            embedded: false,
+            device,
+            data_paths: args.data_dir.iter().cloned().collect(),
+        },
+        source,
+    ))
+}
+
 fn run_with(
     spec: &RunSpec,
     file: &ResultsFile,
     quiet: bool,
     managed_server: Option<ManagedServerInfo>,
+    (watch, dbms_source): (Watch, String),
 ) -> Result<()> {
     let db: Arc<dyn dbms::Dbms> = Arc::from(dbms::open_with(&spec.target, spec.statements)?);
     let environment = environment::collect(db.as_ref())?;
@@ -511,7 +611,19 @@ fn run_with(
         quiet,
         report_interval: Duration::from_secs(spec.report_interval_s),
     };
-    let outcome = runner::run_steps(&mut workload, spec.maintenance, &mut run, file, &display);
+    let costs = CostWatch {
+        watch,
+        dbms: Arc::clone(&db),
+        dbms_source,
+    };
+    let outcome = runner::run_steps(
+        &mut workload,
+        spec.maintenance,
+        &mut run,
+        file,
+        &display,
+        Some(&costs),
+    );
     if !run.steps.is_empty() {
         print!("{}", terminal::summary(&run));
     }

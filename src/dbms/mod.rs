@@ -302,6 +302,12 @@ pub trait Dbms: Send + Sync {
         Ok(None)
     }
 
+    /// The DBMS's own cumulative counters (pg_stat_*, SHOW GLOBAL STATUS), by name; the runner
+    /// reads them at step start and end and stores the differences. Default: none.
+    fn counters(&self) -> Result<BTreeMap<String, f64>> {
+        Ok(BTreeMap::new())
+    }
+
     /// Size of the database in bytes as the DBMS reports it, when it can.
     fn size_bytes(&self) -> Result<Option<u64>> {
         Ok(None)

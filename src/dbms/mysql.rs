@@ -221,6 +221,14 @@ impl Dbms for Mysql {
         Ok(Some(format!("ANALYZE TABLE per table{more}")))
     }
 
+    fn counters(&self) -> Result<BTreeMap<String, f64>> {
+        let rows: Vec<(String, String)> = self.conn()?.query("SHOW GLOBAL STATUS")?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v.parse::<f64>().ok()?)))
+            .collect())
+    }
+
     fn size_bytes(&self) -> Result<Option<u64>> {
         let n: Option<u64> = self.conn()?.query_first(DB_SIZE)?;
         Ok(n)

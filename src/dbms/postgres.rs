@@ -52,6 +52,23 @@ const TABLE_EXISTS: &str = "SELECT to_regclass($1) IS NOT NULL";
 const VERSION: &str = "SELECT version()";
 const SHOW_ALL: &str = "SHOW ALL";
 const DB_SIZE: &str = "SELECT pg_database_size(current_database())";
+/// Counter views read at step start and end; a view the server lacks is skipped.
+const COUNTER_QUERIES: &[(&str, &str)] = &[
+    (
+        "pg_stat_database",
+        "SELECT * FROM pg_stat_database WHERE datname = current_database()",
+    ),
+    ("pg_stat_bgwriter", "SELECT * FROM pg_stat_bgwriter"),
+    ("pg_stat_wal", "SELECT * FROM pg_stat_wal"),
+    (
+        "pg_stat_user_tables",
+        "SELECT sum(n_live_tup) AS n_live_tup, sum(n_dead_tup) AS n_dead_tup, \
+         sum(n_tup_ins) AS n_tup_ins, sum(n_tup_del) AS n_tup_del, \
+         sum(vacuum_count) AS vacuum_count, sum(autovacuum_count) AS autovacuum_count, \
+         sum(analyze_count) AS analyze_count, sum(autoanalyze_count) AS autoanalyze_count \
+         FROM pg_stat_user_tables",
+    ),
+];
 const VACUUM_ANALYZE: &str = "VACUUM ANALYZE {t}";
 const CHECKPOINT: &str = "CHECKPOINT";
 
@@ -191,6 +208,26 @@ impl Dbms for Postgres {
             Err(e) => bail!("CHECKPOINT: {}", error_text(&e)),
         };
         Ok(Some(format!("VACUUM ANALYZE per table, {checkpoint}")))
+    }
+
+    fn counters(&self) -> Result<BTreeMap<String, f64>> {
+        let mut c = self.client()?;
+        let mut counters = BTreeMap::new();
+        for (view, sql) in COUNTER_QUERIES {
+            let Ok(messages) = c.simple_query(sql) else {
+                continue;
+            };
+            for msg in messages {
+                if let postgres::SimpleQueryMessage::Row(row) = msg {
+                    for (i, col) in row.columns().iter().enumerate() {
+                        if let Some(v) = row.get(i).and_then(|v| v.parse::<f64>().ok()) {
+                            counters.insert(format!("{view}.{}", col.name()), v);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(counters)
     }
 
     fn size_bytes(&self) -> Result<Option<u64>> {

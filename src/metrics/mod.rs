@@ -1,5 +1,8 @@
-//! Measurements: the per-thread recorder, histograms, and step summaries.
+//! Measurements: the per-thread recorder, histograms, step summaries, and what a step cost
+//! (/proc sampling and its per-op figures).
 
+pub mod efficiency;
 pub mod histogram;
+pub mod proc;
 pub mod recorder;
 pub mod summary;

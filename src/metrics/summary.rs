@@ -225,6 +225,20 @@ pub fn summarize(
         }
     });
 
+    let (efficiency, dbms_counters) = match &outcome.costs {
+        Some(costs) => {
+            let (per, ops) = if window.is_some() {
+                ("query", queries)
+            } else {
+                ("insert", rows_inserted)
+            };
+            (
+                Some(crate::metrics::efficiency::efficiency(costs, per, ops)),
+                costs.counter_deltas(),
+            )
+        }
+        None => (None, BTreeMap::new()),
+    };
     let status = if outcome.error.is_some() {
         RunStatus::Failed
     } else if outcome.interrupted {
@@ -253,6 +267,9 @@ pub fn summarize(
         select_min: None,
         index_build: None,
         point_query_misses: None,
+        point_query_raced: None,
+        efficiency,
+        dbms_counters,
     }
 }
 

@@ -69,6 +69,62 @@ pub fn latency_table(run: &RunResult) -> Table {
     t
 }
 
+fn bytes(b: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    if b as f64 >= 1024.0 * MIB {
+        format!("{:.2}G", b as f64 / (1024.0 * MIB))
+    } else {
+        format!("{:.1}M", b as f64 / MIB)
+    }
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map(|v| format!("{v:.digits$}"))
+        .unwrap_or_else(|| "-".to_string())
+}
+
+/// Cost per op (row inserted in load steps, query in query steps) and memory and size.
+pub fn efficiency_table(run: &RunResult) -> Table {
+    let mut t = Table::new([
+        "step",
+        "per",
+        "dbms us",
+        "client us",
+        "host us",
+        "KB rd",
+        "KB wr",
+        "rd",
+        "wr",
+        "cs",
+        "dbms RSS",
+        "dbms PSS",
+        "db size",
+        "on disk",
+    ]);
+    for s in &run.steps {
+        let Some(e) = &s.efficiency else { continue };
+        let Some(p) = &e.per_op else { continue };
+        let size = |b: Option<u64>| b.map(bytes).unwrap_or_else(|| "-".to_string());
+        t.row([
+            s.name.clone(),
+            e.per.clone(),
+            opt(p.dbms_cpu_us, 1),
+            format!("{:.1}", p.client_cpu_us),
+            format!("{:.1}", p.host_cpu_us),
+            opt(p.kb_read, 3),
+            opt(p.kb_written, 3),
+            opt(p.reads, 4),
+            opt(p.writes, 4),
+            opt(p.dbms_cs, 3),
+            size(e.peak.dbms_rss_bytes),
+            size(e.peak.dbms_pss_bytes),
+            size(e.db_size.dbms_bytes),
+            size(e.db_size.disk_bytes),
+        ]);
+    }
+    t
+}
+
 /// The whole terminal summary.
 pub fn summary(run: &RunResult) -> String {
     let mut out = String::new();
@@ -81,6 +137,17 @@ pub fn summary(run: &RunResult) -> String {
     if !lat.is_empty() {
         out.push_str("\nResponse time (from when each op was due)\n\n");
         out.push_str(&lat.to_text());
+    }
+    let eff = efficiency_table(run);
+    if !eff.is_empty() {
+        out.push_str(
+            "\nCost per op (docs/metrics.md): CPU in microseconds, device IO in KB and requests\n",
+        );
+        if let Some(e) = run.steps.iter().find_map(|s| s.efficiency.as_ref()) {
+            out.push_str(&format!("DBMS figures: {}\n", e.dbms_source));
+        }
+        out.push('\n');
+        out.push_str(&eff.to_text());
     }
     for s in &run.steps {
         if let Some(m) = s.point_query_misses

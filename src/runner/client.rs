@@ -46,12 +46,16 @@ impl Gate {
         }
     }
 
-    /// Called by the step's coordinator: waits for `n` threads, then opens the gate.
-    fn open_when_ready(&self, n: usize) -> Instant {
+    /// Called by the step's coordinator: waits for `n` threads, calls `ready` while they all
+    /// wait, then opens the gate.
+    fn open_when_ready(&self, n: usize, ready: &mut dyn FnMut()) -> Instant {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while s.0 < n {
             s = self.cond.wait(s).unwrap_or_else(|e| e.into_inner());
         }
+        drop(s);
+        ready();
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let start = Instant::now();
         s.1 = Some(start);
         self.cond.notify_all();
@@ -66,9 +70,16 @@ pub struct ThreadCtx<'a> {
     gate: &'a Gate,
     stop: &'a AtomicBool,
     start: Option<Instant>,
+    held: Vec<Box<dyn Send>>,
 }
 
 impl ThreadCtx<'_> {
+    /// Keeps `resource` (a connection) open until the step's end has been sampled, so that a
+    /// server process serving it (a PostgreSQL backend) is still there to be counted.
+    pub fn hold(&mut self, resource: impl Send + 'static) {
+        self.held.push(Box::new(resource));
+    }
+
     /// Waits until every thread of the step is ready and returns the step start. Call it once,
     /// after set-up and before the first measured operation.
     pub fn start(&mut self) -> Instant {
@@ -114,7 +125,12 @@ pub struct StepOutcome {
     pub error: Option<String>,
     /// The run was interrupted during the step.
     pub interrupted: bool,
+    /// What the step cost (samples of /proc and DBMS counters), when sampled.
+    pub costs: Option<crate::metrics::efficiency::StepCosts>,
 }
+
+/// A finished thread: its index, recorder, finish time, and what it holds open.
+type Done = (usize, Recorder, Instant, Vec<Box<dyn Send>>);
 
 /// The text of a panic payload.
 fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
@@ -125,11 +141,16 @@ fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".to_string())
 }
 
-/// Runs `threads` to completion. `monitor` is called about ten times a second from the calling
-/// thread with every thread's live counters and the time since the step start.
+/// Runs `threads` to completion. `ready` is called once every thread has connected and is
+/// waiting to start (the step's first sample); `monitor` is called about ten times a second
+/// from the calling thread with every thread's live counters and the time since the step
+/// start; `finished` is called when every thread is done, before the connections they hold
+/// (see [`ThreadCtx::hold`]) are closed (the step's last sample).
 pub fn run_threads(
     threads: Vec<ThreadSpec<'_>>,
+    ready: &mut dyn FnMut(),
     monitor: &mut dyn FnMut(&[Arc<LiveCounters>], Duration),
+    finished: &mut dyn FnMut(),
 ) -> StepOutcome {
     let n = threads.len();
     let gate = Gate::new();
@@ -141,7 +162,7 @@ pub fn run_threads(
     let mut end = start;
 
     std::thread::scope(|scope| {
-        let (done_tx, done_rx) = mpsc::channel::<(usize, Recorder, Instant)>();
+        let (done_tx, done_rx) = mpsc::channel::<Done>();
         let mut lives = Vec::with_capacity(n);
         let mut spawned = 0;
         for (i, spec) in threads.into_iter().enumerate() {
@@ -165,6 +186,7 @@ pub fn run_threads(
                         gate,
                         stop,
                         start: None,
+                        held: Vec::new(),
                     };
                     // A panic is a bug, but it must not hang the step: report it as an error.
                     let result = panic::catch_unwind(AssertUnwindSafe(|| body(&mut ctx)));
@@ -175,7 +197,7 @@ pub fn run_threads(
                     }
                     // A body that failed before `start` still arrives, so the gate opens.
                     ctx.start();
-                    let _ = done_tx.send((i, ctx.rec, Instant::now()));
+                    let _ = done_tx.send((i, ctx.rec, Instant::now(), ctx.held));
                 });
             match started {
                 Ok(_) => spawned += 1,
@@ -191,13 +213,15 @@ pub fn run_threads(
             }
         }
         drop(done_tx);
-        start = gate.open_when_ready(spawned);
+        start = gate.open_when_ready(spawned, ready);
         started_at = Utc::now();
         let mut remaining = spawned;
+        let mut held: Vec<Box<dyn Send>> = Vec::new();
         let tick = Duration::from_millis(100);
         while remaining > 0 {
             match done_rx.recv_timeout(tick) {
-                Ok((i, rec, finished)) => {
+                Ok((i, rec, finished, resources)) => {
+                    held.extend(resources);
                     // The step ends with the last op, not with the connection's teardown.
                     end = end.max(rec.last_end().unwrap_or(finished));
                     recorders[i] = Some(rec);
@@ -208,6 +232,8 @@ pub fn run_threads(
             }
             monitor(&lives, start.elapsed());
         }
+        finished();
+        drop(held);
     });
 
     StepOutcome {
@@ -216,5 +242,6 @@ pub fn run_threads(
         recorders: recorders.into_iter().flatten().collect(),
         error: error.into_inner().unwrap_or_else(|e| e.into_inner()),
         interrupted: INTERRUPTED.load(Ordering::Relaxed),
+        costs: None,
     }
 }

@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use chrono::Utc;
 
+use crate::dbms::Dbms;
 use crate::error::Interrupted;
+use crate::metrics::efficiency::StepCosts;
+use crate::metrics::proc::Watch;
 use crate::output::format;
 pub use crate::output::progress::Expect;
 use crate::output::progress::{LiveRates, step_bar};
@@ -21,6 +24,7 @@ use crate::results::file::ResultsFile;
 use crate::results::model::{Maintenance, RunResult, RunStatus, StepResult};
 use crate::runner::client::{INTERRUPTED, StepOutcome, ThreadSpec};
 use crate::workload::Workload;
+use std::sync::Arc;
 
 /// How the run is displayed.
 #[derive(Clone, Debug, Default)]
@@ -31,10 +35,27 @@ pub struct DisplayOptions {
     pub report_interval: Duration,
 }
 
+/// What the runner samples for each step's cost.
+pub struct CostWatch {
+    /// Processes, device and files to read.
+    pub watch: Watch,
+    /// The DBMS, for its counters and its own idea of the database size.
+    pub dbms: Arc<dyn Dbms>,
+    /// Whose figures the DBMS figures are (recorded with every step).
+    pub dbms_source: String,
+}
+
+impl CostWatch {
+    fn counters(&self) -> std::collections::BTreeMap<String, f64> {
+        self.dbms.counters().unwrap_or_default()
+    }
+}
+
 /// What a workload's step sees of the runner.
 pub struct StepEnv<'a> {
     name: String,
     display: &'a DisplayOptions,
+    costs: Option<&'a CostWatch>,
 }
 
 impl StepEnv<'_> {
@@ -49,33 +70,91 @@ impl StepEnv<'_> {
         let mut rates = LiveRates::default();
         let mut last_report = Duration::ZERO;
         let interval = self.display.report_interval;
-        let outcome = client::run_threads(threads, &mut |live, elapsed| {
-            match expect {
-                Expect::Rows(_, total) => bar.set_position(LiveRates::totals(live)[0].min(total)),
-                Expect::Time(d) => bar.set_position(elapsed.min(d).as_millis() as u64),
-                Expect::Spinner => {}
+        let mut costs: Option<StepCosts> = None;
+        let sampler_cpu = std::cell::Cell::new(Duration::ZERO);
+        let mut next_sample = Duration::from_secs(1);
+        let cost_watch = self.costs;
+        let mut ready = || {
+            if let Some(cw) = cost_watch {
+                let first = timed(&sampler_cpu, || cw.watch.sample(true));
+                let mut c = StepCosts::new(&cw.watch, first, cw.dbms_source.clone());
+                c.counters_start = cw.counters();
+                costs = Some(c);
             }
-            if rates.update(live, elapsed, Duration::from_secs(1)) {
-                bar.set_message(rates.message());
+        };
+        let mut samples: Vec<crate::metrics::proc::Sample> = Vec::new();
+        let mut end_sample = None;
+        let mut finished = || {
+            if let Some(cw) = cost_watch {
+                end_sample = Some((timed(&sampler_cpu, || cw.watch.sample(true)), cw.counters()));
             }
-            if !interval.is_zero() && elapsed >= last_report + interval {
-                last_report = elapsed;
-                let line = format!(
-                    "[{:>6.1}s] {:>6} {}",
-                    elapsed.as_secs_f64(),
-                    self.name,
-                    rates.message()
-                );
-                if bar.is_hidden() && !self.display.quiet {
-                    eprintln!("{line}");
-                } else {
-                    bar.println(line);
+        };
+        let mut outcome = client::run_threads(
+            threads,
+            &mut ready,
+            &mut |live, elapsed| {
+                if let Some(cw) = cost_watch
+                    && elapsed >= next_sample
+                {
+                    // PSS walks every mapping (about 0.6 ms per process): every 5th second only.
+                    let with_pss = samples.len() % 5 == 4;
+                    samples.push(timed(&sampler_cpu, || cw.watch.sample(with_pss)));
+                    next_sample += Duration::from_secs(1);
                 }
-            }
-        });
+                match expect {
+                    Expect::Rows(_, total) => {
+                        bar.set_position(LiveRates::totals(live)[0].min(total))
+                    }
+                    Expect::Time(d) => bar.set_position(elapsed.min(d).as_millis() as u64),
+                    Expect::Spinner => {}
+                }
+                if rates.update(live, elapsed, Duration::from_secs(1)) {
+                    bar.set_message(rates.message());
+                }
+                if !interval.is_zero() && elapsed >= last_report + interval {
+                    last_report = elapsed;
+                    let line = format!(
+                        "[{:>6.1}s] {:>6} {}",
+                        elapsed.as_secs_f64(),
+                        self.name,
+                        rates.message()
+                    );
+                    if bar.is_hidden() && !self.display.quiet {
+                        eprintln!("{line}");
+                    } else {
+                        bar.println(line);
+                    }
+                }
+            },
+            &mut finished,
+        );
         bar.finish_and_clear();
+        if let (Some(cw), Some(mut c), Some((end, counters))) = (cost_watch, costs, end_sample) {
+            c.end = end;
+            c.seconds = samples;
+            c.counters_end = counters;
+            c.sampler_cpu = sampler_cpu.get();
+            c.dbms_size_bytes = cw.dbms.size_bytes().ok().flatten();
+            c.disk_size_bytes = cw.watch.data_size_bytes();
+            outcome.costs = Some(c);
+        }
         outcome
     }
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(Duration::from)
+        .unwrap_or_default()
+}
+
+/// Runs `f`, adding the CPU time it took on this thread to `total`.
+fn timed<T>(total: &std::cell::Cell<Duration>, f: impl FnOnce() -> T) -> T {
+    let before = thread_cpu();
+    let value = f();
+    total.set(total.get() + thread_cpu().saturating_sub(before));
+    value
 }
 
 fn step_line(step: &StepResult) -> String {
@@ -103,8 +182,9 @@ pub fn run_steps(
     run: &mut RunResult,
     file: &ResultsFile,
     display: &DisplayOptions,
+    costs: Option<&CostWatch>,
 ) -> Result<()> {
-    let outcome = run_steps_inner(workload, maintenance, run, file, display);
+    let outcome = run_steps_inner(workload, maintenance, run, file, display, costs);
     run.finished_at = Some(Utc::now());
     match &outcome {
         Ok(()) => run.status = RunStatus::Complete,
@@ -124,6 +204,7 @@ fn run_steps_inner(
     run: &mut RunResult,
     file: &ResultsFile,
     display: &DisplayOptions,
+    costs: Option<&CostWatch>,
 ) -> Result<()> {
     workload.check_ready()?;
     file.save(run)?;
@@ -148,6 +229,7 @@ fn run_steps_inner(
         let env = StepEnv {
             name: name.clone(),
             display,
+            costs,
         };
         let step = workload.run_step(index, &env)?;
         if !display.quiet {

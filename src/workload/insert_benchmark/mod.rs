@@ -243,6 +243,7 @@ impl InsertBenchmark {
         let duration = Duration::from_secs(self.spec.query_seconds);
         let batch = self.spec.writer_batch;
         let misses = AtomicU64::new(0);
+        let raced = AtomicU64::new(0);
         // Every deleter of a table advances its cursor; stay two batches per deleter ahead.
         let guard = if deletes {
             2 * batch as i64 * self.inserters_per_table() as i64
@@ -256,6 +257,7 @@ impl InsertBenchmark {
                 duration,
                 guard,
                 misses: &misses,
+                raced: &raced,
             };
             threads.push(steps::querier(self.client_table(env, c, &states), query));
             if rate > 0 {
@@ -288,6 +290,7 @@ impl InsertBenchmark {
         result.select_min = select_min;
         if point {
             result.point_query_misses = Some(misses.load(Ordering::Relaxed));
+            result.point_query_raced = Some(raced.load(Ordering::Relaxed));
         }
         Ok(result)
     }

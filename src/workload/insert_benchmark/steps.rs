@@ -123,6 +123,7 @@ pub fn inserter(c: ClientTable<'_>, pace: Pace) -> ThreadSpec<'_> {
             if let Some(p) = &pacer {
                 ctx.rec.add_missed(Op::Insert, p.missed());
             }
+            ctx.hold(conn);
             Ok(())
         }),
     }
@@ -210,8 +211,11 @@ pub fn deleter(
                 schedule.map(|(rate, d)| Pacer::new(start, rate as u64, batch as u64, d));
             while !ctx.should_stop() {
                 // Once the window closes, the deleter only drains what the inserters
-                // inserted (their last batches), so the table keeps its size.
-                let due = pacer.as_mut().and_then(Pacer::next_due);
+                // inserted (their last batches), so the table keeps its size; those deletes
+                // are due when they are taken.
+                let due = pacer
+                    .as_mut()
+                    .map(|p| p.next_due().unwrap_or_else(Instant::now));
                 if let Some(due) = due {
                     wait_until(due);
                 }
@@ -223,6 +227,7 @@ pub fn deleter(
                 let end = Instant::now();
                 ctx.rec.record_op(Op::Delete, deleted, due, sent, end);
             }
+            ctx.hold(conn);
             Ok(())
         }),
     }
@@ -236,8 +241,10 @@ pub struct Query<'s> {
     pub duration: Duration,
     /// Ids this close to the delete cursor are not asked for (they may be deleted meanwhile).
     pub guard: i64,
-    /// Point-query ids not returned, over all queriers.
+    /// Point-query ids not returned although no delete had claimed them, over all queriers.
     pub misses: &'s AtomicU64,
+    /// Point-query ids not returned because a delete claimed them after they were drawn.
+    pub raced: &'s AtomicU64,
 }
 
 /// A querying thread: range or point queries as fast as possible for the step's duration.
@@ -255,6 +262,7 @@ pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
         duration,
         guard,
         misses,
+        raced,
     } = query;
     ThreadSpec {
         client,
@@ -284,8 +292,17 @@ pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
                         .with_context(|| format!("point query on {}", table.name))?;
                     now = Instant::now();
                     if found.len() != ids.len() || !found.iter().all(|id| ids.contains(id)) {
-                        let missing = ids.iter().filter(|id| !found.contains(id)).count();
-                        misses.fetch_add(missing.max(1) as u64, Ordering::Relaxed);
+                        // An id below the delete cursor now was claimed by a deleter after it
+                        // was drawn (the querier was descheduled for longer than the guard):
+                        // a race with a delete, not a missing row.
+                        let cursor = state.live_ids(0).0;
+                        for id in ids.iter().filter(|id| !found.contains(id)) {
+                            let counter = if *id < cursor { raced } else { misses };
+                            counter.fetch_add(1, Ordering::Relaxed);
+                        }
+                        if found.iter().any(|id| !ids.contains(id)) {
+                            misses.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                 } else {
                     let (kind, value) = generator.range();
@@ -296,6 +313,7 @@ pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
                 }
                 ctx.rec.record(Op::Query, 1, sent, now);
             }
+            ctx.hold(conn);
             Ok(())
         }),
     }

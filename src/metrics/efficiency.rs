@@ -1,0 +1,216 @@
+//! A step's cost: samples taken at the step start, once a second, and at the step end (by the
+//! runner's coordinator thread, never by a client) turned into [`Efficiency`]. Formulas are
+//! in docs/metrics.md.
+
+use std::collections::BTreeMap;
+
+use crate::metrics::proc::{ProcCounters, Sample, Watch};
+use crate::results::model::{
+    DbSize, DeviceDelta, Efficiency, EfficiencySeries, Peaks, PerOp, ProcDelta,
+};
+
+/// What the runner collected over one step.
+#[derive(Clone, Debug, Default)]
+pub struct StepCosts {
+    /// Reading at the step start (when every client was ready).
+    pub start: Sample,
+    /// Readings at the end of each second of the step.
+    pub seconds: Vec<Sample>,
+    /// Reading at the step end.
+    pub end: Sample,
+    /// Whose figures the DBMS counters are.
+    pub dbms_source: String,
+    /// Device name, when the database is on a block device.
+    pub device: Option<String>,
+    /// Database size at step end as the DBMS reports it.
+    pub dbms_size_bytes: Option<u64>,
+    /// Database size at step end on disk.
+    pub disk_size_bytes: Option<u64>,
+    /// DBMS counters at the start and the end.
+    pub counters_start: BTreeMap<String, f64>,
+    /// DBMS counters at the end.
+    pub counters_end: BTreeMap<String, f64>,
+    /// CPU the samples of /proc took on the coordinator thread.
+    pub sampler_cpu: std::time::Duration,
+}
+
+impl StepCosts {
+    /// A collection starting with `start`.
+    pub fn new(watch: &Watch, start: Sample, dbms_source: String) -> Self {
+        StepCosts {
+            start,
+            dbms_source,
+            device: watch.device.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// The DBMS counters' differences over the step (numeric counters present at both ends).
+    pub fn counter_deltas(&self) -> BTreeMap<String, f64> {
+        self.counters_end
+            .iter()
+            .filter_map(|(k, end)| Some((k.clone(), end - self.counters_start.get(k)?)))
+            .collect()
+    }
+}
+
+fn proc_delta(a: &ProcCounters, b: &ProcCounters) -> ProcDelta {
+    ProcDelta {
+        cpu_s: (b.cpu_s() - a.cpu_s()).max(0.0),
+        user_s: (b.user_s - a.user_s).max(0.0),
+        sys_s: (b.sys_s - a.sys_s).max(0.0),
+        read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
+        write_bytes: b.write_bytes.saturating_sub(a.write_bytes),
+        read_calls: b.read_calls.saturating_sub(a.read_calls),
+        write_calls: b.write_calls.saturating_sub(a.write_calls),
+        voluntary_cs: b.voluntary_cs.saturating_sub(a.voluntary_cs),
+        involuntary_cs: b.involuntary_cs.saturating_sub(a.involuntary_cs),
+        processes: b.processes,
+    }
+}
+
+/// The step's cost, per op of type `per` (`insert` rows or `query`), `ops` of them.
+pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
+    let (a, b) = (&costs.start, &costs.end);
+    let dbms = match (&a.dbms, &b.dbms) {
+        (Some(x), Some(y)) => Some(proc_delta(x, y)),
+        _ => None,
+    };
+    let client = proc_delta(&a.client, &b.client);
+    let host_cpu_s = (b.host.busy_s - a.host.busy_s).max(0.0);
+    let host_cs = b
+        .host
+        .context_switches
+        .saturating_sub(a.host.context_switches);
+    let device = match (&costs.device, &a.device, &b.device) {
+        (Some(name), Some(x), Some(y)) => Some(DeviceDelta {
+            name: name.clone(),
+            reads: y.reads.saturating_sub(x.reads),
+            writes: y.writes.saturating_sub(x.writes),
+            read_bytes: y.read_bytes.saturating_sub(x.read_bytes),
+            write_bytes: y.write_bytes.saturating_sub(x.write_bytes),
+            io_ms: y.io_ms.saturating_sub(x.io_ms),
+        }),
+        _ => None,
+    };
+    let per_op = (ops > 0).then(|| {
+        let n = ops as f64;
+        PerOp {
+            dbms_cpu_us: dbms.as_ref().map(|d| d.cpu_s * 1e6 / n),
+            client_cpu_us: client.cpu_s * 1e6 / n,
+            host_cpu_us: host_cpu_s * 1e6 / n,
+            kb_read: device.as_ref().map(|d| d.read_bytes as f64 / 1024.0 / n),
+            kb_written: device.as_ref().map(|d| d.write_bytes as f64 / 1024.0 / n),
+            reads: device.as_ref().map(|d| d.reads as f64 / n),
+            writes: device.as_ref().map(|d| d.writes as f64 / n),
+            dbms_kb_read: dbms.as_ref().map(|d| d.read_bytes as f64 / 1024.0 / n),
+            dbms_kb_written: dbms.as_ref().map(|d| d.write_bytes as f64 / 1024.0 / n),
+            dbms_cs: dbms
+                .as_ref()
+                .map(|d| (d.voluntary_cs + d.involuntary_cs) as f64 / n),
+            host_cs: host_cs as f64 / n,
+        }
+    });
+
+    let all = || {
+        std::iter::once(a)
+            .chain(&costs.seconds)
+            .chain(std::iter::once(b))
+    };
+    let peak_of = |f: fn(&ProcCounters) -> u64| all().filter_map(|s| s.dbms.as_ref().map(f)).max();
+    let peak = Peaks {
+        dbms_rss_bytes: peak_of(|c| c.rss_bytes),
+        dbms_vsz_bytes: peak_of(|c| c.vsz_bytes),
+        // Seconds without a PSS reading hold 0, so they never win the max.
+        dbms_pss_bytes: peak_of(|c| c.pss_bytes).filter(|&p| p > 0),
+        client_rss_bytes: all().map(|s| s.client.rss_bytes).max().unwrap_or(0),
+    };
+
+    let mut per_second = EfficiencySeries::default();
+    let mut prev = a;
+    for s in &costs.seconds {
+        let d = |f: fn(&Sample) -> Option<f64>| match (f(prev), f(s)) {
+            (Some(x), Some(y)) => (y - x).max(0.0),
+            _ => 0.0,
+        };
+        per_second.dbms_cpu_s.push(d(|x| x.dbms.map(|c| c.cpu_s())));
+        per_second.client_cpu_s.push(d(|x| Some(x.client.cpu_s())));
+        per_second.host_cpu_s.push(d(|x| Some(x.host.busy_s)));
+        per_second
+            .device_kb_read
+            .push(d(|x| x.device.map(|c| c.read_bytes as f64 / 1024.0)));
+        per_second
+            .device_kb_written
+            .push(d(|x| x.device.map(|c| c.write_bytes as f64 / 1024.0)));
+        per_second
+            .dbms_rss_bytes
+            .push(s.dbms.map(|c| c.rss_bytes).unwrap_or(0));
+        prev = s;
+    }
+
+    Efficiency {
+        per: per.to_string(),
+        ops,
+        dbms_source: costs.dbms_source.clone(),
+        dbms,
+        client,
+        host_cpu_s,
+        host_context_switches: host_cs,
+        device,
+        per_op,
+        peak,
+        db_size: DbSize {
+            dbms_bytes: costs.dbms_size_bytes,
+            disk_bytes: costs.disk_size_bytes,
+        },
+        per_second,
+        sampler_cpu_ms: costs.sampler_cpu.as_secs_f64() * 1e3,
+        samples: costs.seconds.len() + 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::proc::HostCounters;
+
+    fn sample(cpu: f64, rss: u64) -> Sample {
+        Sample {
+            dbms: Some(ProcCounters {
+                user_s: cpu,
+                rss_bytes: rss,
+                voluntary_cs: (cpu * 100.0) as u64,
+                ..Default::default()
+            }),
+            client: ProcCounters {
+                sys_s: cpu / 2.0,
+                ..Default::default()
+            },
+            host: HostCounters {
+                busy_s: cpu * 2.0,
+                context_switches: 10,
+            },
+            device: None,
+        }
+    }
+
+    #[test]
+    fn per_op_figures_divide_deltas_by_ops() {
+        let costs = StepCosts {
+            start: sample(1.0, 100),
+            seconds: vec![sample(2.0, 300)],
+            end: sample(3.0, 200),
+            dbms_source: "test".into(),
+            ..Default::default()
+        };
+        let e = efficiency(&costs, "insert", 1_000_000);
+        let p = e.per_op.unwrap();
+        assert!((p.dbms_cpu_us.unwrap() - 2.0).abs() < 1e-9); // 2 s over 1M ops
+        assert!((p.client_cpu_us - 1.0).abs() < 1e-9);
+        assert!((p.host_cpu_us - 4.0).abs() < 1e-9);
+        assert!(p.kb_written.is_none(), "no device, no device figures");
+        assert_eq!(e.peak.dbms_rss_bytes, Some(300));
+        assert_eq!(e.per_second.dbms_cpu_s, vec![1.0]);
+        assert!(efficiency(&costs, "insert", 0).per_op.is_none());
+    }
+}

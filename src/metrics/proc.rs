@@ -1,0 +1,352 @@
+//! What a step cost, read from /proc: the DBMS process tree, ibench itself, the host CPU, and
+//! the storage device under the database.
+//!
+//! A [`Sample`] is one reading of cumulative counters; the difference of two samples is what
+//! happened between them. CPU of processes that exited between samples is not lost: a parent's
+//! `cutime`/`cstime` and `/proc/PID/io` include the children it has reaped (PostgreSQL's
+//! postmaster reaps its backends), so the tree's total counts them. Context switches of exited
+//! children are the one figure Linux does not hand on to the parent.
+
+use std::collections::HashMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use procfs::process::Process;
+use procfs::{CurrentSI, KernelStats};
+use serde::{Deserialize, Serialize};
+
+/// Cumulative counters of a set of processes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcCounters {
+    /// User CPU, seconds (live processes, plus children they reaped).
+    pub user_s: f64,
+    /// System CPU, seconds.
+    pub sys_s: f64,
+    /// Bytes read from storage (`read_bytes` of /proc/PID/io).
+    pub read_bytes: u64,
+    /// Bytes written to storage (`write_bytes`).
+    pub write_bytes: u64,
+    /// Read syscalls (`syscr`).
+    pub read_calls: u64,
+    /// Write syscalls (`syscw`).
+    pub write_calls: u64,
+    /// Voluntary context switches (all threads).
+    pub voluntary_cs: u64,
+    /// Involuntary context switches (all threads).
+    pub involuntary_cs: u64,
+    /// Resident memory, bytes (sum over processes: shared pages count once per process).
+    pub rss_bytes: u64,
+    /// Virtual memory, bytes (sum over processes).
+    pub vsz_bytes: u64,
+    /// Proportional set size, bytes (shared pages split between the processes that map them).
+    pub pss_bytes: u64,
+    /// Processes in the set.
+    pub processes: u64,
+}
+
+impl ProcCounters {
+    /// User + system CPU, seconds.
+    pub fn cpu_s(&self) -> f64 {
+        self.user_s + self.sys_s
+    }
+
+    fn add(&mut self, o: &ProcCounters) {
+        self.user_s += o.user_s;
+        self.sys_s += o.sys_s;
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+        self.read_calls += o.read_calls;
+        self.write_calls += o.write_calls;
+        self.voluntary_cs += o.voluntary_cs;
+        self.involuntary_cs += o.involuntary_cs;
+        self.rss_bytes += o.rss_bytes;
+        self.vsz_bytes += o.vsz_bytes;
+        self.pss_bytes += o.pss_bytes;
+        self.processes += o.processes;
+    }
+}
+
+/// Host-wide cumulative counters from /proc/stat.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostCounters {
+    /// CPU time not idle and not waiting for IO, seconds, over all CPUs.
+    pub busy_s: f64,
+    /// Context switches since boot.
+    pub context_switches: u64,
+}
+
+/// Cumulative counters of one block device from /proc/diskstats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceCounters {
+    /// Reads completed.
+    pub reads: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Bytes read (sectors x 512).
+    pub read_bytes: u64,
+    /// Bytes written (sectors x 512).
+    pub write_bytes: u64,
+    /// Milliseconds spent doing IO.
+    pub io_ms: u64,
+}
+
+/// One reading of everything the sampler watches.
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    /// The DBMS process tree, when known.
+    pub dbms: Option<ProcCounters>,
+    /// ibench itself.
+    pub client: ProcCounters,
+    /// The host.
+    pub host: HostCounters,
+    /// The device under the database, when it is a block device.
+    pub device: Option<DeviceCounters>,
+}
+
+/// Reads one process's counters; `None` if it has gone.
+fn read_process(p: &Process, with_pss: bool) -> Option<ProcCounters> {
+    let stat = p.stat().ok()?;
+    let tps = procfs::ticks_per_second() as f64;
+    let mut c = ProcCounters {
+        user_s: (stat.utime as f64 + stat.cutime.max(0) as f64) / tps,
+        sys_s: (stat.stime as f64 + stat.cstime.max(0) as f64) / tps,
+        rss_bytes: stat.rss * procfs::page_size(),
+        vsz_bytes: stat.vsize,
+        processes: 1,
+        ..Default::default()
+    };
+    if let Ok(io) = p.io() {
+        c.read_bytes = io.read_bytes;
+        c.write_bytes = io.write_bytes;
+        c.read_calls = io.syscr;
+        c.write_calls = io.syscw;
+    }
+    if let Ok(status) = p.status() {
+        c.voluntary_cs = status.voluntary_ctxt_switches.unwrap_or(0);
+        c.involuntary_cs = status.nonvoluntary_ctxt_switches.unwrap_or(0);
+    }
+    if with_pss {
+        c.pss_bytes = pss_bytes(p.pid).unwrap_or(c.rss_bytes);
+    }
+    Some(c)
+}
+
+/// PSS of `pid` from /proc/PID/smaps_rollup, bytes.
+fn pss_bytes(pid: i32) -> Option<u64> {
+    let text = fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let line = text.lines().find(|l| l.starts_with("Pss:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The process `root` and all its descendants.
+pub fn process_tree(root: i32) -> Vec<Process> {
+    let all: Vec<Process> = match procfs::process::all_processes() {
+        Ok(it) => it.flatten().collect(),
+        Err(_) => return Vec::new(),
+    };
+    let parent: HashMap<i32, i32> = all
+        .iter()
+        .filter_map(|p| Some((p.pid, p.stat().ok()?.ppid)))
+        .collect();
+    let in_tree = |mut pid: i32| {
+        for _ in 0..64 {
+            if pid == root {
+                return true;
+            }
+            match parent.get(&pid) {
+                Some(&pp) if pp > 0 => pid = pp,
+                _ => return false,
+            }
+        }
+        false
+    };
+    all.into_iter().filter(|p| in_tree(p.pid)).collect()
+}
+
+/// Counters of the tree under `root` (PSS only when `with_pss`: reading smaps is the costly
+/// part of a sample).
+pub fn tree_counters(root: i32, with_pss: bool) -> Option<ProcCounters> {
+    let tree = process_tree(root);
+    if tree.is_empty() {
+        return None;
+    }
+    let mut total = ProcCounters::default();
+    for p in &tree {
+        if let Some(c) = read_process(p, with_pss) {
+            total.add(&c);
+        }
+    }
+    Some(total)
+}
+
+/// Host CPU and context switches.
+pub fn host_counters() -> HostCounters {
+    let Ok(k) = KernelStats::current() else {
+        return HostCounters::default();
+    };
+    let t = &k.total;
+    let busy_ticks = t.user
+        + t.nice
+        + t.system
+        + t.irq.unwrap_or(0)
+        + t.softirq.unwrap_or(0)
+        + t.steal.unwrap_or(0);
+    HostCounters {
+        busy_s: busy_ticks as f64 / procfs::ticks_per_second() as f64,
+        context_switches: k.ctxt,
+    }
+}
+
+/// The block device holding `path` (the partition, dm or md device itself), by its name in
+/// /proc/diskstats; `None` for file systems without one (tmpfs, overlay).
+pub fn device_of(path: &Path) -> Option<String> {
+    let dev = fs::metadata(path).ok()?.dev();
+    let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
+    if major == 0 {
+        return None;
+    }
+    let uevent = fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/uevent")).ok()?;
+    uevent
+        .lines()
+        .find_map(|l| l.strip_prefix("DEVNAME="))
+        .map(str::to_string)
+}
+
+/// Counters of device `name` from /proc/diskstats.
+pub fn device_counters(name: &str) -> Option<DeviceCounters> {
+    let stats = procfs::diskstats().ok()?;
+    let d = stats.into_iter().find(|d| d.name == name)?;
+    Some(DeviceCounters {
+        reads: d.reads,
+        writes: d.writes,
+        read_bytes: d.sectors_read * 512,
+        write_bytes: d.sectors_written * 512,
+        io_ms: d.time_in_progress,
+    })
+}
+
+/// What the sampler watches for one run.
+#[derive(Clone, Debug, Default)]
+pub struct Watch {
+    /// Root pid of the DBMS process tree; `None` when unknown (an external server without
+    /// `--server-pid`).
+    pub dbms_pid: Option<u32>,
+    /// The DBMS runs inside ibench (SQLite, RocksDB): DBMS and client are the same process.
+    pub embedded: bool,
+    /// Block device under the database, resolved once.
+    pub device: Option<String>,
+    /// Files or directories holding the database, for its size on disk.
+    pub data_paths: Vec<PathBuf>,
+}
+
+impl Watch {
+    /// Reads every counter once. PSS is read only when `with_pss` (step start and end, and
+    /// once a second: smaps_rollup walks every mapping).
+    pub fn sample(&self, with_pss: bool) -> Sample {
+        let me = std::process::id() as i32;
+        let client = Process::myself()
+            .ok()
+            .and_then(|p| read_process(&p, false))
+            .unwrap_or_default();
+        let dbms = match (self.embedded, self.dbms_pid) {
+            (true, _) => Some(client),
+            (false, Some(pid)) if pid as i32 != me => tree_counters(pid as i32, with_pss),
+            _ => None,
+        };
+        Sample {
+            dbms,
+            client,
+            host: host_counters(),
+            device: self.device.as_deref().and_then(device_counters),
+        }
+    }
+
+    /// Bytes the database's files take on disk (allocated blocks), summed over `data_paths`.
+    pub fn data_size_bytes(&self) -> Option<u64> {
+        if self.data_paths.is_empty() {
+            return None;
+        }
+        Some(self.data_paths.iter().map(|p| disk_usage(p)).sum())
+    }
+}
+
+/// Allocated bytes of `path` (recursively for directories), as `du` counts them.
+pub fn disk_usage(path: &Path) -> u64 {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if meta.is_dir() {
+        fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| disk_usage(&e.path()))
+            .sum::<u64>()
+            + meta.blocks() * 512
+    } else {
+        meta.blocks() * 512
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_read() {
+        let w = Watch {
+            dbms_pid: None,
+            embedded: true,
+            device: device_of(Path::new("/")),
+            data_paths: vec![],
+        };
+        let s = w.sample(true);
+        assert!(s.client.rss_bytes > 0);
+        assert_eq!(s.dbms, Some(s.client));
+        assert!(s.host.context_switches > 0);
+    }
+}
+
+#[cfg(test)]
+mod cost {
+    use super::*;
+    use std::time::Instant;
+
+    /// Where a sample's time goes (run by hand: IBENCH_PID=<postmaster> cargo test --release
+    /// --lib sampler_cost -- --ignored --nocapture).
+    #[test]
+    #[ignore]
+    fn sampler_cost() {
+        let pid: i32 = std::env::var("IBENCH_PID").unwrap().parse().unwrap();
+        let n = 50;
+        let t = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(process_tree(pid));
+        }
+        eprintln!("tree: {:?}", t.elapsed() / n);
+        let tree = process_tree(pid);
+        let t = Instant::now();
+        for _ in 0..n {
+            for p in &tree {
+                std::hint::black_box(read_process(p, false));
+            }
+        }
+        eprintln!("read {} procs no pss: {:?}", tree.len(), t.elapsed() / n);
+        let t = Instant::now();
+        for _ in 0..n {
+            for p in &tree {
+                std::hint::black_box(pss_bytes(p.pid));
+            }
+        }
+        eprintln!("pss: {:?}", t.elapsed() / n);
+        let t = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(host_counters());
+            std::hint::black_box(device_counters("vda"));
+            std::hint::black_box(Process::myself().ok().and_then(|p| read_process(&p, false)));
+        }
+        eprintln!("host+device+self: {:?}", t.elapsed() / n);
+    }
+}
