@@ -133,6 +133,33 @@ fn check_results(run: &RunResult, clients: u64, l0: u64) {
         }
     }
     assert!(run.managed_server.is_some());
+    // Every step reports what it cost, from the server's own process tree.
+    for s in &run.steps {
+        let e = s
+            .efficiency
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no efficiency", s.name));
+        assert!(e.dbms_source.starts_with("managed"), "{}", e.dbms_source);
+        let dbms = e
+            .dbms
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no DBMS figures", s.name));
+        assert!(dbms.processes >= 1);
+        assert!(e.peak.dbms_rss_bytes.unwrap() > 0 && e.peak.dbms_pss_bytes.unwrap() > 0);
+        assert!(
+            e.db_size.disk_bytes.unwrap() > 0,
+            "{}: size on disk",
+            s.name
+        );
+        assert!(!s.dbms_counters.is_empty(), "{}: DBMS counters", s.name);
+        if s.name != "l.x" {
+            let p = e.per_op.as_ref().unwrap();
+            assert!(p.dbms_cpu_us.unwrap() > 0.0, "{}: DBMS CPU per op", s.name);
+            assert!(p.client_cpu_us > 0.0 && p.host_cpu_us > 0.0, "{}", s.name);
+            assert!(p.dbms_cs.unwrap() > 0.0, "{}: context switches", s.name);
+            assert!(!e.counters_per_op.is_empty(), "{}: key counters", s.name);
+        }
+    }
 }
 
 fn config_file(bench: &Bench, text: &str) -> String {

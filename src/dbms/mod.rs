@@ -308,6 +308,12 @@ pub trait Dbms: Send + Sync {
         Ok(BTreeMap::new())
     }
 
+    /// Whether counter `name` (from [`Dbms::counters`]) is one engineers read first; those are
+    /// also reported per op. Default: none.
+    fn is_key_counter(&self, _name: &str) -> bool {
+        false
+    }
+
     /// Size of the database in bytes as the DBMS reports it, when it can.
     fn size_bytes(&self) -> Result<Option<u64>> {
         Ok(None)

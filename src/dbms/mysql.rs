@@ -80,6 +80,30 @@ const SHOW_VARIABLES: &str = "SHOW GLOBAL VARIABLES";
 const ENGINE_SUPPORT: &str = "SELECT support FROM information_schema.engines WHERE engine = ?";
 const DB_SIZE: &str = "SELECT coalesce(sum(data_length + index_length), 0) \
      FROM information_schema.tables WHERE table_schema = database()";
+/// Counters also reported per op (plus every `Rocksdb_stall_*`).
+const KEY_COUNTERS: &[&str] = &[
+    "Innodb_buffer_pool_read_requests",
+    "Innodb_buffer_pool_reads",
+    "Innodb_buffer_pool_write_requests",
+    "Innodb_data_reads",
+    "Innodb_data_writes",
+    "Innodb_data_read",
+    "Innodb_data_written",
+    "Innodb_os_log_written",
+    "Innodb_pages_written",
+    "Innodb_rows_inserted",
+    "Innodb_rows_deleted",
+    "Innodb_rows_read",
+    "Innodb_history_list_length",
+    "Rocksdb_bytes_read",
+    "Rocksdb_bytes_written",
+    "Rocksdb_block_cache_miss",
+    "Rocksdb_block_cache_hit",
+    "Rocksdb_compact_read_bytes",
+    "Rocksdb_compact_write_bytes",
+    "Rocksdb_flush_write_bytes",
+    "Rocksdb_wal_bytes",
+];
 const ANALYZE: &str = "ANALYZE TABLE {t}";
 const DIRTY_PAGES: &str = "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'";
 const MYROCKS_FLUSH: &str = "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1";
@@ -227,6 +251,10 @@ impl Dbms for Mysql {
             .into_iter()
             .filter_map(|(k, v)| Some((k, v.parse::<f64>().ok()?)))
             .collect())
+    }
+
+    fn is_key_counter(&self, name: &str) -> bool {
+        KEY_COUNTERS.contains(&name) || name.starts_with("Rocksdb_stall")
     }
 
     fn size_bytes(&self) -> Result<Option<u64>> {

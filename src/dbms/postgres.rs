@@ -69,6 +69,25 @@ const COUNTER_QUERIES: &[(&str, &str)] = &[
          FROM pg_stat_user_tables",
     ),
 ];
+/// Counters also reported per op.
+const KEY_COUNTERS: &[&str] = &[
+    "pg_stat_database.blks_read",
+    "pg_stat_database.blks_hit",
+    "pg_stat_database.xact_commit",
+    "pg_stat_database.tup_returned",
+    "pg_stat_database.tup_fetched",
+    "pg_stat_database.tup_inserted",
+    "pg_stat_database.tup_deleted",
+    "pg_stat_database.temp_bytes",
+    "pg_stat_wal.wal_records",
+    "pg_stat_wal.wal_fpi",
+    "pg_stat_wal.wal_bytes",
+    "pg_stat_bgwriter.buffers_checkpoint",
+    "pg_stat_bgwriter.buffers_clean",
+    "pg_stat_bgwriter.buffers_backend",
+    "pg_stat_user_tables.n_dead_tup",
+    "pg_stat_user_tables.autovacuum_count",
+];
 const VACUUM_ANALYZE: &str = "VACUUM ANALYZE {t}";
 const CHECKPOINT: &str = "CHECKPOINT";
 
@@ -228,6 +247,10 @@ impl Dbms for Postgres {
             }
         }
         Ok(counters)
+    }
+
+    fn is_key_counter(&self, name: &str) -> bool {
+        KEY_COUNTERS.contains(&name)
     }
 
     fn size_bytes(&self) -> Result<Option<u64>> {

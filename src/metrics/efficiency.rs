@@ -32,6 +32,8 @@ pub struct StepCosts {
     pub counters_end: BTreeMap<String, f64>,
     /// CPU the samples of /proc took on the coordinator thread.
     pub sampler_cpu: std::time::Duration,
+    /// Names of the counters engineers read first (also reported per op).
+    pub key_counters: Vec<String>,
 }
 
 impl StepCosts {
@@ -164,6 +166,16 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
             disk_bytes: costs.disk_size_bytes,
         },
         per_second,
+        counters_per_op: if ops > 0 {
+            let deltas = costs.counter_deltas();
+            costs
+                .key_counters
+                .iter()
+                .filter_map(|k| Some((k.clone(), deltas.get(k)? / ops as f64)))
+                .collect()
+        } else {
+            BTreeMap::new()
+        },
         sampler_cpu_ms: costs.sampler_cpu.as_secs_f64() * 1e3,
         samples: costs.seconds.len() + 2,
     }

@@ -31,7 +31,7 @@ pub struct ProcCounters {
     pub read_calls: u64,
     /// Write syscalls (`syscw`).
     pub write_calls: u64,
-    /// Voluntary context switches (all threads).
+    /// Voluntary context switches (all live threads, from /proc/PID/task/*/status).
     pub voluntary_cs: u64,
     /// Involuntary context switches (all threads).
     pub involuntary_cs: u64,
@@ -122,9 +122,12 @@ fn read_process(p: &Process, with_pss: bool) -> Option<ProcCounters> {
         c.read_calls = io.syscr;
         c.write_calls = io.syscw;
     }
-    if let Ok(status) = p.status() {
-        c.voluntary_cs = status.voluntary_ctxt_switches.unwrap_or(0);
-        c.involuntary_cs = status.nonvoluntary_ctxt_switches.unwrap_or(0);
+    // /proc/PID/status counts the main thread only: add up every thread's.
+    if let Ok(tasks) = p.tasks() {
+        for status in tasks.flatten().filter_map(|t| t.status().ok()) {
+            c.voluntary_cs += status.voluntary_ctxt_switches.unwrap_or(0);
+            c.involuntary_cs += status.nonvoluntary_ctxt_switches.unwrap_or(0);
+        }
     }
     if with_pss {
         c.pss_bytes = pss_bytes(p.pid).unwrap_or(c.rss_bytes);

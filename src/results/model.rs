@@ -201,6 +201,9 @@ pub struct Efficiency {
     pub db_size: DbSize,
     /// One value per second of the step.
     pub per_second: EfficiencySeries,
+    /// The DBMS counters engineers read first, difference over the step per op.
+    #[serde(default)]
+    pub counters_per_op: BTreeMap<String, f64>,
     /// CPU the /proc samples of this step cost ibench (coordinator thread), milliseconds.
     #[serde(default)]
     pub sampler_cpu_ms: f64,

@@ -132,6 +132,11 @@ impl StepEnv<'_> {
         if let (Some(cw), Some(mut c), Some((end, counters))) = (cost_watch, costs, end_sample) {
             c.end = end;
             c.seconds = samples;
+            c.key_counters = counters
+                .keys()
+                .filter(|k| cw.dbms.is_key_counter(k))
+                .cloned()
+                .collect();
             c.counters_end = counters;
             c.sampler_cpu = sampler_cpu.get();
             c.dbms_size_bytes = cw.dbms.size_bytes().ok().flatten();
