@@ -10,7 +10,7 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit code for bad input: flags, files, URLs.
 pub const EXIT_USAGE: u8 = 2;
-/// Exit code after SIGINT (results so far are written).
+/// Exit code after SIGINT (results so far are written); SIGTERM gives 143 (128 + 15).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Bad input: a value the user gave is not allowed. Its message is one line that names the
@@ -45,12 +45,16 @@ impl fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// The exit code for `err`: 2 for bad input, 130 for an interrupt, 1 otherwise.
+/// The exit code for `err`: 2 for bad input, 128 + signal for an interrupt (130 SIGINT, 143
+/// SIGTERM), 1 otherwise.
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     if err.chain().any(|e| e.is::<UsageError>()) {
         EXIT_USAGE
     } else if err.chain().any(|e| e.is::<Interrupted>()) {
-        EXIT_INTERRUPTED
+        match crate::runner::client::INTERRUPT_SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => EXIT_INTERRUPTED,
+            sig => (128 + sig).clamp(0, 255) as u8,
+        }
     } else {
         EXIT_FAILED
     }

@@ -489,3 +489,34 @@ fn a_dbms_error_fails_the_step_exits_1_and_keeps_what_was_measured() {
     assert_eq!((after.2 - before.2) as u64, step.rows_inserted, "inserted");
     assert_eq!((after.1 - before.1) as u64, step.rows_deleted, "deleted");
 }
+
+#[test]
+fn sigterm_stops_the_run_with_exit_143_and_keeps_what_was_measured() {
+    let bench = Bench::new();
+    bench.load(1, 2_000);
+    let db = bench.db();
+    let conn = open_db(&db);
+    let before = id_range(&conn, "pi1");
+    let mut child = bench.spawn(&[
+        "--steps",
+        "qp100",
+        "--query-seconds",
+        "20",
+        "--clients",
+        "1",
+        "--path",
+        path_str(&db),
+    ]);
+    child.wait_for_id_above(&conn, "pi1", before.2);
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let o = child.finish(std::time::Duration::from_secs(30));
+    assert_eq!(o.code, Some(143), "{}", o.describe());
+    let run = ibench::results::file::load(&o.new_results[0]).expect("valid results");
+    assert_eq!(run.status, RunStatus::Interrupted);
+    assert_eq!(run.steps[0].status, RunStatus::Interrupted);
+    assert!(run.steps[0].queries > 0);
+}

@@ -634,11 +634,19 @@ fn run_with(
 }
 
 /// First SIGINT/SIGTERM: stop the steps and save. Second: exit at once (results on disk are
-/// always complete documents, since they are written by rename).
+/// always complete documents, since they are written by rename). The exit code is 128 + the
+/// signal: 130 for SIGINT, 143 for SIGTERM.
 fn install_interrupt_handler() {
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(crate::error::EXIT_INTERRUPTED as i32);
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        for sig in signals.forever() {
+            if INTERRUPTED.swap(true, Ordering::SeqCst) {
+                std::process::exit(128 + sig);
+            }
+            crate::runner::client::INTERRUPT_SIGNAL.store(sig, Ordering::SeqCst);
         }
     });
 }

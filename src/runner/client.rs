@@ -19,6 +19,9 @@ use crate::metrics::recorder::{LiveCounters, Recorder};
 /// Set by the SIGINT/SIGTERM handler; every step stops when it is set.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// The signal that interrupted the run (0: none), for the exit code (128 + signal).
+pub static INTERRUPT_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
 /// Releases all threads of a step at once.
 struct Gate {
     state: Mutex<(usize, Option<Instant>)>,
