@@ -40,3 +40,7 @@ mod servers;
 /// reading of /proc and the DBMS's own answers; exited children counted; figures absent, not
 /// zero, when the DBMS process is unknown.
 mod metrics;
+
+/// Property tests of user-input parsing: URLs (no panic, no password in any rendering), step
+/// names, command lines (a spec or a usage error, never a panic).
+mod parsing;

@@ -1,0 +1,76 @@
+//! Property tests of everything that parses user input (URLs, steps, the command line): no
+//! input panics, bad input is a usage error, and a password never survives into any rendering
+//! of a URL. Failing cases are kept in tests/parsing.proptest-regressions.
+
+use clap::Parser;
+use ibench::cli::{Cli, Command};
+use ibench::dbms::url::ServerUrl;
+use ibench::spec::Step;
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn url_parsing_never_panics_and_never_shows_the_password(
+        scheme in "(postgres|postgresql|mysql|mariadb|redis|[a-z]{1,8})",
+        user in "[a-zA-Z0-9_]{0,8}",
+        password in "[a-zA-Z0-9]{6,12}Pw",
+        host in "([a-z0-9.-]{0,12}|\\[::1\\])",
+        port in proptest::option::of(0u32..70000),
+        rest in "[ -~]{0,24}",
+        in_query in any::<bool>(),
+    ) {
+        let port = port.map(|p| format!(":{p}")).unwrap_or_default();
+        let text = if in_query {
+            format!("{scheme}://{user}@{host}{port}/db?password={password}&{rest}")
+        } else {
+            format!("{scheme}://{user}:{password}@{host}{port}/{rest}")
+        };
+        if let Ok(url) = ServerUrl::parse(&text, "IBENCH_NO_SUCH_ENV") {
+            for shown in [url.redacted(), url.without_password(), format!("{url:?}"), format!("{url}"),
+                          serde_json::to_string(&url).unwrap()] {
+                prop_assert!(!shown.contains(&password), "{shown} shows the password of {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics_the_url_parser(text in "\\PC{0,64}") {
+        let _ = ServerUrl::parse(&text, "IBENCH_NO_SUCH_ENV");
+    }
+
+    #[test]
+    fn step_names_parse_or_fail_cleanly(text in "(l\\.i[0-3x]|q[rp][0-9]{0,12}|\\PC{0,8})") {
+        match text.parse::<Step>() {
+            Ok(step) => prop_assert_eq!(step.to_string().parse::<Step>().unwrap(), step),
+            Err(e) => prop_assert!(e.to_string().contains("unknown step")),
+        }
+    }
+
+    #[test]
+    fn command_lines_validate_without_panicking(
+        args in proptest::collection::vec(
+            prop_oneof![
+                Just("--clients".to_string()), Just("--steps".to_string()),
+                Just("--l0-rows".to_string()), Just("--l1-batch".to_string()),
+                Just("--query-seconds".to_string()), Just("--secondary-indexes".to_string()),
+                Just("--data-min".to_string()), Just("--data-max".to_string()),
+                Just("--table-prefix".to_string()), Just("--url".to_string()),
+                Just("--server".to_string()), Just("--max-price".to_string()),
+                Just("--sqlite-pragma".to_string()), Just("--index-ddl".to_string()),
+                "-?[0-9]{1,20}", "[a-z.,0-9=;:/@_-]{0,16}",
+            ],
+            0..8,
+        ),
+    ) {
+        let argv = std::iter::once("ibench".to_string())
+            .chain(std::iter::once("run".to_string()))
+            .chain(args);
+        if let Ok(cli) = Cli::try_parse_from(argv) {
+            let Command::Run(run) = cli.command;
+            // Either a valid spec or a usage error; never a panic.
+            let _ = run.to_spec(std::path::PathBuf::from("/nonexistent/db.sqlite"));
+        }
+    }
+}
