@@ -186,6 +186,15 @@ fn managed_postgres_full_run_keeps_queue_and_applies_config() {
     let out = bench.run(&args);
     let run = out.result();
     check_results(&run, 2, 5000);
+    // The server's own count of inserted rows agrees with ibench's, step by step.
+    for step in run.steps.iter().filter(|s| s.name.starts_with("l.i")) {
+        assert_eq!(
+            step.dbms_counters.get("pg_stat_database.tup_inserted"),
+            Some(&(step.rows_inserted as f64)),
+            "{}: pg_stat_database.tup_inserted",
+            step.name
+        );
+    }
     let pid = run.managed_server.as_ref().unwrap().pid.unwrap();
     let kept = Kept { pid, signal: "INT" };
     assert!(alive(pid), "--keep-server left no server");

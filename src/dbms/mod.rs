@@ -308,6 +308,10 @@ pub trait Dbms: Send + Sync {
         Ok(BTreeMap::new())
     }
 
+    /// Waits until the counters include the work of the step's sessions, which have just
+    /// closed (default: at once).
+    fn settle_counters(&self) {}
+
     /// Whether counter `name` (from [`Dbms::counters`]) is one engineers read first; those are
     /// also reported per op. Default: none.
     fn is_key_counter(&self, _name: &str) -> bool {

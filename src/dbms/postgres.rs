@@ -69,6 +69,12 @@ const COUNTER_QUERIES: &[(&str, &str)] = &[
          FROM pg_stat_user_tables",
     ),
 ];
+/// `application_name` of ibench's sessions.
+const APPLICATION_NAME: &str = "ibench";
+/// ibench's other sessions still open (the step's clients, closing).
+const OPEN_SESSIONS: &str = "SELECT count(*) FROM pg_stat_activity \
+     WHERE application_name = 'ibench' AND pid <> pg_backend_pid()";
+
 /// Counters also reported per op.
 const KEY_COUNTERS: &[&str] = &[
     "pg_stat_database.blks_read",
@@ -132,6 +138,8 @@ impl Postgres {
         if let Some(pw) = url.password() {
             config.password(pw);
         }
+        // Named, so ibench's own sessions can be told apart in pg_stat_activity.
+        config.application_name(APPLICATION_NAME);
         let mut db = Postgres {
             config,
             url,
@@ -251,6 +259,21 @@ impl Dbms for Postgres {
 
     fn is_key_counter(&self, name: &str) -> bool {
         KEY_COUNTERS.contains(&name)
+    }
+
+    /// A backend reports its statistics when it exits: wait (up to 2 s) until the step's
+    /// sessions are gone.
+    fn settle_counters(&self) {
+        let Ok(mut c) = self.client() else { return };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while std::time::Instant::now() < deadline {
+            match c.query_one(OPEN_SESSIONS, &[]) {
+                Ok(row) if row.get::<_, i64>(0) > 0 => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                _ => return,
+            }
+        }
     }
 
     fn size_bytes(&self) -> Result<Option<u64>> {

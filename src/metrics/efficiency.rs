@@ -71,13 +71,39 @@ fn proc_delta(a: &ProcCounters, b: &ProcCounters) -> ProcDelta {
     }
 }
 
+/// Context switches between two samples, summed over the threads alive at the second: their
+/// growth, or their whole count for threads that started in between. Threads that exited in
+/// between are not counted (Linux hands their counts to no one).
+fn thread_switch_growth(
+    start: &crate::metrics::proc::ThreadSwitches,
+    end: &crate::metrics::proc::ThreadSwitches,
+) -> (u64, u64) {
+    end.iter().fold((0, 0), |(v, iv), (tid, (ev, eiv))| {
+        let (sv, siv) = start.get(tid).copied().unwrap_or((0, 0));
+        (v + ev.saturating_sub(sv), iv + eiv.saturating_sub(siv))
+    })
+}
+
 /// The step's cost, per op of type `per` (`insert` rows or `query`), `ops` of them.
 pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
     let (a, b) = (&costs.start, &costs.end);
     let dbms = match (&a.dbms, &b.dbms) {
-        (Some(x), Some(y)) => Some(proc_delta(x, y)),
+        (Some(x), Some(y)) => {
+            let mut d = proc_delta(x, y);
+            if !b.dbms_threads.is_empty() {
+                // Thread by thread: a thread that exited during the step would otherwise
+                // take its whole lifetime count away from the total.
+                let (v, iv) = thread_switch_growth(&a.dbms_threads, &b.dbms_threads);
+                d.voluntary_cs = v;
+                d.involuntary_cs = iv;
+            }
+            Some(d)
+        }
         _ => None,
     };
+    // IO of another user's server cannot be read: absent, not zero.
+    let dbms_io_known =
+        matches!((&a.dbms, &b.dbms), (Some(x), Some(y)) if x.io_known && y.io_known);
     let client = proc_delta(&a.client, &b.client);
     let host_cpu_s = (b.host.busy_s - a.host.busy_s).max(0.0);
     let host_cs = b
@@ -105,8 +131,14 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
             kb_written: device.as_ref().map(|d| d.write_bytes as f64 / 1024.0 / n),
             reads: device.as_ref().map(|d| d.reads as f64 / n),
             writes: device.as_ref().map(|d| d.writes as f64 / n),
-            dbms_kb_read: dbms.as_ref().map(|d| d.read_bytes as f64 / 1024.0 / n),
-            dbms_kb_written: dbms.as_ref().map(|d| d.write_bytes as f64 / 1024.0 / n),
+            dbms_kb_read: dbms
+                .as_ref()
+                .filter(|_| dbms_io_known)
+                .map(|d| d.read_bytes as f64 / 1024.0 / n),
+            dbms_kb_written: dbms
+                .as_ref()
+                .filter(|_| dbms_io_known)
+                .map(|d| d.write_bytes as f64 / 1024.0 / n),
             dbms_cs: dbms
                 .as_ref()
                 .map(|d| (d.voluntary_cs + d.involuntary_cs) as f64 / n),
@@ -123,16 +155,23 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
     let peak = Peaks {
         dbms_rss_bytes: peak_of(|c| c.rss_bytes),
         dbms_vsz_bytes: peak_of(|c| c.vsz_bytes),
-        // Seconds without a PSS reading hold 0, so they never win the max.
-        dbms_pss_bytes: peak_of(|c| c.pss_bytes).filter(|&p| p > 0),
+        // Only samples whose PSS was read (and readable) count.
+        dbms_pss_bytes: all()
+            .filter_map(|s| s.dbms.as_ref().filter(|c| c.pss_known).map(|c| c.pss_bytes))
+            .max(),
         client_rss_bytes: all().map(|s| s.client.rss_bytes).max().unwrap_or(0),
     };
 
     let mut per_second = EfficiencySeries::default();
     let mut prev = a;
     for s in &costs.seconds {
+        // Per second of the real interval between the two samples.
+        let dt =
+            s.at.saturating_duration_since(prev.at)
+                .as_secs_f64()
+                .max(1e-3);
         let d = |f: fn(&Sample) -> Option<f64>| match (f(prev), f(s)) {
-            (Some(x), Some(y)) => (y - x).max(0.0),
+            (Some(x), Some(y)) => (y - x).max(0.0) / dt,
             _ => 0.0,
         };
         per_second.dbms_cpu_s.push(d(|x| x.dbms.map(|c| c.cpu_s())));
@@ -186,8 +225,10 @@ mod tests {
     use super::*;
     use crate::metrics::proc::HostCounters;
 
-    fn sample(cpu: f64, rss: u64) -> Sample {
+    /// A sample `at_s` seconds after `t0`.
+    fn sample(t0: std::time::Instant, at_s: f64, cpu: f64, rss: u64) -> Sample {
         Sample {
+            at: t0 + std::time::Duration::from_secs_f64(at_s),
             dbms: Some(ProcCounters {
                 user_s: cpu,
                 rss_bytes: rss,
@@ -203,15 +244,26 @@ mod tests {
                 context_switches: 10,
             },
             device: None,
+            dbms_threads: Default::default(),
         }
     }
 
     #[test]
+    fn context_switches_grow_per_thread() {
+        let start = [(1, (10, 1)), (2, (500, 50))].into_iter().collect();
+        // Thread 2 exited; thread 3 started.
+        let end = [(1, (15, 2)), (3, (7, 0))].into_iter().collect();
+        assert_eq!(thread_switch_growth(&start, &end), (5 + 7, 1));
+    }
+
+    #[test]
     fn per_op_figures_divide_deltas_by_ops() {
+        let t0 = std::time::Instant::now();
         let costs = StepCosts {
-            start: sample(1.0, 100),
-            seconds: vec![sample(2.0, 300)],
-            end: sample(3.0, 200),
+            start: sample(t0, 0.0, 1.0, 100),
+            // Taken 2 s after the start: the series is per second of that interval.
+            seconds: vec![sample(t0, 2.0, 2.0, 300)],
+            end: sample(t0, 3.0, 3.0, 200),
             dbms_source: "test".into(),
             ..Default::default()
         };
@@ -222,7 +274,7 @@ mod tests {
         assert!((p.host_cpu_us - 4.0).abs() < 1e-9);
         assert!(p.kb_written.is_none(), "no device, no device figures");
         assert_eq!(e.peak.dbms_rss_bytes, Some(300));
-        assert_eq!(e.per_second.dbms_cpu_s, vec![1.0]);
+        assert_eq!(e.per_second.dbms_cpu_s, vec![0.5]);
         assert!(efficiency(&costs, "insert", 0).per_op.is_none());
     }
 }

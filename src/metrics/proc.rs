@@ -43,6 +43,11 @@ pub struct ProcCounters {
     pub pss_bytes: u64,
     /// Processes in the set.
     pub processes: u64,
+    /// /proc/PID/io was readable for every process (it needs ptrace access: another user's
+    /// server hides it).
+    pub io_known: bool,
+    /// /proc/PID/smaps_rollup was read (and readable) for every process.
+    pub pss_known: bool,
 }
 
 impl ProcCounters {
@@ -64,6 +69,8 @@ impl ProcCounters {
         self.vsz_bytes += o.vsz_bytes;
         self.pss_bytes += o.pss_bytes;
         self.processes += o.processes;
+        self.io_known &= o.io_known;
+        self.pss_known &= o.pss_known;
     }
 }
 
@@ -92,8 +99,10 @@ pub struct DeviceCounters {
 }
 
 /// One reading of everything the sampler watches.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Sample {
+    /// When it was taken.
+    pub at: std::time::Instant,
     /// The DBMS process tree, when known.
     pub dbms: Option<ProcCounters>,
     /// ibench itself.
@@ -102,10 +111,33 @@ pub struct Sample {
     pub host: HostCounters,
     /// The device under the database, when it is a block device.
     pub device: Option<DeviceCounters>,
+    /// Context switches of each DBMS thread (a server's tree; empty for an embedded DBMS).
+    pub dbms_threads: ThreadSwitches,
 }
 
-/// Reads one process's counters; `None` if it has gone.
-fn read_process(p: &Process, with_pss: bool) -> Option<ProcCounters> {
+impl Default for Sample {
+    fn default() -> Self {
+        Sample {
+            at: std::time::Instant::now(),
+            dbms: None,
+            client: ProcCounters::default(),
+            host: HostCounters::default(),
+            device: None,
+            dbms_threads: ThreadSwitches::new(),
+        }
+    }
+}
+
+/// Context switches per thread id: (voluntary, involuntary).
+pub type ThreadSwitches = HashMap<i32, (u64, u64)>;
+
+/// Reads one process's counters; `None` if it has gone. Each thread's context switches are
+/// also added to `threads` when given.
+fn read_process(
+    p: &Process,
+    with_pss: bool,
+    mut threads: Option<&mut ThreadSwitches>,
+) -> Option<ProcCounters> {
     let stat = p.stat().ok()?;
     let tps = procfs::ticks_per_second() as f64;
     let mut c = ProcCounters {
@@ -121,16 +153,24 @@ fn read_process(p: &Process, with_pss: bool) -> Option<ProcCounters> {
         c.write_bytes = io.write_bytes;
         c.read_calls = io.syscr;
         c.write_calls = io.syscw;
+        c.io_known = true;
     }
     // /proc/PID/status counts the main thread only: add up every thread's.
     if let Ok(tasks) = p.tasks() {
-        for status in tasks.flatten().filter_map(|t| t.status().ok()) {
-            c.voluntary_cs += status.voluntary_ctxt_switches.unwrap_or(0);
-            c.involuntary_cs += status.nonvoluntary_ctxt_switches.unwrap_or(0);
+        for task in tasks.flatten() {
+            let Ok(status) = task.status() else { continue };
+            let v = status.voluntary_ctxt_switches.unwrap_or(0);
+            let iv = status.nonvoluntary_ctxt_switches.unwrap_or(0);
+            c.voluntary_cs += v;
+            c.involuntary_cs += iv;
+            if let Some(map) = threads.as_deref_mut() {
+                map.insert(task.tid, (v, iv));
+            }
         }
     }
-    if with_pss {
-        c.pss_bytes = pss_bytes(p.pid).unwrap_or(c.rss_bytes);
+    if with_pss && let Some(pss) = pss_bytes(p.pid) {
+        c.pss_bytes = pss;
+        c.pss_known = true;
     }
     Some(c)
 }
@@ -171,13 +211,26 @@ pub fn process_tree(root: i32) -> Vec<Process> {
 /// Counters of the tree under `root` (PSS only when `with_pss`: reading smaps is the costly
 /// part of a sample).
 pub fn tree_counters(root: i32, with_pss: bool) -> Option<ProcCounters> {
+    tree_counters_with_threads(root, with_pss, None)
+}
+
+/// [`tree_counters`], also recording every thread's context switches in `threads`.
+pub fn tree_counters_with_threads(
+    root: i32,
+    with_pss: bool,
+    mut threads: Option<&mut ThreadSwitches>,
+) -> Option<ProcCounters> {
     let tree = process_tree(root);
     if tree.is_empty() {
         return None;
     }
-    let mut total = ProcCounters::default();
+    let mut total = ProcCounters {
+        io_known: true,
+        pss_known: with_pss,
+        ..Default::default()
+    };
     for p in &tree {
-        if let Some(c) = read_process(p, with_pss) {
+        if let Some(c) = read_process(p, with_pss, threads.as_deref_mut()) {
             total.add(&c);
         }
     }
@@ -190,12 +243,8 @@ pub fn host_counters() -> HostCounters {
         return HostCounters::default();
     };
     let t = &k.total;
-    let busy_ticks = t.user
-        + t.nice
-        + t.system
-        + t.irq.unwrap_or(0)
-        + t.softirq.unwrap_or(0)
-        + t.steal.unwrap_or(0);
+    // Steal is time the hypervisor gave to others, not work done here.
+    let busy_ticks = t.user + t.nice + t.system + t.irq.unwrap_or(0) + t.softirq.unwrap_or(0);
     HostCounters {
         busy_s: busy_ticks as f64 / procfs::ticks_per_second() as f64,
         context_switches: k.ctxt,
@@ -251,18 +300,23 @@ impl Watch {
         let me = std::process::id() as i32;
         let client = Process::myself()
             .ok()
-            .and_then(|p| read_process(&p, false))
+            .and_then(|p| read_process(&p, false, None))
             .unwrap_or_default();
+        let mut dbms_threads = ThreadSwitches::new();
         let dbms = match (self.embedded, self.dbms_pid) {
             (true, _) => Some(client),
-            (false, Some(pid)) if pid as i32 != me => tree_counters(pid as i32, with_pss),
+            (false, Some(pid)) if pid as i32 != me => {
+                tree_counters_with_threads(pid as i32, with_pss, Some(&mut dbms_threads))
+            }
             _ => None,
         };
         Sample {
+            at: std::time::Instant::now(),
             dbms,
             client,
             host: host_counters(),
             device: self.device.as_deref().and_then(device_counters),
+            dbms_threads,
         }
     }
 
@@ -333,7 +387,7 @@ mod cost {
         let t = Instant::now();
         for _ in 0..n {
             for p in &tree {
-                std::hint::black_box(read_process(p, false));
+                std::hint::black_box(read_process(p, false, None));
             }
         }
         eprintln!("read {} procs no pss: {:?}", tree.len(), t.elapsed() / n);
@@ -348,7 +402,11 @@ mod cost {
         for _ in 0..n {
             std::hint::black_box(host_counters());
             std::hint::black_box(device_counters("vda"));
-            std::hint::black_box(Process::myself().ok().and_then(|p| read_process(&p, false)));
+            std::hint::black_box(
+                Process::myself()
+                    .ok()
+                    .and_then(|p| read_process(&p, false, None)),
+            );
         }
         eprintln!("host+device+self: {:?}", t.elapsed() / n);
     }

@@ -76,9 +76,11 @@ impl StepEnv<'_> {
         let cost_watch = self.costs;
         let mut ready = || {
             if let Some(cw) = cost_watch {
+                // Counters first: the query that reads them is then not part of the step.
+                let counters = cw.counters();
                 let first = timed(&sampler_cpu, || cw.watch.sample(true));
                 let mut c = StepCosts::new(&cw.watch, first, cw.dbms_source.clone());
-                c.counters_start = cw.counters();
+                c.counters_start = counters;
                 costs = Some(c);
             }
         };
@@ -86,7 +88,7 @@ impl StepEnv<'_> {
         let mut end_sample = None;
         let mut finished = || {
             if let Some(cw) = cost_watch {
-                end_sample = Some((timed(&sampler_cpu, || cw.watch.sample(true)), cw.counters()));
+                end_sample = Some(timed(&sampler_cpu, || cw.watch.sample(true)));
             }
         };
         let mut outcome = client::run_threads(
@@ -99,7 +101,9 @@ impl StepEnv<'_> {
                     // PSS walks every mapping (about 0.6 ms per process): every 5th second only.
                     let with_pss = samples.len() % 5 == 4;
                     samples.push(timed(&sampler_cpu, || cw.watch.sample(with_pss)));
-                    next_sample += Duration::from_secs(1);
+                    // A slow sample skips the seconds it overran rather than catching up.
+                    next_sample = (next_sample + Duration::from_secs(1))
+                        .max(Duration::from_secs(elapsed.as_secs() + 1));
                 }
                 match expect {
                     Expect::Rows(_, total) => {
@@ -129,7 +133,12 @@ impl StepEnv<'_> {
             &mut finished,
         );
         bar.finish_and_clear();
-        if let (Some(cw), Some(mut c), Some((end, counters))) = (cost_watch, costs, end_sample) {
+        if let (Some(cw), Some(mut c), Some(end)) = (cost_watch, costs, end_sample) {
+            // The clients' connections are closed now; counters the DBMS reports only when a
+            // session ends or idles (PostgreSQL flushes a backend's statistics at most once a
+            // second) are complete once those sessions are gone.
+            cw.dbms.settle_counters();
+            let counters = cw.counters();
             c.end = end;
             c.seconds = samples;
             c.key_counters = counters
