@@ -213,6 +213,21 @@ pub struct InsertBenchmarkSpec {
     pub max_price: f64,
     /// Seed of every random value; the same seed gives the same rows.
     pub seed: u64,
+    /// Tries per statement on transient errors (deadlock, serialization failure, lock wait
+    /// timeout, busy, too many connections); 1 = no retry.
+    #[serde(default = "default_max_tries")]
+    pub max_tries: u32,
+    /// Reconnects per client thread after lost connections; 0 = fail at once.
+    #[serde(default = "default_max_reconnects")]
+    pub max_reconnects: u32,
+}
+
+fn default_max_tries() -> u32 {
+    10
+}
+
+fn default_max_reconnects() -> u32 {
+    5
 }
 
 impl Default for InsertBenchmarkSpec {
@@ -241,6 +256,8 @@ impl Default for InsertBenchmarkSpec {
             products: 10_000,
             max_price: 500.0,
             seed: 42,
+            max_tries: default_max_tries(),
+            max_reconnects: default_max_reconnects(),
         }
     }
 }
@@ -342,6 +359,9 @@ impl InsertBenchmarkSpec {
         }
         if self.steps.contains(&Step::CreateIndexes) && self.secondary_indexes == 0 {
             return err("step l.x needs --secondary-indexes 1..=3".to_string());
+        }
+        if self.max_tries == 0 {
+            return err("--max-tries must be at least 1 (1 = no retries)".to_string());
         }
         if self.data_min > self.data_max {
             return err(format!(

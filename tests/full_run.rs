@@ -443,6 +443,8 @@ fn a_dbms_error_fails_the_step_exits_1_and_keeps_what_was_measured() {
         "1",
         "--busy-timeout-ms",
         "200",
+        "--max-tries",
+        "1",
         "--path",
         path_str(&db),
     ]);
@@ -519,4 +521,45 @@ fn sigterm_stops_the_run_with_exit_143_and_keeps_what_was_measured() {
     assert_eq!(run.status, RunStatus::Interrupted);
     assert_eq!(run.steps[0].status, RunStatus::Interrupted);
     assert!(run.steps[0].queries > 0);
+}
+
+#[test]
+fn transient_errors_are_retried_counted_and_the_step_completes() {
+    let bench = Bench::new();
+    bench.load(1, 2_000);
+    let db = bench.db();
+    let conn = open_db(&db);
+    let before = id_range(&conn, "pi1");
+    let mut child = bench.spawn(&[
+        "--steps",
+        "qr100",
+        "--query-seconds",
+        "6",
+        "--clients",
+        "1",
+        "--busy-timeout-ms",
+        "100",
+        "--max-tries",
+        "200",
+        "--path",
+        path_str(&db),
+    ]);
+    child.wait_for_id_above(&conn, "pi1", before.2);
+    // Longer than the busy timeout: the writer's statements fail with SQLITE_BUSY and are
+    // tried again until the lock is released.
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1_000));
+    conn.execute_batch("COMMIT").unwrap();
+    let o = child.finish(std::time::Duration::from_secs(60));
+    assert_eq!(o.code, Some(0), "{}", o.describe());
+    let run = ibench::results::file::load(&o.new_results[0]).expect("valid results");
+    let step = &run.steps[0];
+    assert_eq!(step.status, RunStatus::Complete);
+    let retries: u64 = step.retries.values().sum();
+    assert!(retries > 0, "retries counted: {:?}", step.retries);
+    // Only statements that succeeded count: the database agrees with the figures.
+    let after = id_range(&conn, "pi1");
+    assert_eq!((after.2 - before.2) as u64, step.rows_inserted, "inserted");
+    assert_eq!((after.1 - before.1) as u64, step.rows_deleted, "deleted");
+    assert_eq!(after.0, before.0, "queue size");
 }

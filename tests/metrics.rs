@@ -56,13 +56,14 @@ fn own_tree_cpu_s(root: u32) -> f64 {
 
 #[test]
 fn cpu_of_children_that_exited_is_counted() {
-    // A child burns CPU and exits; its parent reaps it and sleeps.
+    // A child burns CPU and exits; its parent reaps it and waits in the `read` builtin (no
+    // further child) on a pipe this test keeps open.
     let mut outer = Command::new("sh")
         .args([
             "-c",
-            "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'; sleep 30",
+            "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'; read x",
         ])
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .spawn()
         .unwrap();
     let pid = outer.id();

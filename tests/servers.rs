@@ -678,3 +678,129 @@ fn ctrl_c_stops_the_managed_server_and_keeps_results() {
         "server left running after Ctrl-C"
     );
 }
+
+/// Spawns `ibench run` with a managed PostgreSQL and waits until its results file lists
+/// `steps_before` finished steps; returns the running child and the results so far.
+fn spawn_until_step(
+    bench: &Bench,
+    args: &[&str],
+    steps_before: usize,
+) -> (crate::common::Running, RunResult) {
+    let child = bench.spawn(args);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let loaded = crate::common::json_files(&bench.out())
+            .first()
+            .and_then(|f| ibench::results::file::load(f).ok());
+        if let Some(run) = loaded.filter(|r| r.steps.len() >= steps_before) {
+            return (child, run);
+        }
+        assert!(Instant::now() < deadline, "step never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn lost_connections_are_reopened_and_counted() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = server_bench();
+    let args = [
+        "--server",
+        "postgres",
+        "--steps",
+        "l.i0,l.x,qp100",
+        "--l0-rows",
+        "5000",
+        "--query-seconds",
+        "8",
+    ];
+    let (child, run) = spawn_until_step(&bench, &args, 2);
+    std::thread::sleep(Duration::from_millis(1_000));
+    // Kill every session of ibench's clients (not this one).
+    let mut c = postgres::Client::connect(&run.environment.dbms.location, postgres::NoTls).unwrap();
+    let killed: i64 = c
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE application_name = 'ibench' AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(killed >= 2, "sessions terminated: {killed}");
+    drop(c);
+    let out = child.finish(Duration::from_secs(120));
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let run = ibench::results::file::load(&out.new_results[0]).unwrap();
+    let qp = &run.steps[2];
+    assert_eq!(qp.status, ibench::results::model::RunStatus::Complete);
+    assert!(qp.reconnects >= 1, "reconnects counted");
+    assert!(qp.retries.values().sum::<u64>() >= 1, "{:?}", qp.retries);
+    assert!(qp.queries > 0);
+}
+
+#[test]
+fn a_killed_server_fails_the_step_quickly_and_keeps_the_results() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = server_bench();
+    let marker = path_str(&bench.out()).to_string();
+    let args = [
+        "--server",
+        "postgres",
+        "--steps",
+        "l.i0,l.x,qp100",
+        "--l0-rows",
+        "5000",
+        "--query-seconds",
+        "60",
+        "--max-reconnects",
+        "1",
+    ];
+    let (child, run) = spawn_until_step(&bench, &args, 2);
+    std::thread::sleep(Duration::from_millis(1_000));
+    let pid = run.managed_server.unwrap().pid.unwrap();
+    let killed_at = Instant::now();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.finish(Duration::from_secs(60));
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(30),
+        "stopped within seconds"
+    );
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(line.contains("qp100") && line.contains("client"), "{line}");
+    let run = ibench::results::file::load(&out.new_results[0]).unwrap();
+    assert_eq!(run.status, ibench::results::model::RunStatus::Failed);
+    let names: Vec<&str> = run.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["l.i0", "l.x", "qp100"]);
+    assert_eq!(
+        run.steps[2].status,
+        ibench::results::model::RunStatus::Failed
+    );
+    assert!(
+        run.steps[2].queries > 0,
+        "figures up to the failure are kept"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        processes_with(&marker).is_empty(),
+        "server processes left behind"
+    );
+}

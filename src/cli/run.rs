@@ -164,6 +164,13 @@ pub struct RunArgs {
     /// Seed of all generated values; the same seed gives the same rows.
     #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().seed)]
     pub seed: u64,
+    /// Tries per statement on transient DBMS errors (deadlock, serialization failure, lock
+    /// wait timeout, busy, too many connections), as pgbench --max-tries; 1 = no retry.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().max_tries)]
+    pub max_tries: u32,
+    /// Reconnects per client thread after a lost connection; 0 = fail at once.
+    #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().max_reconnects)]
+    pub max_reconnects: u32,
 
     /// Directory for results (one JSON file per run).
     #[arg(long, value_name = "DIR", default_value = "ibench-results")]
@@ -218,6 +225,8 @@ impl RunArgs {
             products: self.products,
             max_price: self.max_price,
             seed: self.seed,
+            max_tries: self.max_tries,
+            max_reconnects: self.max_reconnects,
         }
     }
 

@@ -103,6 +103,31 @@ impl TargetSpec {
     }
 }
 
+/// What an error from a DBMS means for the client that got it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Try the statement again: deadlock, serialization failure, lock wait timeout, busy,
+    /// too many connections.
+    Transient,
+    /// The connection is gone: reconnect, then try again.
+    ConnectionLost,
+    /// Anything else: the step fails.
+    Fatal,
+}
+
+/// Classifies `err` by the DBMS errors in its chain (each DBMS file knows its own codes).
+pub fn error_kind(err: &anyhow::Error) -> ErrorKind {
+    for cause in err.chain() {
+        let kind = sqlite::classify(cause)
+            .or_else(|| postgres::classify(cause))
+            .or_else(|| mysql::classify(cause));
+        if let Some(kind) = kind {
+            return kind;
+        }
+    }
+    ErrorKind::Fatal
+}
+
 /// How connections send statements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -267,6 +267,23 @@ impl Dbms for Mysql {
     }
 }
 
+/// Deadlock, lock wait timeout, too many connections: transient; a lost connection (I/O or
+/// driver error, server gone away): connection lost.
+pub fn classify(e: &(dyn std::error::Error + 'static)) -> Option<super::ErrorKind> {
+    use super::ErrorKind;
+    Some(match e.downcast_ref::<mysql::Error>()? {
+        mysql::Error::MySqlError(m) => match m.code {
+            1213 | 1205 | 1040 => ErrorKind::Transient,
+            2006 | 2013 | 1927 | 1053 => ErrorKind::ConnectionLost,
+            _ => ErrorKind::Fatal,
+        },
+        mysql::Error::IoError(_) | mysql::Error::DriverError(_) | mysql::Error::CodecError(_) => {
+            ErrorKind::ConnectionLost
+        }
+        _ => ErrorKind::Fatal,
+    })
+}
+
 struct TableStatements {
     delete_range: Statement,
     min_id: Statement,

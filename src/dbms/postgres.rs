@@ -162,6 +162,45 @@ impl Postgres {
     }
 }
 
+/// A PostgreSQL error with the statement it came from; keeps what it means for a client.
+#[derive(Debug)]
+pub struct PgError {
+    message: String,
+    kind: super::ErrorKind,
+}
+
+impl std::fmt::Display for PgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for PgError {}
+
+/// Deadlock, serialization failure, lock not available, too many connections: transient;
+/// a closed connection or a server shutting down: connection lost.
+fn kind_of(e: &postgres::Error) -> super::ErrorKind {
+    use super::ErrorKind;
+    if e.is_closed() {
+        return ErrorKind::ConnectionLost;
+    }
+    match e.code().map(|c| c.code()) {
+        Some("40001" | "40P01" | "55P03" | "53300") => ErrorKind::Transient,
+        Some(c) if c.starts_with("08") || c.starts_with("57P") => ErrorKind::ConnectionLost,
+        Some(_) => ErrorKind::Fatal,
+        // No SQLSTATE: the client lost the server (I/O error, unexpected end).
+        None => ErrorKind::ConnectionLost,
+    }
+}
+
+/// The meaning of `e` if it is a PostgreSQL error.
+pub fn classify(e: &(dyn std::error::Error + 'static)) -> Option<super::ErrorKind> {
+    if let Some(pg) = e.downcast_ref::<PgError>() {
+        return Some(pg.kind);
+    }
+    e.downcast_ref::<postgres::Error>().map(kind_of)
+}
+
 /// The server's message for `e` (with SQLSTATE), or the client error; never the URL.
 pub fn error_text(e: &postgres::Error) -> String {
     match e.as_db_error() {
@@ -307,12 +346,18 @@ struct PgConnection {
     plain: bool,
 }
 
-/// Maps a client error to one naming the statement and table; formats only on error.
+/// Maps a client error to one naming the statement and table, keeping its kind; formats only
+/// on error.
 fn sql_err<'a>(
     what: &'a str,
     table: &'a Table,
 ) -> impl FnOnce(postgres::Error) -> anyhow::Error + 'a {
-    move |e| anyhow::anyhow!("{what} {}: {}", table.name, error_text(&e))
+    move |e| {
+        anyhow::Error::new(PgError {
+            message: format!("{what} {}: {}", table.name, error_text(&e)),
+            kind: kind_of(&e),
+        })
+    }
 }
 
 impl PgConnection {

@@ -138,6 +138,21 @@ impl Sqlite {
     }
 }
 
+/// SQLITE_BUSY / SQLITE_LOCKED after the busy timeout: transient.
+pub fn classify(e: &(dyn std::error::Error + 'static)) -> Option<super::ErrorKind> {
+    match e.downcast_ref::<rusqlite::Error>()? {
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) =>
+        {
+            Some(super::ErrorKind::Transient)
+        }
+        _ => None,
+    }
+}
+
 /// Pragma names and values are put into SQL text, so only plain words and numbers pass.
 pub fn validate_pragma(name: &str, value: &str) -> Result<(), UsageError> {
     let word = |s: &str| {

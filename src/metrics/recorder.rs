@@ -107,6 +107,8 @@ pub struct Recorder {
     seconds: Vec<Second>,
     last_end: Option<Instant>,
     missed: [u64; Op::COUNT],
+    retries: [u64; Op::COUNT],
+    reconnects: u64,
     live: Arc<LiveCounters>,
 }
 
@@ -123,6 +125,8 @@ impl Recorder {
             seconds: Vec::new(),
             last_end: None,
             missed: [0; Op::COUNT],
+            retries: [0; Op::COUNT],
+            reconnects: 0,
             live: Arc::new(LiveCounters::default()),
         }
     }
@@ -165,6 +169,26 @@ impl Recorder {
     /// Counts `batches` of a rate-limited `op` that were due in the step but never sent.
     pub fn add_missed(&mut self, op: Op, batches: u64) {
         self.missed[op.index()] += batches;
+    }
+
+    /// Counts a retry of `op` after a transient error or a reconnect.
+    pub fn add_retry(&mut self, op: Op) {
+        self.retries[op.index()] += 1;
+    }
+
+    /// Retries of `op`.
+    pub fn retries(&self, op: Op) -> u64 {
+        self.retries[op.index()]
+    }
+
+    /// Counts a reconnect after a lost connection.
+    pub fn add_reconnect(&mut self) {
+        self.reconnects += 1;
+    }
+
+    /// Reconnects after lost connections.
+    pub fn reconnects(&self) -> u64 {
+        self.reconnects
     }
 
     /// Batches of `op` due in the step but never sent.

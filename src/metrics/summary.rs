@@ -268,6 +268,18 @@ pub fn summarize(
         index_build: None,
         point_query_misses: None,
         point_query_raced: None,
+        retries: Op::ALL
+            .iter()
+            .map(|&op| {
+                (
+                    op,
+                    timed_recorders.iter().map(|r| r.retries(op)).sum::<u64>(),
+                )
+            })
+            .filter(|(_, n)| *n > 0)
+            .map(|(op, n)| (op.name().to_string(), n))
+            .collect(),
+        reconnects: timed_recorders.iter().map(|r| r.reconnects()).sum(),
         efficiency,
         dbms_counters,
     }

@@ -164,6 +164,12 @@ pub struct StepResult {
     /// (the querier was descheduled for longer than the guard of two delete batches).
     #[serde(default)]
     pub point_query_raced: Option<u64>,
+    /// Statements tried again after a transient error or a reconnect, per op type.
+    #[serde(default)]
+    pub retries: BTreeMap<String, u64>,
+    /// Connections reopened after being lost.
+    #[serde(default)]
+    pub reconnects: u64,
     /// What the step cost the DBMS, the client and the host (see docs/metrics.md).
     #[serde(default)]
     pub efficiency: Option<Efficiency>,

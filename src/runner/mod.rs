@@ -185,6 +185,10 @@ fn step_line(step: &StepResult) -> String {
     if let Some(sla) = &step.sla {
         parts.push(format!("SLA {}", if sla.pass { "PASS" } else { "FAIL" }));
     }
+    let retries: u64 = step.retries.values().sum();
+    if retries > 0 || step.reconnects > 0 {
+        parts.push(format!("{retries} retries, {} reconnects", step.reconnects));
+    }
     format!("{:>7} {}", step.name, parts.join("  "))
 }
 

@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 
 use super::TableState;
 use super::data::{QueryGenerator, RowGenerator, stream};
-use crate::dbms::{Dbms, POINT_QUERY_IDS, RowBatch, Table};
-use crate::metrics::recorder::Op;
+use crate::dbms::{Connection, Dbms, ErrorKind, POINT_QUERY_IDS, RowBatch, Table, error_kind};
+use crate::metrics::recorder::{Op, Recorder};
 use crate::runner::client::{ThreadCtx, ThreadSpec};
 use crate::runner::rate::{Pacer, wait_until};
 use crate::spec::InsertBenchmarkSpec;
@@ -25,6 +25,87 @@ pub enum Pace {
     Rows(u64, usize),
     /// On a schedule: (rows/s, batch, duration).
     Rate(u32, usize, Duration),
+}
+
+/// A client's connection with the retry policy: transient errors are retried (up to
+/// `max_tries` tries per statement), a lost connection is reopened (up to `max_reconnects`
+/// times per thread) and the statement tried again; both are counted in the recorder.
+pub struct Session<'a> {
+    dbms: &'a Arc<dyn Dbms>,
+    conn: Box<dyn Connection>,
+    max_tries: u32,
+    reconnects_left: u32,
+}
+
+impl<'a> Session<'a> {
+    /// Connects with `spec`'s retry limits.
+    pub fn connect(dbms: &'a Arc<dyn Dbms>, spec: &InsertBenchmarkSpec) -> Result<Self> {
+        Ok(Session {
+            dbms,
+            conn: dbms.connect()?,
+            max_tries: spec.max_tries.max(1),
+            reconnects_left: spec.max_reconnects,
+        })
+    }
+
+    /// Runs `f` on the connection under the retry policy, counting retries of `op`.
+    pub fn run<T>(
+        &mut self,
+        rec: &mut Recorder,
+        op: Op,
+        mut f: impl FnMut(&mut dyn Connection) -> Result<T>,
+    ) -> Result<T> {
+        let mut tries = 1;
+        loop {
+            let err = match f(self.conn.as_mut()) {
+                Ok(v) => return Ok(v),
+                Err(e) => e,
+            };
+            match error_kind(&err) {
+                ErrorKind::Transient if tries < self.max_tries => {
+                    // Back off a little, more each time (1, 2, 4 ... 64 ms).
+                    std::thread::sleep(Duration::from_millis(1 << (tries - 1).min(6)));
+                }
+                ErrorKind::ConnectionLost if self.reconnects_left > 0 && tries < self.max_tries => {
+                    self.reconnect(rec).map_err(|e| {
+                        e.context(format!("connection lost ({err:#}); reconnecting failed"))
+                    })?;
+                }
+                ErrorKind::Transient => {
+                    return Err(err.context(format!("gave up after {tries} tries (--max-tries)")));
+                }
+                ErrorKind::ConnectionLost => {
+                    return Err(err.context("connection lost (--max-reconnects reached)"));
+                }
+                ErrorKind::Fatal => return Err(err),
+            }
+            rec.add_retry(op);
+            tries += 1;
+        }
+    }
+
+    /// Opens a new connection, backing off 100 ms doubling, for up to ~6 s.
+    fn reconnect(&mut self, rec: &mut Recorder) -> Result<()> {
+        self.reconnects_left -= 1;
+        let mut last = None;
+        for attempt in 0..6 {
+            std::thread::sleep(Duration::from_millis(100 << attempt));
+            match self.dbms.connect() {
+                Ok(c) => {
+                    self.conn = c;
+                    rec.add_reconnect();
+                    return Ok(());
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| anyhow::anyhow!("cannot reconnect")))
+    }
+
+    /// The connection, to hold open until the step's end is sampled.
+    pub fn into_connection(self) -> Box<dyn Connection> {
+        self.conn
+    }
 }
 
 fn unix_now_s() -> i64 {
@@ -83,7 +164,7 @@ pub fn inserter(c: ClientTable<'_>, pace: Pace) -> ThreadSpec<'_> {
         role: "inserter",
         body: Box::new(move |ctx: &mut ThreadCtx| {
             let _done = InserterDone(&state);
-            let mut conn = dbms.connect()?;
+            let mut session = Session::connect(dbms, spec)?;
             let mut generator = RowGenerator::new(spec, stream(spec.seed, step, client));
             let mut batch = RowBatch::default();
             let start = ctx.start();
@@ -110,8 +191,8 @@ pub fn inserter(c: ClientTable<'_>, pace: Pace) -> ThreadSpec<'_> {
                     wait_until(due);
                 }
                 let sent = Instant::now();
-                let last_id = conn
-                    .insert(table, &batch)
+                let last_id = session
+                    .run(&mut ctx.rec, Op::Insert, |c| c.insert(table, &batch))
                     .with_context(|| format!("insert into {}", table.name))?;
                 let end = Instant::now();
                 ctx.rec.record_op(Op::Insert, n as u64, due, sent, end);
@@ -123,7 +204,7 @@ pub fn inserter(c: ClientTable<'_>, pace: Pace) -> ThreadSpec<'_> {
             if let Some(p) = &pacer {
                 ctx.rec.add_missed(Op::Insert, p.missed());
             }
-            ctx.hold(conn);
+            ctx.hold(session.into_connection());
             Ok(())
         }),
     }
@@ -164,7 +245,8 @@ fn claim_delete(state: &TableState, batch: u64, ctx: &ThreadCtx) -> Option<u64> 
 
 /// Deletes the `n` oldest rows by id range, claiming further ranges if ids have gaps.
 fn delete_oldest(
-    conn: &mut dyn crate::dbms::Connection,
+    session: &mut Session,
+    rec: &mut Recorder,
     table: &Table,
     state: &TableState,
     n: u64,
@@ -173,8 +255,8 @@ fn delete_oldest(
     while deleted < n {
         let want = (n - deleted) as i64;
         let lo = state.cursor.fetch_add(want, Ordering::AcqRel);
-        let got = conn
-            .delete_range(table, lo, lo + want)
+        let got = session
+            .run(rec, Op::Delete, |c| c.delete_range(table, lo, lo + want))
             .with_context(|| format!("delete from {}", table.name))?;
         deleted += got;
         if lo + want > state.head.load(Ordering::Acquire) {
@@ -193,6 +275,7 @@ pub fn deleter(
 ) -> ThreadSpec<'_> {
     let ClientTable {
         dbms,
+        spec,
         table,
         state,
         client,
@@ -202,7 +285,7 @@ pub fn deleter(
         client,
         role: "deleter",
         body: Box::new(move |ctx: &mut ThreadCtx| {
-            let mut conn = dbms.connect()?;
+            let mut session = Session::connect(dbms, spec)?;
             if let Ok(mut d) = state.deleters.lock() {
                 d.push(std::thread::current());
             }
@@ -223,11 +306,11 @@ pub fn deleter(
                     break;
                 };
                 let sent = Instant::now();
-                let deleted = delete_oldest(conn.as_mut(), table, &state, n)?;
+                let deleted = delete_oldest(&mut session, &mut ctx.rec, table, &state, n)?;
                 let end = Instant::now();
                 ctx.rec.record_op(Op::Delete, deleted, due, sent, end);
             }
-            ctx.hold(conn);
+            ctx.hold(session.into_connection());
             Ok(())
         }),
     }
@@ -268,7 +351,7 @@ pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
         client,
         role: "query",
         body: Box::new(move |ctx: &mut ThreadCtx| {
-            let mut conn = dbms.connect()?;
+            let mut session = Session::connect(dbms, spec)?;
             let mut generator =
                 QueryGenerator::new(spec, stream(spec.seed, step, 1_000_000 + client));
             let mut ids = Vec::with_capacity(POINT_QUERY_IDS);
@@ -288,7 +371,10 @@ pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
                         );
                     }
                     sent = Instant::now();
-                    conn.point_query(table, &ids, &mut found)
+                    session
+                        .run(&mut ctx.rec, Op::Query, |c| {
+                            c.point_query(table, &ids, &mut found)
+                        })
                         .with_context(|| format!("point query on {}", table.name))?;
                     now = Instant::now();
                     if found.len() != ids.len() || !found.iter().all(|id| ids.contains(id)) {
@@ -307,13 +393,16 @@ pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
                 } else {
                     let (kind, value) = generator.range();
                     sent = Instant::now();
-                    conn.range_query(table, kind, value)
+                    session
+                        .run(&mut ctx.rec, Op::Query, |c| {
+                            c.range_query(table, kind, value)
+                        })
                         .with_context(|| format!("range query on {}", table.name))?;
                     now = Instant::now();
                 }
                 ctx.rec.record(Op::Query, 1, sent, now);
             }
-            ctx.hold(conn);
+            ctx.hold(session.into_connection());
             Ok(())
         }),
     }
