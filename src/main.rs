@@ -10,6 +10,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Run(args) => ibench::cli::run::execute(args),
+        Command::List(args) => ibench::cli::list::execute(args),
+        Command::Show(args) => ibench::cli::show::execute(args),
+        Command::Import(args) => ibench::cli::import::execute(args),
+        Command::Export(args) => ibench::cli::export::execute(args),
     };
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),

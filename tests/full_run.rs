@@ -341,18 +341,21 @@ fn scratch_database_is_removed_without_keep_data() {
     assert!(run.config.scratch_database && !run.config.keep_data);
     let scratch = PathBuf::from(&run.environment.dbms.location);
     assert!(!scratch.exists(), "{} must be removed", scratch.display());
-    let left: Vec<_> = fs::read_dir(bench.out())
+    let mut left: Vec<_> = fs::read_dir(bench.out())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
+    left.sort();
+    let results_file = outcome.new_results[0]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     assert_eq!(
         left,
-        [outcome.new_results[0]
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()],
-        "only the results file stays in --out"
+        [results_file, "results.db".to_string()],
+        "only the results file and the results database stay in --out"
     );
 }
 

@@ -67,8 +67,9 @@ proptest! {
         let argv = std::iter::once("ibench".to_string())
             .chain(std::iter::once("run".to_string()))
             .chain(args);
-        if let Ok(cli) = Cli::try_parse_from(argv) {
-            let Command::Run(run) = cli.command;
+        if let Ok(cli) = Cli::try_parse_from(argv)
+            && let Command::Run(run) = cli.command
+        {
             // Either a valid spec or a usage error; never a panic.
             let _ = run.to_spec(std::path::PathBuf::from("/nonexistent/db.sqlite"));
         }

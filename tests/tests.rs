@@ -44,3 +44,8 @@ mod metrics;
 /// Property tests of user-input parsing: URLs (no panic, no password in any rendering), step
 /// names, command lines (a spec or a usage error, never a panic).
 mod parsing;
+
+/// The results database: runs stored by `ibench run`, listed, shown, exported (JSON equal to
+/// the run's file, CSV per step and op), imported; unknown, ambiguous and broken are usage
+/// errors.
+mod store;

@@ -175,6 +175,9 @@ pub struct RunArgs {
     /// Directory for results (one JSON file per run).
     #[arg(long, value_name = "DIR", default_value = "ibench-results")]
     pub out: PathBuf,
+    /// Results database every run is also stored in [default: OUT/results.db].
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<PathBuf>,
     /// Label naming this configuration in results and reports.
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
@@ -413,12 +416,19 @@ pub fn execute(args: &RunArgs) -> Result<()> {
         Utc::now().format("%Y%m%dT%H%M%S"),
         args.dbms_kind()?.name()
     );
-    let file = ResultsFile::create(&args.out, &stem).map_err(|e| {
-        UsageError::new(format!(
-            "cannot write results to --out {}: {e:#}",
-            args.out.display()
-        ))
-    })?;
+    let store_path = args
+        .results
+        .clone()
+        .unwrap_or_else(|| args.out.join("results.db"));
+    let store = crate::results::store::Store::open(&store_path)?;
+    let file = ResultsFile::create(&args.out, &stem)
+        .map_err(|e| {
+            UsageError::new(format!(
+                "cannot write results to --out {}: {e:#}",
+                args.out.display()
+            ))
+        })?
+        .with_store(store);
     let scratch_dir = file.path().with_extension("data");
     let spec = args.to_spec(scratch_dir.join("ibench.sqlite"))?;
     if spec.scratch_database {

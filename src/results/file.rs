@@ -14,6 +14,7 @@ use crate::results::model::RunResult;
 pub struct ResultsFile {
     path: PathBuf,
     saved: std::cell::Cell<bool>,
+    store: Option<std::cell::RefCell<crate::results::store::Store>>,
 }
 
 impl ResultsFile {
@@ -35,6 +36,7 @@ impl ResultsFile {
                     return Ok(ResultsFile {
                         path,
                         saved: std::cell::Cell::new(false),
+                        store: None,
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
@@ -45,6 +47,12 @@ impl ResultsFile {
             }
         }
         anyhow::bail!("no free results file name for {stem} in {}", dir.display())
+    }
+
+    /// Also writes every save into `store` (the results database).
+    pub fn with_store(mut self, store: crate::results::store::Store) -> Self {
+        self.store = Some(std::cell::RefCell::new(store));
+        self
     }
 
     /// Where the results are.
@@ -64,6 +72,9 @@ impl ResultsFile {
         };
         write().with_context(|| format!("cannot write results to {}", self.path.display()))?;
         self.saved.set(true);
+        if let Some(store) = &self.store {
+            store.borrow_mut().save(run)?;
+        }
         Ok(())
     }
 

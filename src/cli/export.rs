@@ -1,0 +1,94 @@
+//! `ibench export RUN`: the run's JSON document, or a CSV of its per-step figures.
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+
+use super::StoreArgs;
+use crate::results::model::RunResult;
+use crate::results::store::Store;
+
+/// Output format of `ibench export`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// The full results document.
+    Json,
+    /// One row per step and op type: rates, response-time percentiles, cost per op.
+    Csv,
+}
+
+/// Flags of `ibench export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Run id, a unique prefix of one, or a label.
+    pub run: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: ExportFormat,
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Header of the CSV export.
+pub const CSV_HEADER: &str = "run,step,status,duration_s,inserts_per_s,deletes_per_s,\
+queries_per_s,op,count,p50_us,p90_us,p99_us,p999_us,max_us,dbms_cpu_us_per_op,\
+client_cpu_us_per_op,kb_written_per_op";
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The CSV of `run`: one line per step and op type (steps without ops get one line).
+pub fn csv(run: &RunResult) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for s in &run.steps {
+        let per_op = s.efficiency.as_ref().and_then(|e| e.per_op.as_ref());
+        let cost = format!(
+            "{},{},{}",
+            opt(per_op.and_then(|p| p.dbms_cpu_us)),
+            opt(per_op.map(|p| p.client_cpu_us)),
+            opt(per_op.and_then(|p| p.kb_written))
+        );
+        let head = format!(
+            "{},{},{},{:.3},{:.3},{:.3},{:.3}",
+            csv_field(&run.run_id),
+            csv_field(&s.name),
+            serde_json::to_value(s.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            s.duration_s,
+            s.inserts_per_s,
+            s.deletes_per_s,
+            s.queries_per_s
+        );
+        if s.ops.is_empty() {
+            out.push_str(&format!("{head},,,,,,,,{cost}\n"));
+        }
+        for (op, r) in &s.ops {
+            let p = &r.percentiles_us;
+            out.push_str(&format!(
+                "{head},{op},{},{},{},{},{},{},{cost}\n",
+                r.count, p.p50, p.p90, p.p99, p.p999, p.max
+            ));
+        }
+    }
+    out
+}
+
+/// Writes the run to stdout.
+pub fn execute(args: &ExportArgs) -> Result<()> {
+    let store = Store::open_existing(&args.store.results)?;
+    let run = store.load(&args.run)?;
+    match args.format {
+        ExportFormat::Json => println!("{}", serde_json::to_string_pretty(&run)?),
+        ExportFormat::Csv => print!("{}", csv(&run)),
+    }
+    Ok(())
+}

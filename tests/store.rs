@@ -1,0 +1,166 @@
+//! The results database: `ibench run` stores every run; `list`, `show`, `export` and `import`
+//! read and write it; bad names and broken stores are usage errors.
+
+use std::fs;
+
+use crate::common::{Bench, path_str};
+
+fn store_cmd(bench: &Bench, args: &[&str]) -> crate::common::Outcome {
+    bench.run_raw(args, &[])
+}
+
+#[test]
+fn runs_are_stored_listed_shown_and_exported() {
+    let bench = Bench::new();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    let a = bench
+        .run(&[
+            "--steps",
+            "l.i0,l.x,qp100",
+            "--l0-rows",
+            "2000",
+            "--query-seconds",
+            "1",
+            "--label",
+            "base",
+        ])
+        .result();
+    let b = bench
+        .run(&[
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "1000",
+            "--label",
+            "<b>variant</b>",
+        ])
+        .result();
+
+    let list = store_cmd(&bench, &["list", "--results", &store]);
+    list.assert_success();
+    let lines: Vec<&str> = list.stdout.lines().skip(2).collect();
+    assert_eq!(lines.len(), 2, "{}", list.stdout);
+    assert!(lines[0].starts_with(&a.run_id) && lines[0].contains("base"));
+    assert!(lines[1].starts_with(&b.run_id) && lines[1].contains("<b>variant</b>"));
+    assert!(lines[0].contains("l.i0,l.x,qp100") && lines[0].contains("complete"));
+
+    // By label (the latest run with it) and by a unique id prefix.
+    let show = store_cmd(&bench, &["show", "base", "--results", &store]);
+    show.assert_success();
+    assert!(show.stdout.contains(&a.run_id) && show.stdout.contains("qp100"));
+    let prefix = &b.run_id[..b.run_id.len() - 2];
+    let by_prefix = store_cmd(&bench, &["show", prefix, "--results", &store]);
+    if a.run_id.starts_with(prefix) {
+        assert_eq!(
+            by_prefix.code,
+            Some(2),
+            "ambiguous prefix: {}",
+            by_prefix.describe()
+        );
+    } else {
+        by_prefix.assert_success();
+    }
+
+    // The exported document is the run's results file.
+    let json = store_cmd(&bench, &["export", &a.run_id, "--results", &store]);
+    json.assert_success();
+    let exported: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let file: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(bench.out().join(format!("{}.json", a.run_id))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(exported, file);
+
+    // CSV: a line per step and op type, a line for a step without ops.
+    let csv = store_cmd(
+        &bench,
+        &["export", &a.run_id, "--format", "csv", "--results", &store],
+    );
+    csv.assert_success();
+    let expected: usize = a.steps.iter().map(|s| s.ops.len().max(1)).sum();
+    let rows: Vec<&str> = csv.stdout.lines().collect();
+    assert_eq!(rows[0], ibench::cli::export::CSV_HEADER);
+    assert_eq!(rows.len() - 1, expected, "{}", csv.stdout);
+    let qp_queries = rows
+        .iter()
+        .find(|l| l.contains(",qp100,") && l.contains(",query,"))
+        .expect("qp100 query row");
+    let count: u64 = qp_queries.split(',').nth(8).unwrap().parse().unwrap();
+    assert_eq!(count, a.steps[2].queries);
+}
+
+#[test]
+fn import_copies_documents_into_another_store() {
+    let bench = Bench::new();
+    let a = bench.run(&["--steps", "l.i0", "--l0-rows", "500"]).result();
+    let other = bench.path("other.db");
+    let file = bench.out().join(format!("{}.json", a.run_id));
+    let out = store_cmd(
+        &bench,
+        &["import", path_str(&file), "--results", path_str(&other)],
+    );
+    out.assert_success();
+    assert!(out.stdout.contains(&a.run_id));
+    let list = store_cmd(&bench, &["list", "--results", path_str(&other)]);
+    assert!(list.stdout.contains(&a.run_id), "{}", list.stdout);
+    // Importing again replaces the run rather than duplicating it.
+    store_cmd(
+        &bench,
+        &["import", path_str(&file), "--results", path_str(&other)],
+    )
+    .assert_success();
+    let list = store_cmd(&bench, &["list", "--results", path_str(&other)]);
+    assert_eq!(list.stdout.lines().count(), 3, "{}", list.stdout);
+    // A file that is not a results document imports nothing.
+    let junk = bench.path("junk.json");
+    fs::write(&junk, "{\"not\": \"ibench\"}").unwrap();
+    let out = store_cmd(
+        &bench,
+        &["import", path_str(&junk), "--results", path_str(&other)],
+    );
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert!(out.stderr.contains("junk.json"), "{}", out.describe());
+}
+
+#[test]
+fn unknown_runs_missing_and_broken_stores_are_usage_errors() {
+    let bench = Bench::new();
+    let missing = bench.path("none.db");
+    let out = store_cmd(&bench, &["list", "--results", path_str(&missing)]);
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert!(
+        out.stderr.contains("no results database"),
+        "{}",
+        out.describe()
+    );
+
+    let broken = bench.path("broken.db");
+    fs::write(&broken, "not a database ".repeat(200)).unwrap();
+    for cmd in [&["list"][..], &["show", "x"][..], &["export", "x"][..]] {
+        let mut args = cmd.to_vec();
+        args.extend(["--results", path_str(&broken)]);
+        let out = store_cmd(&bench, &args);
+        assert_eq!(out.code, Some(2), "{}", out.describe());
+        assert!(
+            out.stderr.contains("not a usable ibench results database"),
+            "{}",
+            out.describe()
+        );
+        assert!(!out.stderr.contains("panicked"));
+    }
+    // `run` with a broken store stops before it starts and leaves no results file.
+    let out = bench.run(&["--steps", "l.i0", "--results", path_str(&broken)]);
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert!(out.new_results.is_empty());
+
+    let a = bench.run(&["--steps", "l.i0", "--l0-rows", "500"]).result();
+    let store = bench.out().join("results.db");
+    let out = store_cmd(
+        &bench,
+        &["show", "no-such-run", "--results", path_str(&store)],
+    );
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert!(out.stderr.contains("no-such-run"), "{}", out.describe());
+    assert!(!a.run_id.is_empty());
+}
