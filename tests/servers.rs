@@ -616,7 +616,11 @@ fn bad_urls_and_passwords_fail_with_one_line() {
         for entry in fs::read_dir(bench.out()).unwrap().flatten() {
             let bytes = fs::read(entry.path()).unwrap_or_default();
             let text = String::from_utf8_lossy(&bytes);
-            assert!(!text.contains(secret), "password in {}", entry.path().display());
+            assert!(
+                !text.contains(secret),
+                "password in {}",
+                entry.path().display()
+            );
         }
         assert!(!out.new_results.is_empty());
         let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
