@@ -268,6 +268,34 @@ impl InsertBenchmarkSpec {
         &SecondaryIndex::ALL[..self.secondary_indexes]
     }
 
+    /// A generous estimate of the space the database takes by the end of the run, bytes: every
+    /// row the run inserts (deleted rows' space is not reclaimed at once), ~60 bytes of columns
+    /// and row overhead plus `data`, and ~60% more per secondary index.
+    pub fn estimated_db_bytes(&self) -> u64 {
+        let query_rows: u64 = self
+            .steps
+            .iter()
+            .map(|s| match s {
+                Step::QueryRange(r) | Step::QueryPoint(r) => {
+                    (*r as u64).saturating_mul(self.query_seconds)
+                }
+                _ => 0,
+            })
+            .fold(0u64, u64::saturating_add);
+        let count = |step: Step, rows: u64| if self.steps.contains(&step) { rows } else { 0 };
+        let rows_per_client = count(Step::LoadInitial, self.l0_rows)
+            .saturating_add(count(Step::LoadMore, self.l1_rows))
+            .saturating_add(count(Step::LoadMoreSmall, self.l2_rows))
+            .saturating_add(query_rows);
+        let row_bytes = 60 + self.data_max as u64;
+        let index_factor = 10 + 6 * self.secondary_indexes as u64; // tenths
+        rows_per_client
+            .saturating_mul(self.clients as u64)
+            .saturating_mul(row_bytes)
+            .saturating_mul(index_factor)
+            / 10
+    }
+
     /// Number of tables.
     pub fn table_count(&self) -> usize {
         match self.table_mode {

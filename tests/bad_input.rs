@@ -286,3 +286,21 @@ fn command_line_parse_errors_exit_2() {
     let o = bench.run_raw(&["bogus-command"], &[]);
     assert_usage_error(&o, &["bogus-command"], Leaves::Nothing);
 }
+
+#[test]
+fn a_run_too_large_for_the_free_space_is_rejected_before_it_starts() {
+    let bench = Bench::new();
+    let o = bench.run(&["--steps", "l.i0", "--l0-rows", "100000000000"]);
+    assert_eq!(o.code, Some(2), "{}", o.describe());
+    let line = o
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default();
+    assert!(line.contains("not enough free space in --out"), "{line}");
+    assert!(
+        o.new_results.is_empty(),
+        "no results file for a run that never started"
+    );
+    assert!(!o.stderr.contains("panicked"));
+}

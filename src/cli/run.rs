@@ -405,12 +405,47 @@ impl RunArgs {
     }
 }
 
+/// Space always wanted in --out for results, bytes.
+const RESULTS_SPACE: u64 = 16 << 20;
+
+/// Checks, before anything starts, that --out has room for the results and, when the database
+/// is created there (scratch SQLite, managed server), for the database too.
+fn check_free_space(spec: &RunSpec, out: &std::path::Path) -> Result<(), UsageError> {
+    let Ok(st) = nix::sys::statvfs::statvfs(out) else {
+        return Ok(()); // cannot tell: the run finds out
+    };
+    let free = st.blocks_available().saturating_mul(st.fragment_size());
+    let db_in_out = spec.scratch_database || spec.server.is_some();
+    let needed = RESULTS_SPACE
+        + if db_in_out {
+            spec.workload.estimated_db_bytes()
+        } else {
+            0
+        };
+    if free < needed {
+        return Err(UsageError::new(format!(
+            "not enough free space in --out {}: {} MiB free, about {} MiB needed{} (free space, \
+             choose another --out, or lower --l0-rows / --clients)",
+            out.display(),
+            free >> 20,
+            needed >> 20,
+            if db_in_out {
+                " for the database and results"
+            } else {
+                " for results"
+            }
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `ibench run`.
 pub fn execute(args: &RunArgs) -> Result<()> {
     // Validate flags before touching the file system.
-    args.to_spec(PathBuf::new())?;
+    let checked = args.to_spec(PathBuf::new())?;
     fs::create_dir_all(&args.out)
         .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", args.out.display())))?;
+    check_free_space(&checked, &args.out)?;
     let stem = format!(
         "ibench-{}-{}",
         Utc::now().format("%Y%m%dT%H%M%S"),
