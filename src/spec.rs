@@ -220,6 +220,13 @@ pub struct InsertBenchmarkSpec {
     /// Reconnects per client thread after lost connections; 0 = fail at once.
     #[serde(default = "default_max_reconnects")]
     pub max_reconnects: u32,
+    /// A step whose retried statements exceed this percent of its statements fails.
+    #[serde(default = "default_max_error_pct")]
+    pub max_error_pct: f64,
+}
+
+fn default_max_error_pct() -> f64 {
+    5.0
 }
 
 fn default_max_tries() -> u32 {
@@ -258,6 +265,7 @@ impl Default for InsertBenchmarkSpec {
             seed: 42,
             max_tries: default_max_tries(),
             max_reconnects: default_max_reconnects(),
+            max_error_pct: default_max_error_pct(),
         }
     }
 }
@@ -387,6 +395,12 @@ impl InsertBenchmarkSpec {
         }
         if self.steps.contains(&Step::CreateIndexes) && self.secondary_indexes == 0 {
             return err("step l.x needs --secondary-indexes 1..=3".to_string());
+        }
+        if !(0.0..=100.0).contains(&self.max_error_pct) {
+            return err(format!(
+                "--max-error-rate {} is out of range: expected a percent, 0..=100",
+                self.max_error_pct
+            ));
         }
         if self.max_tries == 0 {
             return err("--max-tries must be at least 1 (1 = no retries)".to_string());

@@ -566,3 +566,46 @@ fn transient_errors_are_retried_counted_and_the_step_completes() {
     assert_eq!((after.1 - before.1) as u64, step.rows_deleted, "deleted");
     assert_eq!(after.0, before.0, "queue size");
 }
+
+#[test]
+fn a_step_above_the_error_rate_fails_with_the_counts() {
+    let bench = Bench::new();
+    bench.load(1, 2_000);
+    let db = bench.db();
+    let conn = open_db(&db);
+    let before = id_range(&conn, "pi1");
+    let mut child = bench.spawn(&[
+        "--steps",
+        "qr100",
+        "--query-seconds",
+        "4",
+        "--clients",
+        "1",
+        "--busy-timeout-ms",
+        "100",
+        "--max-tries",
+        "200",
+        "--max-error-rate",
+        "0",
+        "--path",
+        path_str(&db),
+    ]);
+    child.wait_for_id_above(&conn, "pi1", before.2);
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    conn.execute_batch("COMMIT").unwrap();
+    let o = child.finish(std::time::Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}", o.describe());
+    let line = o
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("error rate") && line.contains("retries"),
+        "{line}"
+    );
+    let run = ibench::results::file::load(&o.new_results[0]).expect("valid results");
+    assert_eq!(run.steps[0].status, RunStatus::Failed);
+    assert!(run.steps[0].retries.values().sum::<u64>() > 0);
+}

@@ -171,6 +171,9 @@ pub struct RunArgs {
     /// Reconnects per client thread after a lost connection; 0 = fail at once.
     #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().max_reconnects)]
     pub max_reconnects: u32,
+    /// A step fails when its retried statements exceed this percent of its statements.
+    #[arg(long, value_name = "PCT", default_value_t = InsertBenchmarkSpec::default().max_error_pct)]
+    pub max_error_rate: f64,
 
     /// Directory for results (one JSON file per run).
     #[arg(long, value_name = "DIR", default_value = "ibench-results")]
@@ -230,6 +233,7 @@ impl RunArgs {
             seed: self.seed,
             max_tries: self.max_tries,
             max_reconnects: self.max_reconnects,
+            max_error_pct: self.max_error_rate,
         }
     }
 

@@ -314,6 +314,25 @@ impl InsertBenchmark {
     }
 }
 
+/// Fails a completed step whose retried statements exceed `max_pct` percent of its
+/// statements (as pgbench reports failures), with the counts in the error.
+fn check_error_rate(result: &mut StepResult, max_pct: f64) {
+    let retries: u64 = result.retries.values().sum();
+    let statements: u64 = result.ops.values().map(|o| o.count).sum();
+    if result.status != crate::results::model::RunStatus::Complete || retries == 0 {
+        return;
+    }
+    let pct = 100.0 * retries as f64 / statements.max(1) as f64;
+    if pct > max_pct {
+        result.status = crate::results::model::RunStatus::Failed;
+        result.error = Some(format!(
+            "error rate {pct:.1}% above --max-error-rate {max_pct}%: {retries} retries \
+             ({:?}) over {statements} statements, {} reconnects",
+            result.retries, result.reconnects
+        ));
+    }
+}
+
 impl Workload for InsertBenchmark {
     fn name(&self) -> &'static str {
         "insert-benchmark"
@@ -373,13 +392,15 @@ impl Workload for InsertBenchmark {
     }
 
     fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {
-        match self.spec.steps[index] {
+        let mut result = match self.spec.steps[index] {
             Step::LoadInitial => self.load_initial(env),
             Step::CreateIndexes => self.create_indexes(env),
             Step::LoadMore => self.load_more(env, self.spec.l1_rows, self.spec.l1_batch),
             Step::LoadMoreSmall => self.load_more(env, self.spec.l2_rows, self.spec.l2_batch),
             Step::QueryRange(rate) => self.query(env, rate, false),
             Step::QueryPoint(rate) => self.query(env, rate, true),
-        }
+        }?;
+        check_error_rate(&mut result, self.spec.max_error_pct);
+        Ok(result)
     }
 }
