@@ -253,8 +253,16 @@ fn default_sequence_at_tiny_size_completes_with_consistent_results() {
                     _ => rate_of(name).unwrap() * QUERY_SECONDS,
                 } as u64
                     * clients;
-                assert_eq!(step.rows_inserted, expected, "{ctx}: inserted");
-                assert_eq!(step.rows_deleted, expected, "{ctx}: deleted");
+                // A writer that fell behind on a loaded machine sends nothing after the
+                // query window: its missed batches are counted instead.
+                let missed = step.sla.as_ref().map_or(0, |s| s.missed_insert_batches)
+                    * run.config.workload.writer_batch as u64;
+                assert_eq!(
+                    step.rows_inserted + missed,
+                    expected,
+                    "{ctx}: inserted + missed"
+                );
+                assert_eq!(step.rows_deleted, step.rows_inserted, "{ctx}: deleted");
                 assert!(ins > 0.0 && del > 0.0, "{ctx}: {ins} {del}");
                 let select_min = step.select_min.as_ref().expect("select_min");
                 let timed: Vec<&String> = select_min.tables.keys().collect();
@@ -264,7 +272,6 @@ fn default_sequence_at_tiny_size_completes_with_consistent_results() {
                     assert!(q > 0.0 && step.queries > 0, "{ctx}");
                     let sla = step.sla.as_ref().expect("sla");
                     assert_eq!(sla.target_inserts_per_s, (rate as u64 * clients) as f64);
-                    assert_eq!(sla.missed_insert_batches, 0, "{ctx}");
                     assert!(step.service_time.contains_key("insert"), "{ctx}");
                     assert_eq!(
                         step.point_query_misses.is_some(),

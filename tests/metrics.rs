@@ -167,6 +167,15 @@ fn sqlite_step_reports_size_and_embedded_costs() {
     assert_eq!(e.db_size.dbms_bytes, Some((pages * size) as u64));
     assert!(e.db_size.disk_bytes.unwrap() > 0);
     assert!(e.peak.client_rss_bytes > 0);
+
+    // SQLite's own counters: every insert batch is one commit to the WAL (the clients'
+    // connections are the only ones counted), and the WAL was checkpointed as it grew.
+    let c = &run.steps[0].dbms_counters;
+    let batches = run.steps[0].ops["insert"].count as f64;
+    assert_eq!(c["sqlite.wal_commits"], batches, "{c:?}");
+    assert!(c["sqlite.checkpoints"] >= 1.0, "{c:?}");
+    assert!(c["sqlite.cache_write"] > 0.0, "{c:?}");
+    assert!(e.counters_per_op.contains_key("sqlite.cache_write"));
 }
 
 fn ci() -> bool {

@@ -80,6 +80,14 @@ const SHOW_VARIABLES: &str = "SHOW GLOBAL VARIABLES";
 const ENGINE_SUPPORT: &str = "SELECT support FROM information_schema.engines WHERE engine = ?";
 const DB_SIZE: &str = "SELECT coalesce(sum(data_length + index_length), 0) \
      FROM information_schema.tables WHERE table_schema = database()";
+/// MyRocks: information_schema.tables lags until memtables are flushed, so the size is what
+/// RocksDB holds: its SST files (data, index and filter blocks) plus the memtables (the data
+/// still only in the WAL), for the whole RocksDB instance.
+pub const ROCKSDB_SIZE: &str = "SELECT \
+     (SELECT coalesce(sum(data_block_size + index_block_size + filter_block_size), 0) \
+        FROM information_schema.rocksdb_sst_props) + \
+     (SELECT coalesce(sum(value), 0) FROM information_schema.rocksdb_cfstats \
+        WHERE stat_type = 'CUR_SIZE_ALL_MEM_TABLES')";
 /// Counters also reported per op (plus every `Rocksdb_stall_*`).
 const KEY_COUNTERS: &[&str] = &[
     "Innodb_buffer_pool_read_requests",
@@ -258,7 +266,11 @@ impl Dbms for Mysql {
     }
 
     fn size_bytes(&self) -> Result<Option<u64>> {
-        let n: Option<u64> = self.conn()?.query_first(DB_SIZE)?;
+        let sql = match self.engine {
+            Engine::Rocksdb => ROCKSDB_SIZE,
+            _ => DB_SIZE,
+        };
+        let n: Option<u64> = self.conn()?.query_first(sql)?;
         Ok(n)
     }
 

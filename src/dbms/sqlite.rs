@@ -9,6 +9,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -73,7 +75,30 @@ pub struct Sqlite {
     pragmas: Vec<(String, String)>,
     busy_timeout: Duration,
     plain: bool,
+    counters: Arc<Counters>,
 }
+
+/// Counters of the clients' connections. SQLite keeps page-cache figures per connection
+/// (`sqlite3_db_status`); each connection adds its own when it closes. WAL checkpoints are
+/// counted by ibench's WAL hook, which does what SQLite's auto-checkpoint does (a passive
+/// checkpoint once the WAL holds `wal_autocheckpoint` pages) and counts it.
+#[derive(Debug, Default)]
+struct Counters {
+    cache_hit: AtomicU64,
+    cache_miss: AtomicU64,
+    cache_write: AtomicU64,
+    cache_spill: AtomicU64,
+    wal_commits: AtomicU64,
+    checkpoints: AtomicU64,
+    checkpoints_busy: AtomicU64,
+}
+
+/// Counters reported per op.
+const KEY_COUNTERS: &[&str] = &[
+    "sqlite.cache_miss",
+    "sqlite.cache_write",
+    "sqlite.checkpoints",
+];
 
 impl Sqlite {
     /// Opens (creating if needed) the database at `path`, checks that a connection works and
@@ -104,6 +129,7 @@ impl Sqlite {
             pragmas,
             busy_timeout: Duration::from_millis(busy_timeout_ms),
             plain,
+            counters: Arc::default(),
         };
         // The first open checks the file and the pragmas: what fails here is the user's input.
         db.open_raw().map_err(|e| {
@@ -196,12 +222,53 @@ impl Dbms for Sqlite {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>> {
+        let mut conn = self.open_raw()?;
+        let threshold: i64 = conn.query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))?;
+        if threshold > 0 {
+            let c = Arc::clone(&self.counters);
+            conn.wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages| {
+                c.wal_commits.fetch_add(1, Ordering::Relaxed);
+                if i64::from(pages) >= threshold {
+                    match wal.checkpoint_v2(rusqlite::wal::CheckpointMode::PASSIVE) {
+                        Ok(_) => {
+                            c.checkpoints.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(_) => {
+                            c.checkpoints_busy.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+                Ok(())
+            }))?;
+        }
         Ok(Box::new(SqliteConnection {
-            conn: self.open_raw()?,
+            conn,
             sql: Vec::new(),
             date_cache: (i64::MIN, String::new()),
             plain: self.plain,
+            counters: Arc::clone(&self.counters),
         }))
+    }
+
+    fn counters(&self) -> Result<BTreeMap<String, f64>> {
+        let c = &self.counters;
+        let all = [
+            ("sqlite.cache_hit", &c.cache_hit),
+            ("sqlite.cache_miss", &c.cache_miss),
+            ("sqlite.cache_write", &c.cache_write),
+            ("sqlite.cache_spill", &c.cache_spill),
+            ("sqlite.wal_commits", &c.wal_commits),
+            ("sqlite.checkpoints", &c.checkpoints),
+            ("sqlite.checkpoints_busy", &c.checkpoints_busy),
+        ];
+        Ok(all
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.load(Ordering::Relaxed) as f64))
+            .collect())
+    }
+
+    fn is_key_counter(&self, name: &str) -> bool {
+        KEY_COUNTERS.contains(&name)
     }
 
     fn version(&self) -> Result<String> {
@@ -306,6 +373,31 @@ struct SqliteConnection {
     date_cache: (i64, String),
     /// Plain-SQL mode: values inlined, statements compiled every time (no statement cache).
     plain: bool,
+    /// Where this connection's page-cache figures go when it closes.
+    counters: Arc<Counters>,
+}
+
+impl Drop for SqliteConnection {
+    fn drop(&mut self) {
+        use rusqlite::ffi;
+        let ops = [
+            (ffi::SQLITE_DBSTATUS_CACHE_HIT, &self.counters.cache_hit),
+            (ffi::SQLITE_DBSTATUS_CACHE_MISS, &self.counters.cache_miss),
+            (ffi::SQLITE_DBSTATUS_CACHE_WRITE, &self.counters.cache_write),
+            (ffi::SQLITE_DBSTATUS_CACHE_SPILL, &self.counters.cache_spill),
+        ];
+        for (op, total) in ops {
+            let (mut current, mut high) = (0, 0);
+            // SAFETY: the handle is this open connection's; sqlite3_db_status only reads
+            // counters into the two integers.
+            let rc = unsafe {
+                ffi::sqlite3_db_status(self.conn.handle(), op, &mut current, &mut high, 0)
+            };
+            if rc == ffi::SQLITE_OK {
+                total.fetch_add(current.max(0) as u64, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// A statement for `sql`: cached and bound to `values` when prepared; compiled from the text

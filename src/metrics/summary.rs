@@ -282,6 +282,7 @@ pub fn summarize(
         reconnects: timed_recorders.iter().map(|r| r.reconnects()).sum(),
         efficiency,
         dbms_counters,
+        queue_check: None,
     }
 }
 

@@ -158,6 +158,31 @@ pub fn summary(run: &RunResult) -> String {
                 s.name
             ));
         }
+        if let Some(q) = &s.queue_check {
+            if q.ok {
+                out.push_str(&format!(
+                    "\n{}: queue checked after {} reconnects / retries: {} rows, as counted, no gaps\n",
+                    s.name, s.reconnects, q.rows_counted
+                ));
+            } else {
+                out.push_str(&format!(
+                    "\nwarning: {}: queue invariant broken after {} reconnects / retries: {} rows \
+                     in the tables, {} expected ({} at start + {} inserted - {} deleted); gaps in: {}\n",
+                    s.name,
+                    s.reconnects,
+                    q.rows_counted,
+                    q.rows_expected,
+                    q.rows_at_start,
+                    s.rows_inserted,
+                    s.rows_deleted,
+                    if q.tables_with_gaps.is_empty() {
+                        "none".to_string()
+                    } else {
+                        q.tables_with_gaps.join(", ")
+                    }
+                ));
+            }
+        }
         if let Some(ix) = &s.index_build {
             out.push_str(&format!(
                 "\n{}: {} index(es) on {} table(s), {} rows, {} rows/s\n",

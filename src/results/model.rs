@@ -177,6 +177,26 @@ pub struct StepResult {
     /// dead tuples give their change).
     #[serde(default)]
     pub dbms_counters: BTreeMap<String, f64>,
+    /// The queue invariant, checked with the step's own SQL after a step that retried
+    /// statements or reopened connections (a statement whose outcome was lost may have
+    /// committed without being counted).
+    #[serde(default)]
+    pub queue_check: Option<QueueCheck>,
+}
+
+/// Rows in the tables after a step, against what the step counted.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct QueueCheck {
+    /// Rows in all tables at step start (`max - min + 1` per table).
+    pub rows_at_start: u64,
+    /// `rows_at_start + rows_inserted - rows_deleted`.
+    pub rows_expected: u64,
+    /// `count(*)` over all tables after the step.
+    pub rows_counted: u64,
+    /// Tables whose ids are not contiguous (`count(*) != max - min + 1`): a gap in the queue.
+    pub tables_with_gaps: Vec<String>,
+    /// Whether the counts agree and no table has a gap.
+    pub ok: bool,
 }
 
 /// Cost of a step, measured from /proc over the step's window (see docs/metrics.md).

@@ -21,7 +21,7 @@ use crate::dbms::{Dbms, Table};
 use crate::error::UsageError;
 use crate::metrics::recorder::{Op, Recorder};
 use crate::metrics::summary::{SlaTarget, summarize};
-use crate::results::model::{IndexBuild, SelectMin, StepResult};
+use crate::results::model::{IndexBuild, QueueCheck, SelectMin, StepResult};
 use crate::runner::client::ThreadSpec;
 use crate::runner::{Expect, StepEnv};
 use crate::spec::{InsertBenchmarkSpec, Step};
@@ -79,13 +79,20 @@ pub struct InsertBenchmark {
     spec: InsertBenchmarkSpec,
     dbms: Arc<dyn Dbms>,
     tables: Vec<Table>,
+    /// Rows in all tables when the current step started (from its min/max ids).
+    rows_at_start: AtomicU64,
 }
 
 impl InsertBenchmark {
     /// The workload for `spec` on `dbms`; `spec` must be validated.
     pub fn new(spec: InsertBenchmarkSpec, dbms: Arc<dyn Dbms>) -> Self {
         let tables = schema::tables(&spec);
-        InsertBenchmark { spec, dbms, tables }
+        InsertBenchmark {
+            spec,
+            dbms,
+            tables,
+            rows_at_start: AtomicU64::new(0),
+        }
     }
 
     /// Times `select min(transactionid)` per table (reported as `getmin`) when `timed`, reads
@@ -95,6 +102,7 @@ impl InsertBenchmark {
         let mut states = Vec::new();
         let mut recorders = Vec::new();
         let mut per_table = BTreeMap::new();
+        let mut rows_at_start = 0;
         for table in &self.tables {
             let start = Instant::now();
             let min = conn
@@ -113,12 +121,14 @@ impl InsertBenchmark {
                 (Some(min), Some(max)) => (min, max),
                 _ => (1, 0),
             };
+            rows_at_start += (max - min + 1).max(0) as u64;
             states.push(Arc::new(TableState::new(min, max, inserters_per_table)));
         }
         let select_min = timed.then(|| SelectMin {
             max_us: per_table.values().copied().max().unwrap_or(0),
             tables: per_table,
         });
+        self.rows_at_start.store(rows_at_start, Ordering::Relaxed);
         Ok(StepStart {
             states,
             getmin: recorders,
@@ -295,6 +305,35 @@ impl InsertBenchmark {
         Ok(result)
     }
 
+    /// Counts the rows of every table with the step's own SQL and compares them with what
+    /// the step counted: the queue invariant after retries and reconnects.
+    fn queue_check(&self, result: &StepResult) -> Result<QueueCheck> {
+        let mut conn = self.dbms.connect()?;
+        let mut rows_counted = 0;
+        let mut tables_with_gaps = Vec::new();
+        for table in &self.tables {
+            let n = conn.count_rows(table)?;
+            rows_counted += n;
+            let span = match (conn.min_id(table)?, conn.max_id(table)?) {
+                (Some(min), Some(max)) => (max - min + 1) as u64,
+                _ => 0,
+            };
+            if span != n {
+                tables_with_gaps.push(table.name.clone());
+            }
+        }
+        let rows_at_start = self.rows_at_start.load(Ordering::Relaxed);
+        let rows_expected =
+            (rows_at_start + result.rows_inserted).saturating_sub(result.rows_deleted);
+        Ok(QueueCheck {
+            rows_at_start,
+            rows_expected,
+            rows_counted,
+            ok: rows_counted == rows_expected && tables_with_gaps.is_empty(),
+            tables_with_gaps,
+        })
+    }
+
     /// What the threads of client `client` work with in this step.
     fn client_table<'s>(
         &'s self,
@@ -401,6 +440,14 @@ impl Workload for InsertBenchmark {
             Step::QueryPoint(rate) => self.query(env, rate, true),
         }?;
         check_error_rate(&mut result, self.spec.max_error_pct);
+        let trouble = result.reconnects > 0 || result.retries.values().any(|&n| n > 0);
+        if trouble
+            && self.spec.steps[index] != Step::CreateIndexes
+            && result.status == crate::results::model::RunStatus::Complete
+        {
+            // Best effort: a DBMS that cannot answer now has already failed the step.
+            result.queue_check = self.queue_check(&result).ok();
+        }
         Ok(result)
     }
 }
