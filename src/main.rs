@@ -14,6 +14,8 @@ fn main() -> ExitCode {
         Command::Show(args) => ibench::cli::show::execute(args),
         Command::Import(args) => ibench::cli::import::execute(args),
         Command::Export(args) => ibench::cli::export::execute(args),
+        Command::Report(args) => ibench::cli::report::execute(args),
+        Command::Compare(args) => ibench::cli::compare::execute(args),
     };
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),

@@ -869,3 +869,193 @@ fn a_killed_server_fails_the_step_quickly_and_keeps_the_results() {
         "server processes left behind"
     );
 }
+
+#[test]
+fn managed_servers_accept_a_relative_out_directory() {
+    // mariadbd resolves a relative --datadir against /usr, not the working directory.
+    for server in ["mariadb", "postgres"] {
+        if !have(server, "") {
+            continue;
+        }
+        let bench = server_bench();
+        let out = bench.run_raw(
+            &["run", "--out", "relative-out", "-q"],
+            &["--server", server, "--steps", "l.i0", "--l0-rows", "1000"],
+        );
+        out.assert_success();
+        let store = bench.path("relative-out").join("results.db");
+        assert!(store.exists(), "{server}: results in the relative --out");
+    }
+}
+
+#[test]
+fn an_external_server_killed_mid_step_fails_the_step_and_keeps_the_results() {
+    if !have("mariadb", "") {
+        return;
+    }
+    let bench = server_bench();
+    // A server this run did not start (left running by an earlier one), reached by URL.
+    let setup = bench
+        .run(&[
+            "--server",
+            "mariadb",
+            "--keep-server",
+            "--steps",
+            "l.i0,l.x",
+            "--l0-rows",
+            "5000",
+        ])
+        .result();
+    let pid = setup.managed_server.as_ref().unwrap().pid.unwrap();
+    let kept = Kept {
+        pid,
+        signal: "TERM",
+    };
+    let url = setup.environment.dbms.location.clone();
+    let child = bench.spawn(&[
+        "--url",
+        &url,
+        "--steps",
+        "qp100",
+        "--query-seconds",
+        "60",
+        "--max-reconnects",
+        "1",
+    ]);
+    std::thread::sleep(Duration::from_secs(3));
+    let killed_at = Instant::now();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.finish(Duration::from_secs(60));
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(30),
+        "stopped within seconds"
+    );
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", out.describe());
+    assert!(
+        errors[0].contains("qp100") && errors[0].contains("client"),
+        "{}",
+        errors[0]
+    );
+    assert!(!out.stderr.contains("panicked"));
+    let run = ibench::results::file::load(&out.new_results[0]).unwrap();
+    assert_eq!(run.status, ibench::results::model::RunStatus::Failed);
+    let step = &run.steps[0];
+    assert_eq!(step.name, "qp100");
+    assert_eq!(step.status, ibench::results::model::RunStatus::Failed);
+    assert!(step.queries > 0, "figures up to the failure are kept");
+    assert!(step.error.as_deref().unwrap_or("").contains("client"));
+    // The run is in the store too, as failed.
+    let store =
+        ibench::results::store::Store::open_existing(&bench.out().join("results.db")).unwrap();
+    assert_eq!(store.load(&run.run_id).unwrap().status, run.status);
+    std::mem::forget(kept);
+}
+
+#[test]
+fn a_postgres_results_store_is_shared_by_runs_and_reports() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = server_bench();
+    // A throwaway PostgreSQL to hold the results (left running by a first run).
+    let setup = bench
+        .run(&[
+            "--server",
+            "postgres",
+            "--keep-server",
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "1000",
+        ])
+        .result();
+    let pid = setup.managed_server.as_ref().unwrap().pid.unwrap();
+    let kept = Kept { pid, signal: "INT" };
+    let store = setup.environment.dbms.location.clone();
+    let mut ids = Vec::new();
+    for label in ["base", "base", "variant"] {
+        let run = bench
+            .run(&[
+                "--results",
+                &store,
+                "--steps",
+                "l.i0,qp100",
+                "--l0-rows",
+                "2000",
+                "--query-seconds",
+                "1",
+                "--label",
+                label,
+            ])
+            .result();
+        ids.push(run.run_id);
+    }
+    // The runs are in PostgreSQL, read back by list, show, report and compare.
+    let mut c = postgres::Client::connect(&store, postgres::NoTls).unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM runs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 3);
+    let steps: i64 = c
+        .query_one("SELECT count(*) FROM steps", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(steps, 6);
+    let v: i64 = c
+        .query_one("SELECT max(version) FROM ibench_schema", &[])
+        .unwrap()
+        .get(0);
+    assert!(v >= 2);
+    drop(c);
+    let list = bench.run_raw(&["list", "--results", &store], &[]);
+    list.assert_success();
+    for id in &ids {
+        assert!(list.stdout.contains(id.as_str()), "{}", list.stdout);
+    }
+    let report = bench.run_raw(
+        &[
+            "report",
+            "base",
+            "variant",
+            "--format",
+            "json",
+            "--results",
+            &store,
+        ],
+        &[],
+    );
+    report.assert_success();
+    let r: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    assert_eq!(r["groups"][0]["runs"].as_array().unwrap().len(), 2);
+    let compare = bench.run_raw(&["compare", "base", "variant", "--results", &store], &[]);
+    compare.assert_success();
+
+    // A bad password is one line, without the password.
+    let url = url::Url::parse(&store).unwrap();
+    let bad = format!(
+        "postgres://nobody:s3cret-pw@{}:{}/nosuchdb",
+        url.host_str().unwrap(),
+        url.port().unwrap()
+    );
+    let out = bench.run_raw(&["list", "--results", &bad], &[]);
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("cannot connect to the results database")
+    );
+    assert!(!out.stderr.contains("s3cret-pw"), "{}", out.stderr);
+    kept.stop();
+}

@@ -23,6 +23,10 @@ mod queue;
 /// and the writer catches up).
 mod rate;
 
+/// Reports over stored runs (HTML, Markdown, JSON; repeats, base, escaping, Chromium) and
+/// `ibench compare`'s significance.
+mod report;
+
 /// The rows themselves: seeded reproducibility, value ranges and formats, and point queries
 /// (through the library's DBMS API and as the qpN step reports them).
 mod data;

@@ -1,9 +1,11 @@
 //! Command-line interface: one file per subcommand, each turning its arguments into a spec and
 //! calling the library.
 
+pub mod compare;
 pub mod export;
 pub mod import;
 pub mod list;
+pub mod report;
 pub mod run;
 pub mod show;
 
@@ -31,12 +33,17 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Write one run as JSON, or its per-step figures as CSV, to stdout.
     Export(export::ExportArgs),
+    /// Report on stored runs: HTML (default), Markdown or JSON, relative to a base.
+    Report(report::ReportArgs),
+    /// Compare two runs or labels step by step, with significance.
+    Compare(compare::CompareArgs),
 }
 
 /// Where the results database is.
 #[derive(Debug, clap::Args)]
 pub struct StoreArgs {
-    /// Results database (SQLite file).
-    #[arg(long, value_name = "FILE", default_value = crate::results::store::DEFAULT_PATH)]
+    /// Results database: an SQLite file, or a postgres:// URL (password from the URL or
+    /// PGPASSWORD).
+    #[arg(long, value_name = "FILE|URL", default_value = crate::results::store::DEFAULT_PATH)]
     pub results: std::path::PathBuf,
 }

@@ -19,7 +19,7 @@ use crate::report::terminal;
 use crate::results::environment;
 use crate::results::file::ResultsFile;
 use crate::results::model::ManagedServerInfo;
-use crate::results::model::{RunResult, RunStatus, SCHEMA_VERSION};
+use crate::results::model::{ExperimentTag, RunResult, RunStatus, SCHEMA_VERSION};
 use crate::runner::client::INTERRUPTED;
 use crate::runner::{self, CostWatch, DisplayOptions};
 use crate::server::{Malloc, ManagedServer, ServerKind, ServerSpec};
@@ -178,8 +178,9 @@ pub struct RunArgs {
     /// Directory for results (one JSON file per run).
     #[arg(long, value_name = "DIR", default_value = "ibench-results")]
     pub out: PathBuf,
-    /// Results database every run is also stored in [default: OUT/results.db].
-    #[arg(long, value_name = "FILE")]
+    /// Results database every run is also stored in: an SQLite file, or a postgres:// URL
+    /// shared by a team (password from the URL or PGPASSWORD) [default: OUT/results.db].
+    #[arg(long, value_name = "FILE|URL")]
     pub results: Option<PathBuf>,
     /// Label naming this configuration in results and reports.
     #[arg(long, value_name = "TEXT")]
@@ -414,7 +415,7 @@ const RESULTS_SPACE: u64 = 16 << 20;
 
 /// Checks, before anything starts, that --out has room for the results and, when the database
 /// is created there (scratch SQLite, managed server), for the database too.
-fn check_free_space(spec: &RunSpec, out: &std::path::Path) -> Result<(), UsageError> {
+pub fn check_free_space(spec: &RunSpec, out: &std::path::Path) -> Result<(), UsageError> {
     let Ok(st) = nix::sys::statvfs::statvfs(out) else {
         return Ok(()); // cannot tell: the run finds out
     };
@@ -475,13 +476,23 @@ pub fn execute(args: &RunArgs) -> Result<()> {
             .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
     }
     install_interrupt_handler();
-    let result = match &spec.server {
-        None => {
-            let watch = external_watch(&spec, args)?;
-            run_with(&spec, &file, args.quiet, None, watch)
-        }
-        Some(server_spec) => run_managed(spec.clone(), server_spec, &file, args),
+    let options = RunOptions {
+        quiet: args.quiet,
+        summary: true,
+        ..RunOptions::default()
     };
+    let external_server =
+        spec.server.is_none() && !matches!(spec.target, TargetSpec::Sqlite { .. });
+    let options = if external_server {
+        args.external_pid().map(|server_pid| RunOptions {
+            server_pid,
+            data_dir: args.data_dir.clone(),
+            ..options
+        })
+    } else {
+        Ok(options)
+    };
+    let result = options.and_then(|options| run_prepared(&spec, &file, &options).1);
     if spec.scratch_database && !spec.keep_data {
         let _ = fs::remove_dir_all(&scratch_dir);
     }
@@ -489,16 +500,48 @@ pub fn execute(args: &RunArgs) -> Result<()> {
     result
 }
 
+/// How to run a prepared [`RunSpec`], beyond the spec itself.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// No progress display.
+    pub quiet: bool,
+    /// Print the terminal summary and the results path at the end.
+    pub summary: bool,
+    /// Process id of an external server (targets by URL), for its cost figures.
+    pub server_pid: Option<u32>,
+    /// Data directory of an external server, for its size and device.
+    pub data_dir: Option<PathBuf>,
+    /// The experiment cell the run belongs to, recorded with it.
+    pub experiment: Option<ExperimentTag>,
+}
+
+/// Runs `spec`, saving to `file` after every step: on a managed server started for it (and
+/// stopped after), or on the target as given. Returns the run as last saved (`None` when it
+/// never started: the DBMS could not be opened, the server did not start) and the outcome.
+pub fn run_prepared(
+    spec: &RunSpec,
+    file: &ResultsFile,
+    options: &RunOptions,
+) -> (Option<RunResult>, Result<()>) {
+    match &spec.server {
+        None => match external_watch(spec, options) {
+            Ok(watch) => run_with(spec, file, options, None, watch),
+            Err(e) => (None, Err(e)),
+        },
+        Some(server_spec) => run_managed(spec.clone(), server_spec, file, options),
+    }
+}
+
 /// Starts the managed server, runs against it, stops it, and keeps its log beside the results.
 fn run_managed(
     mut spec: RunSpec,
     server_spec: &ServerSpec,
     file: &ResultsFile,
-    args: &RunArgs,
-) -> Result<()> {
+    options: &RunOptions,
+) -> (Option<RunResult>, Result<()>) {
     let dir = file.path().with_extension("server");
     let kept_log = file.path().with_extension("server.log");
-    if !args.quiet {
+    if !options.quiet {
         eprintln!("starting {} in {}", server_spec.kind.name(), dir.display());
     }
     let started = ManagedServer::start(server_spec, &dir);
@@ -509,14 +552,20 @@ fn run_managed(
             if !spec.keep_data {
                 let _ = fs::remove_dir_all(&dir);
             }
-            return Err(e.context(format!(
-                "{} server failed to start (log kept at {})",
-                server_spec.kind.name(),
-                kept_log.display()
-            )));
+            return (
+                None,
+                Err(e.context(format!(
+                    "{} server failed to start (log kept at {})",
+                    server_spec.kind.name(),
+                    kept_log.display()
+                ))),
+            );
         }
     };
-    let url = ServerUrl::parse(&server.url, "")?;
+    let url = match ServerUrl::parse(&server.url, "") {
+        Ok(url) => url,
+        Err(e) => return (None, Err(e.into())),
+    };
     spec.target = match server_spec.kind {
         ServerKind::Postgres => TargetSpec::Postgres { url },
         ServerKind::Mariadb => TargetSpec::Mysql {
@@ -545,7 +594,7 @@ fn run_managed(
             server.pid().unwrap_or(0)
         ),
     );
-    let result = run_with(&spec, file, args.quiet, Some(info), watch);
+    let (run, result) = run_with(&spec, file, options, Some(info), watch);
     let stopped = if server.keep() {
         let pid = server.detach();
         eprintln!(
@@ -563,12 +612,12 @@ fn run_managed(
     if !server.keep() && !spec.keep_data {
         let _ = fs::remove_dir_all(&dir);
     }
-    result.and(stopped)
+    (run, result.and(stopped))
 }
 
 /// What to sample for a target that is not a managed server: ibench itself for SQLite, the
 /// given pid for an external server, or nothing (host figures only).
-fn external_watch(spec: &RunSpec, args: &RunArgs) -> Result<(Watch, String)> {
+fn external_watch(spec: &RunSpec, options: &RunOptions) -> Result<(Watch, String)> {
     if let TargetSpec::Sqlite { path, .. } = &spec.target {
         let files = ["", "-wal", "-shm"]
             .iter()
@@ -589,29 +638,7 @@ fn external_watch(spec: &RunSpec, args: &RunArgs) -> Result<(Watch, String)> {
                 .to_string(),
         ));
     }
-    let pid = match (&args.server_pid, &args.server_pid_file) {
-        (Some(pid), _) => Some(*pid),
-        (None, Some(file)) => {
-            let text = fs::read_to_string(file).map_err(|e| {
-                UsageError::new(format!(
-                    "cannot read --server-pid-file {}: {e}",
-                    file.display()
-                ))
-            })?;
-            let pid = text
-                .lines()
-                .next()
-                .and_then(|l| l.trim().parse().ok())
-                .ok_or_else(|| {
-                    UsageError::new(format!(
-                        "--server-pid-file {} does not start with a pid",
-                        file.display()
-                    ))
-                })?;
-            Some(pid)
-        }
-        (None, None) => None,
-    };
+    let pid = options.server_pid;
     if let Some(pid) = pid
         && !std::path::Path::new(&format!("/proc/{pid}")).exists()
     {
@@ -625,24 +652,66 @@ fn external_watch(spec: &RunSpec, args: &RunArgs) -> Result<(Watch, String)> {
                  --server-pid-file); DBMS figures are not reported, host figures are"
             .to_string(),
     };
-    let device = args.data_dir.as_deref().and_then(proc::device_of);
+    let device = options.data_dir.as_deref().and_then(proc::device_of);
     Ok((
         Watch {
             dbms_pid: pid,
             embedded: false,
             device,
-            data_paths: args.data_dir.iter().cloned().collect(),
+            data_paths: options.data_dir.iter().cloned().collect(),
         },
         source,
     ))
 }
 
+impl RunArgs {
+    /// The external server's pid: --server-pid, or the first line of --server-pid-file.
+    fn external_pid(&self) -> Result<Option<u32>> {
+        match (&self.server_pid, &self.server_pid_file) {
+            (Some(pid), _) => Ok(Some(*pid)),
+            (None, Some(file)) => {
+                let text = fs::read_to_string(file).map_err(|e| {
+                    UsageError::new(format!(
+                        "cannot read --server-pid-file {}: {e}",
+                        file.display()
+                    ))
+                })?;
+                let pid = text
+                    .lines()
+                    .next()
+                    .and_then(|l| l.trim().parse().ok())
+                    .ok_or_else(|| {
+                        UsageError::new(format!(
+                            "--server-pid-file {} does not start with a pid",
+                            file.display()
+                        ))
+                    })?;
+                Ok(Some(pid))
+            }
+            (None, None) => Ok(None),
+        }
+    }
+}
+
 fn run_with(
     spec: &RunSpec,
     file: &ResultsFile,
-    quiet: bool,
+    options: &RunOptions,
+    managed_server: Option<ManagedServerInfo>,
+    watch: (Watch, String),
+) -> (Option<RunResult>, Result<()>) {
+    let mut run = None;
+    let result = run_into(spec, file, options, managed_server, watch, &mut run);
+    (run, result)
+}
+
+fn run_into(
+    spec: &RunSpec,
+    file: &ResultsFile,
+    options: &RunOptions,
     managed_server: Option<ManagedServerInfo>,
     (watch, dbms_source): (Watch, String),
+    slot: &mut Option<RunResult>,
 ) -> Result<()> {
     let db: Arc<dyn dbms::Dbms> = Arc::from(dbms::open_with(&spec.target, spec.statements)?);
     let environment = environment::collect(db.as_ref())?;
@@ -663,10 +732,11 @@ fn run_with(
         managed_server,
         maintenance: Vec::new(),
         steps: Vec::new(),
+        experiment: options.experiment.clone(),
     };
     let mut workload = InsertBenchmark::new(spec.workload.clone(), Arc::clone(&db));
     let display = DisplayOptions {
-        quiet,
+        quiet: options.quiet,
         report_interval: Duration::from_secs(spec.report_interval_s),
     };
     let costs = CostWatch {
@@ -682,19 +752,22 @@ fn run_with(
         &display,
         Some(&costs),
     );
-    if !run.steps.is_empty() {
-        print!("{}", terminal::summary(&run));
+    if options.summary {
+        if !run.steps.is_empty() {
+            print!("{}", terminal::summary(&run));
+        }
+        if file.is_saved() {
+            println!("\nresults: {}", file.path().display());
+        }
     }
-    if file.is_saved() {
-        println!("\nresults: {}", file.path().display());
-    }
+    *slot = Some(run);
     outcome
 }
 
 /// First SIGINT/SIGTERM: stop the steps and save. Second: exit at once (results on disk are
 /// always complete documents, since they are written by rename). The exit code is 128 + the
 /// signal: 130 for SIGINT, 143 for SIGTERM.
-fn install_interrupt_handler() {
+pub fn install_interrupt_handler() {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         return;

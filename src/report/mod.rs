@@ -1,4 +1,12 @@
-//! Reports from results: the terminal summary (more formats come with the results store).
+//! Reports from results: the terminal summary of one run, and reports over many runs
+//! (HTML, Markdown, JSON) built from one model, plus the statistics of `ibench compare`.
 
+pub mod charts;
+pub mod compare;
+pub mod html;
+pub mod markdown;
+pub mod model;
+pub mod select;
 pub mod table;
 pub mod terminal;
+pub mod view;

@@ -40,6 +40,48 @@ pub struct RunResult {
     pub maintenance: Vec<Maintenance>,
     /// Completed (and the last, possibly failed) steps, in run order.
     pub steps: Vec<StepResult>,
+    /// The experiment cell this run belongs to (`ibench experiment`); absent for `ibench run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<ExperimentTag>,
+}
+
+/// Which experiment, cell and repeat a run is (see docs/experiments.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentTag {
+    /// Experiment name.
+    pub name: String,
+    /// Cell name without the repeat: `target/config/allocator/setup` (also the run's label).
+    pub cell: String,
+    /// Repeat number, 1-based.
+    pub repeat: u32,
+    /// Repeats per cell in the experiment.
+    pub repeats: u32,
+    /// The base cell of the experiment's report.
+    pub base: String,
+    /// Hash of the cell's definition (target, settings, allocator, workload); a completed run
+    /// counts for a resumed experiment only when it matches.
+    pub fingerprint: String,
+    /// Database size / DBMS cache size at the end of the load, when both are known.
+    #[serde(default)]
+    pub cache: Option<CacheFit>,
+}
+
+/// The database size / DBMS cache size ratio a run actually got.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CacheFit {
+    /// The setting that sizes the cache (`innodb_buffer_pool_size`, `rocksdb_block_cache_size`,
+    /// `shared_buffers`, `cache_size`).
+    pub setting: String,
+    /// Its effective value, bytes (from the run's recorded settings).
+    pub cache_bytes: u64,
+    /// The step whose end the database size is from (the last load step).
+    pub step: String,
+    /// Database size then, bytes.
+    pub db_bytes: u64,
+    /// Where the size is from: `dbms` (as the DBMS reports it) or `disk` (allocated files).
+    pub db_size_source: String,
+    /// `db_bytes / cache_bytes`: below 1 the database fits in the DBMS cache.
+    pub ratio: f64,
 }
 
 /// State of a run or a step.

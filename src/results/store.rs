@@ -1,15 +1,19 @@
 //! The results database: every run's document, with the fields `list` and reports look runs
-//! up by. SQLite (one file, `./ibench-results/results.db` by default); the schema is versioned
-//! with `PRAGMA user_version` and migrated forward on open, each step in a transaction.
+//! up by. SQLite (one file, `./ibench-results/results.db` by default), or PostgreSQL
+//! (`--results postgres://...`) for a team sharing one store. The schema is versioned (SQLite:
+//! `PRAGMA user_version`; PostgreSQL: table `ibench_schema`) and migrated forward on open, each
+//! step in a transaction.
 //!
 //! A run is written in one transaction after each of its steps, so the store always holds the
 //! run as far as it got, never half a step.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::{Context, Result};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 
+use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
 use crate::results::model::RunResult;
 
@@ -17,7 +21,8 @@ use crate::results::model::RunResult;
 pub const DEFAULT_PATH: &str = "ibench-results/results.db";
 
 /// Schema migrations; migration i brings the schema from version i to i + 1.
-const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE runs (
         id TEXT PRIMARY KEY,
         started_at TEXT NOT NULL,
         finished_at TEXT,
@@ -38,7 +43,43 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
         inserts_per_s REAL NOT NULL,
         deletes_per_s REAL NOT NULL,
         queries_per_s REAL NOT NULL,
-        PRIMARY KEY (run_id, idx));"];
+        PRIMARY KEY (run_id, idx));",
+    // 2: runs of `ibench experiment` are tagged with the experiment, cell and repeat.
+    "ALTER TABLE runs ADD COLUMN experiment TEXT;
+     ALTER TABLE runs ADD COLUMN cell TEXT;
+     ALTER TABLE runs ADD COLUMN repeat INTEGER;
+     CREATE INDEX runs_experiment ON runs (experiment, cell);",
+];
+
+/// The same schema in PostgreSQL's types (64-bit integers, double precision).
+const MIGRATIONS_PG: &[&str] = &[
+    "CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        dbms TEXT NOT NULL,
+        dbms_version TEXT NOT NULL,
+        label TEXT,
+        status TEXT NOT NULL,
+        steps TEXT NOT NULL,
+        schema_version BIGINT NOT NULL,
+        document TEXT NOT NULL);
+     CREATE INDEX runs_label ON runs (label);
+     CREATE TABLE steps (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        idx BIGINT NOT NULL,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        duration_s DOUBLE PRECISION NOT NULL,
+        inserts_per_s DOUBLE PRECISION NOT NULL,
+        deletes_per_s DOUBLE PRECISION NOT NULL,
+        queries_per_s DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, idx));",
+    "ALTER TABLE runs ADD COLUMN experiment TEXT;
+     ALTER TABLE runs ADD COLUMN cell TEXT;
+     ALTER TABLE runs ADD COLUMN repeat BIGINT;
+     CREATE INDEX runs_experiment ON runs (experiment, cell);",
+];
 
 /// One line of `ibench list`.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,9 +98,67 @@ pub struct RunRow {
     pub status: String,
 }
 
+/// A run of an experiment, as resuming it needs to know.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExperimentRun {
+    /// Run id.
+    pub id: String,
+    /// Cell name (without the repeat).
+    pub cell: String,
+    /// Repeat number, 1-based.
+    pub repeat: u32,
+    /// Run status (`complete`, `running`, `failed`, `interrupted`).
+    pub status: String,
+    /// Fingerprint of the cell definition the run was made with.
+    pub fingerprint: String,
+}
+
+/// A statement parameter, bound the same way on either backend.
+#[derive(Clone, Debug)]
+enum Param {
+    Text(Option<String>),
+    Int(Option<i64>),
+    Real(f64),
+}
+
+fn text(v: impl Into<String>) -> Param {
+    Param::Text(Some(v.into()))
+}
+
+impl rusqlite::ToSql for Param {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            Param::Text(v) => v.to_sql(),
+            Param::Int(v) => v.to_sql(),
+            Param::Real(v) => v.to_sql(),
+        }
+    }
+}
+
+impl Param {
+    fn pg(&self) -> &(dyn postgres::types::ToSql + Sync) {
+        match self {
+            Param::Text(v) => v,
+            Param::Int(v) => v,
+            Param::Real(v) => v,
+        }
+    }
+}
+
+/// SQL is written with SQLite's `?N` placeholders; PostgreSQL's are `$N`.
+fn pg_sql(sql: &str) -> String {
+    sql.replace('?', "$")
+}
+
+enum Backend {
+    Sqlite(Connection),
+    Postgres(Mutex<postgres::Client>),
+}
+
 /// An open results database.
 pub struct Store {
-    conn: Connection,
+    backend: Backend,
+    /// File path, or the URL without its password.
     path: PathBuf,
 }
 
@@ -77,9 +176,19 @@ fn not_a_store(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
     .into()
 }
 
+/// Whether `--results` names a PostgreSQL database rather than a file.
+pub fn is_postgres_url(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
 impl Store {
-    /// Opens (creating it and its directory if needed) and migrates the store at `path`.
+    /// Opens (creating it and its directory if needed) and migrates the store at `path`: an
+    /// SQLite file, or a `postgres://` URL (password from the URL or `PGPASSWORD`).
     pub fn open(path: &Path) -> Result<Self> {
+        if is_postgres_url(path) {
+            return Self::open_postgres(&path.to_string_lossy());
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| UsageError::new(format!("cannot create {}: {e}", dir.display())))?;
@@ -88,7 +197,7 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(|e| not_a_store(path, e))?;
         let mut store = Store {
-            conn,
+            backend: Backend::Sqlite(conn),
             path: path.to_path_buf(),
         };
         store
@@ -97,9 +206,38 @@ impl Store {
         Ok(store)
     }
 
+    fn open_postgres(text: &str) -> Result<Self> {
+        let url = ServerUrl::parse(text, "PGPASSWORD")
+            .map_err(|e| UsageError::new(format!("--results: {e}")))?;
+        let shown = PathBuf::from(url.redacted());
+        let mut config: postgres::Config = url
+            .without_password()
+            .parse()
+            .map_err(|e| UsageError::new(format!("--results {}: {e}", shown.display())))?;
+        if let Some(pw) = url.password() {
+            config.password(pw);
+        }
+        config.application_name("ibench-results");
+        let client = config.connect(postgres::NoTls).map_err(|e| {
+            UsageError::new(format!(
+                "cannot connect to the results database {}: {}",
+                shown.display(),
+                crate::dbms::postgres::error_text(&e)
+            ))
+        })?;
+        let mut store = Store {
+            backend: Backend::Postgres(Mutex::new(client)),
+            path: shown.clone(),
+        };
+        store
+            .migrate()
+            .map_err(|e| not_a_store(&shown, format!("{e:#}")))?;
+        Ok(store)
+    }
+
     /// Opens an existing store; a missing file is a usage error (nothing to read).
     pub fn open_existing(path: &Path) -> Result<Self> {
-        if !path.exists() {
+        if !is_postgres_url(path) && !path.exists() {
             return Err(UsageError::new(format!(
                 "no results database at {} (run `ibench run` first, or give --results)",
                 path.display()
@@ -110,28 +248,126 @@ impl Store {
     }
 
     fn migrate(&mut self) -> Result<()> {
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let version = version.max(0) as usize;
-        if version > MIGRATIONS.len() {
-            anyhow::bail!(
-                "its schema version {version} is newer than this ibench knows ({})",
-                MIGRATIONS.len()
-            );
-        }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
-            let tx = self.conn.transaction()?;
-            tx.execute_batch(sql)?;
-            tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
-            tx.commit()?;
+        match &mut self.backend {
+            Backend::Sqlite(conn) => {
+                let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+                let version = check_version(version)?;
+                for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+                    let tx = conn.transaction()?;
+                    tx.execute_batch(sql)?;
+                    tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
+                    tx.commit()?;
+                }
+            }
+            Backend::Postgres(client) => {
+                let client = client
+                    .get_mut()
+                    .map_err(|_| anyhow::anyhow!("store lock"))?;
+                client.batch_execute(
+                    "CREATE TABLE IF NOT EXISTS ibench_schema (version BIGINT NOT NULL)",
+                )?;
+                // One migrating client at a time; the others wait and find it done.
+                let mut tx = client.transaction()?;
+                tx.batch_execute("LOCK TABLE ibench_schema IN EXCLUSIVE MODE")?;
+                let version: Option<i64> = tx
+                    .query_opt("SELECT max(version) FROM ibench_schema", &[])?
+                    .and_then(|r| r.get(0));
+                let version = check_version(version.unwrap_or(0))?;
+                for (i, sql) in MIGRATIONS_PG.iter().enumerate().skip(version) {
+                    tx.batch_execute(sql)?;
+                    tx.execute("DELETE FROM ibench_schema", &[])?;
+                    tx.execute(
+                        "INSERT INTO ibench_schema (version) VALUES ($1)",
+                        &[&((i + 1) as i64)],
+                    )?;
+                }
+                tx.commit()?;
+            }
         }
         Ok(())
     }
 
-    /// Where the store is.
+    /// Where the store is (for PostgreSQL, the URL without its password).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Runs `statements` in one transaction.
+    fn write(&mut self, statements: &[(&str, Vec<Param>)]) -> Result<()> {
+        match &mut self.backend {
+            Backend::Sqlite(conn) => {
+                let tx = conn.transaction()?;
+                for (sql, params) in statements {
+                    tx.execute(sql, rusqlite::params_from_iter(params.iter()))?;
+                }
+                tx.commit()?;
+            }
+            Backend::Postgres(client) => {
+                let client = client
+                    .get_mut()
+                    .map_err(|_| anyhow::anyhow!("store lock"))?;
+                let mut tx = client.transaction()?;
+                for (sql, params) in statements {
+                    let values: Vec<_> = params.iter().map(Param::pg).collect();
+                    tx.execute(pg_sql(sql).as_str(), &values)?;
+                }
+                tx.commit()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows of `sql` as text (`NULL` as `None`); select only text columns, or cast.
+    fn rows(&self, sql: &str, params: &[&str]) -> Result<Vec<Vec<Option<String>>>> {
+        match &self.backend {
+            Backend::Sqlite(conn) => {
+                let mut stmt = conn.prepare(sql)?;
+                let n = stmt.column_count();
+                let rows = stmt
+                    .query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                        (0..n)
+                            .map(|i| {
+                                use rusqlite::types::ValueRef;
+                                Ok(match r.get_ref(i)? {
+                                    ValueRef::Null => None,
+                                    ValueRef::Integer(v) => Some(v.to_string()),
+                                    ValueRef::Real(v) => Some(v.to_string()),
+                                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                        Some(String::from_utf8_lossy(t).into_owned())
+                                    }
+                                })
+                            })
+                            .collect()
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                Ok(rows)
+            }
+            Backend::Postgres(client) => {
+                let mut client = client.lock().map_err(|_| anyhow::anyhow!("store lock"))?;
+                let values: Vec<&(dyn postgres::types::ToSql + Sync)> = params
+                    .iter()
+                    .map(|p| p as &(dyn postgres::types::ToSql + Sync))
+                    .collect();
+                let rows = client.query(pg_sql(sql).as_str(), &values)?;
+                Ok(rows
+                    .iter()
+                    .map(|r| {
+                        (0..r.len())
+                            .map(|i| r.get::<_, Option<String>>(i))
+                            .collect()
+                    })
+                    .collect())
+            }
+        }
+    }
+
+    /// The documents `sql` selects (first column).
+    fn documents(&self, sql: &str, params: &[&str]) -> Result<Vec<String>> {
+        Ok(self
+            .rows(sql, params)?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().flatten())
+            .collect())
     }
 
     /// Writes `run` (replacing an earlier version of it) in one transaction.
@@ -142,115 +378,199 @@ impl Store {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let tx = self.conn.transaction()?;
-        tx.execute("DELETE FROM runs WHERE id = ?1", params![run.run_id])?;
-        tx.execute(
-            "INSERT INTO runs (id, started_at, finished_at, dbms, dbms_version, label, status, \
-             steps, schema_version, document) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                run.run_id,
-                run.started_at.to_rfc3339(),
-                run.finished_at.map(|t| t.to_rfc3339()),
-                run.environment.dbms.name,
-                run.environment.dbms.version,
-                run.config.label,
-                status,
-                steps.join(","),
-                run.schema_version,
-                document,
-            ],
-        )?;
+        let mut statements = vec![
+            (
+                "DELETE FROM steps WHERE run_id = ?1",
+                vec![text(&run.run_id)],
+            ),
+            ("DELETE FROM runs WHERE id = ?1", vec![text(&run.run_id)]),
+            (
+                "INSERT INTO runs (id, started_at, finished_at, dbms, dbms_version, label, \
+                 status, steps, schema_version, document, experiment, cell, repeat) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                vec![
+                    text(&run.run_id),
+                    text(run.started_at.to_rfc3339()),
+                    Param::Text(run.finished_at.map(|t| t.to_rfc3339())),
+                    text(&run.environment.dbms.name),
+                    text(&run.environment.dbms.version),
+                    Param::Text(run.config.label.clone()),
+                    text(status),
+                    text(steps.join(",")),
+                    Param::Int(Some(i64::from(run.schema_version))),
+                    text(document),
+                    Param::Text(run.experiment.as_ref().map(|t| t.name.clone())),
+                    Param::Text(run.experiment.as_ref().map(|t| t.cell.clone())),
+                    Param::Int(run.experiment.as_ref().map(|t| i64::from(t.repeat))),
+                ],
+            ),
+        ];
         for (i, s) in run.steps.iter().enumerate() {
             let step_status = serde_json::to_value(s.status)?
                 .as_str()
                 .unwrap_or_default()
                 .to_string();
-            tx.execute(
+            statements.push((
                 "INSERT INTO steps (run_id, idx, name, status, duration_s, inserts_per_s, \
                  deletes_per_s, queries_per_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    run.run_id,
-                    i as i64,
-                    s.name,
-                    step_status,
-                    s.duration_s,
-                    s.inserts_per_s,
-                    s.deletes_per_s,
-                    s.queries_per_s
+                vec![
+                    text(&run.run_id),
+                    Param::Int(Some(i as i64)),
+                    text(&s.name),
+                    text(step_status),
+                    Param::Real(s.duration_s),
+                    Param::Real(s.inserts_per_s),
+                    Param::Real(s.deletes_per_s),
+                    Param::Real(s.queries_per_s),
                 ],
-            )?;
+            ));
         }
-        tx.commit()
+        self.write(&statements)
             .with_context(|| format!("cannot save run {} to {}", run.run_id, self.path.display()))
     }
 
     /// Every run, oldest first.
     pub fn list(&self) -> Result<Vec<RunRow>> {
-        let mut stmt = self.conn.prepare(
+        let rows = self.rows(
             "SELECT id, started_at, dbms || ' ' || dbms_version, label, steps, status \
              FROM runs ORDER BY started_at, id",
+            &[],
         )?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(RunRow {
-                    id: r.get(0)?,
-                    started_at: r.get(1)?,
-                    dbms: r.get(2)?,
-                    label: r.get(3)?,
-                    steps: r.get(4)?,
-                    status: r.get(5)?,
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let mut it = r.into_iter();
+                let mut next = || it.next().flatten();
+                RunRow {
+                    id: next().unwrap_or_default(),
+                    started_at: next().unwrap_or_default(),
+                    dbms: next().unwrap_or_default(),
+                    label: next(),
+                    steps: next().unwrap_or_default(),
+                    status: next().unwrap_or_default(),
+                }
+            })
+            .collect())
+    }
+
+    /// The runs `name` stands for: the run with that id or unique id prefix, or else every
+    /// run with that label, oldest first. Unknown names are usage errors.
+    pub fn load_all(&self, name: &str) -> Result<Vec<RunResult>> {
+        let by_id = self.rows(
+            "SELECT id FROM runs WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1 LIMIT 1",
+            &[name],
+        )?;
+        if !by_id.is_empty() {
+            return Ok(vec![self.load(name)?]);
+        }
+        let documents = self.documents(
+            "SELECT document FROM runs WHERE label = ?1 ORDER BY started_at, id",
+            &[name],
+        )?;
+        if documents.is_empty() {
+            let hint = if self.list()?.is_empty() {
+                "the store is empty: run `ibench run` first".to_string()
+            } else {
+                "see `ibench list`".to_string()
+            };
+            return Err(UsageError::new(format!(
+                "no run or label {name:?} in {} ({hint})",
+                self.path.display()
+            ))
+            .into());
+        }
+        documents
+            .iter()
+            .map(|d| {
+                serde_json::from_str(d).with_context(|| {
+                    format!(
+                        "a run labelled {name} in {} cannot be read",
+                        self.path.display()
+                    )
                 })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+            })
+            .collect()
+    }
+
+    /// Every run of experiment `name`, oldest first.
+    pub fn experiment_runs(&self, name: &str) -> Result<Vec<ExperimentRun>> {
+        let rows = self.rows(
+            "SELECT id, cell, CAST(repeat AS TEXT), status, document FROM runs \
+             WHERE experiment = ?1 ORDER BY started_at, id",
+            &[name],
+        )?;
+        rows.into_iter()
+            .map(|r| {
+                let mut it = r.into_iter();
+                let mut next = || it.next().flatten().unwrap_or_default();
+                let (id, cell, repeat, status, document) = (next(), next(), next(), next(), next());
+                let fingerprint = serde_json::from_str::<serde_json::Value>(&document)
+                    .ok()
+                    .and_then(|d| d["experiment"]["fingerprint"].as_str().map(String::from))
+                    .unwrap_or_default();
+                Ok(ExperimentRun {
+                    id,
+                    cell,
+                    repeat: repeat.parse().unwrap_or(0),
+                    status,
+                    fingerprint,
+                })
+            })
+            .collect()
+    }
+
+    /// Removes run `id` and its steps.
+    pub fn delete(&mut self, id: &str) -> Result<()> {
+        self.write(&[
+            ("DELETE FROM steps WHERE run_id = ?1", vec![text(id)]),
+            ("DELETE FROM runs WHERE id = ?1", vec![text(id)]),
+        ])
+        .with_context(|| format!("cannot delete run {id} from {}", self.path.display()))
     }
 
     /// The run named `name`: its id, a unique prefix of an id, or a label (the latest run
     /// with that label). Unknown or ambiguous names are usage errors.
     pub fn load(&self, name: &str) -> Result<RunResult> {
-        let by_id: Option<String> = self
-            .conn
-            .query_row("SELECT document FROM runs WHERE id = ?1", [name], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        let document = match by_id {
-            Some(d) => d,
-            None => {
-                let prefix: Vec<String> = self
-                    .conn
-                    .prepare("SELECT document FROM runs WHERE substr(id, 1, length(?1)) = ?1")?
-                    .query_map([name], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
-                match prefix.len() {
-                    1 => prefix.into_iter().next().unwrap_or_default(),
-                    n if n > 1 => {
-                        return Err(UsageError::new(format!(
-                            "run {name:?} is ambiguous: {n} runs start with it"
-                        ))
-                        .into());
-                    }
-                    _ => self
-                        .conn
-                        .query_row(
-                            "SELECT document FROM runs WHERE label = ?1 \
-                             ORDER BY started_at DESC LIMIT 1",
-                            [name],
-                            |r| r.get(0),
-                        )
-                        .optional()?
-                        .ok_or_else(|| {
-                            UsageError::new(format!(
-                                "no run {name:?} in {} (see `ibench list`)",
-                                self.path.display()
-                            ))
-                        })?,
-                }
+        let mut documents = self.documents("SELECT document FROM runs WHERE id = ?1", &[name])?;
+        if documents.is_empty() {
+            documents = self.documents(
+                "SELECT document FROM runs WHERE substr(id, 1, length(?1)) = ?1",
+                &[name],
+            )?;
+            if documents.len() > 1 {
+                return Err(UsageError::new(format!(
+                    "run {name:?} is ambiguous: {} runs start with it",
+                    documents.len()
+                ))
+                .into());
             }
-        };
+        }
+        if documents.is_empty() {
+            documents = self.documents(
+                "SELECT document FROM runs WHERE label = ?1 ORDER BY started_at DESC LIMIT 1",
+                &[name],
+            )?;
+        }
+        let document = documents.into_iter().next().ok_or_else(|| {
+            UsageError::new(format!(
+                "no run {name:?} in {} (see `ibench list`)",
+                self.path.display()
+            ))
+        })?;
         serde_json::from_str(&document)
             .with_context(|| format!("run {name} in {} cannot be read", self.path.display()))
     }
+}
+
+fn check_version(version: i64) -> Result<usize> {
+    let version = version.max(0) as usize;
+    if version > MIGRATIONS.len() {
+        anyhow::bail!(
+            "its schema version {version} is newer than this ibench knows ({})",
+            MIGRATIONS.len()
+        );
+    }
+    Ok(version)
 }
 
 #[cfg(test)]
@@ -268,12 +588,52 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_store_gains_the_experiment_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.execute_batch("PRAGMA user_version = 1").unwrap();
+            conn.execute(
+                "INSERT INTO runs (id, started_at, dbms, dbms_version, status, steps, \
+                 schema_version, document) VALUES ('old', '2026-01-01', 'sqlite', '3', \
+                 'complete', 'l.i0', 1, '{}')",
+                [],
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let v: i64 = store.rows("PRAGMA user_version", &[]).unwrap()[0][0]
+            .as_deref()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(v, 2);
+        assert_eq!(store.list().unwrap().len(), 1, "old runs are kept");
+        assert!(store.experiment_runs("x").unwrap().is_empty());
+    }
+
+    #[test]
+    fn pg_placeholders() {
+        assert_eq!(
+            pg_sql("SELECT a FROM t WHERE id = ?1 OR x = ?12"),
+            "SELECT a FROM t WHERE id = $1 OR x = $12"
+        );
+        assert_eq!(MIGRATIONS.len(), MIGRATIONS_PG.len());
+        assert!(is_postgres_url(Path::new("postgres://u@h/db")));
+        assert!(is_postgres_url(Path::new("postgresql://h/db")));
+        assert!(!is_postgres_url(Path::new("ibench-results/results.db")));
+    }
+
+    #[test]
     fn migrations_bring_a_new_store_to_the_latest_version() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("r.db")).unwrap();
-        let v: i64 = store
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
+        let v: i64 = store.rows("PRAGMA user_version", &[]).unwrap()[0][0]
+            .as_deref()
+            .unwrap()
+            .parse()
             .unwrap();
         assert_eq!(v as usize, MIGRATIONS.len());
         assert!(store.list().unwrap().is_empty());

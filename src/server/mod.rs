@@ -136,6 +136,10 @@ impl ManagedServer {
     pub fn start(spec: &ServerSpec, dir: &Path) -> Result<Self> {
         let preload = spec.malloc.library()?;
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        // Servers resolve relative paths against their own base directory (mariadbd: /usr),
+        // not ours.
+        let dir = &std::path::absolute(dir)
+            .with_context(|| format!("cannot resolve {}", dir.display()))?;
         let port = free_port()?;
         match spec.kind {
             ServerKind::Postgres => postgres::start(spec, dir, port, preload),

@@ -1,0 +1,184 @@
+//! The self-contained HTML report: inline CSS and SVG, no scripts, no network.
+//!
+//! Every string from runs (labels, settings, errors) reaches the page through minijinja's
+//! HTML auto-escaping; only the SVG charts, which carry no user-given text, are inserted as is.
+
+use anyhow::{Context, Result};
+use minijinja::Environment;
+use minijinja::value::{Serde, Value};
+use serde::Serialize;
+
+use crate::report::charts::{self, Line};
+use crate::report::model::{Group, Report};
+use crate::report::view::{self, ViewTable};
+
+const PAGE: &str = include_str!("templates/report.html");
+const TABLE: &str = include_str!("templates/table.html");
+
+#[derive(Serialize)]
+struct OpView {
+    name: String,
+    buckets: ViewTable,
+    percentiles: ViewTable,
+    chart: String,
+}
+
+#[derive(Serialize)]
+struct StepView {
+    name: String,
+    ops: Vec<OpView>,
+    series: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct LegendItem {
+    name: String,
+    color: String,
+}
+
+/// Per-second charts of one step: per op type, the rate and the largest response time in each
+/// second, one line per run.
+fn series_charts(report: &Report, groups: &[Group], step: &str) -> Result<Vec<String>> {
+    let mut op_names: Vec<String> = groups
+        .iter()
+        .flat_map(|g| &g.runs)
+        .filter_map(|r| r.steps.iter().find(|s| s.name == step))
+        .flat_map(|s| s.per_second.total.ops.keys().cloned())
+        .collect();
+    op_names.sort();
+    op_names.dedup();
+    let target = report
+        .step_reports
+        .iter()
+        .find(|s| s.name == step)
+        .and_then(|s| s.groups.iter().find_map(|g| g.sla.as_ref()))
+        .map(|sla| sla.target);
+    let mut out = Vec::new();
+    for op in &op_names {
+        let mut rates = Vec::new();
+        let mut maxes = Vec::new();
+        for (gi, g) in groups.iter().enumerate() {
+            for run in &g.runs {
+                let Some(series) = run
+                    .steps
+                    .iter()
+                    .find(|s| s.name == step)
+                    .and_then(|s| s.per_second.total.ops.get(op))
+                else {
+                    continue;
+                };
+                let values: Vec<f64> = series.rows.iter().map(|&v| v as f64).collect();
+                rates.push(Line {
+                    color: gi,
+                    points: charts::reduce(&values, false),
+                });
+                let max: Vec<f64> = series.max_us.iter().map(|&v| v as f64).collect();
+                maxes.push(Line {
+                    color: gi,
+                    points: charts::reduce(&max, true),
+                });
+            }
+        }
+        let unit = if op == "query" { "queries/s" } else { "rows/s" };
+        let op_target = if op == "insert" { target } else { None };
+        out.push(charts::series_chart(
+            &format!("{step} {op}: {unit}"),
+            unit,
+            &rates,
+            op_target,
+            false,
+        )?);
+        out.push(charts::series_chart(
+            &format!("{step} {op}: max response time"),
+            "response time",
+            &maxes,
+            None,
+            true,
+        )?);
+    }
+    Ok(out)
+}
+
+fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
+    let mut out = Vec::new();
+    for step in &report.step_reports {
+        let mut ops = Vec::new();
+        for (op, buckets, percentiles) in view::response_tables(report, step) {
+            let lines: Vec<Line> = step
+                .groups
+                .iter()
+                .enumerate()
+                .filter_map(|(gi, g)| {
+                    g.ops.get(&op).map(|a| Line {
+                        color: gi,
+                        points: a.curve.clone(),
+                    })
+                })
+                .collect();
+            // A curve needs ops enough to have percentiles (getmin runs once per step).
+            let enough = step
+                .groups
+                .iter()
+                .any(|g| g.ops.get(&op).is_some_and(|a| a.count >= 50));
+            let chart = if enough {
+                charts::percentile_chart(&format!("{} {op}: response time", step.name), &lines)?
+            } else {
+                String::new()
+            };
+            ops.push(OpView {
+                name: op,
+                buckets,
+                percentiles,
+                chart,
+            });
+        }
+        out.push(StepView {
+            name: step.name.clone(),
+            ops,
+            series: series_charts(report, groups, &step.name)?,
+        });
+    }
+    Ok(out)
+}
+
+/// Renders the report as one HTML page; `groups` are the ones the report was built from.
+pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
+    let mut env = Environment::new();
+    env.add_template("report.html", PAGE)?;
+    env.add_template("table.html", TABLE)?;
+    let title = if report.groups.len() <= 3 {
+        report
+            .groups
+            .iter()
+            .map(|g| g.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" vs ")
+    } else {
+        format!(
+            "{} configurations against {}",
+            report.groups.len(),
+            report.base
+        )
+    };
+    let legend: Vec<LegendItem> = report
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| LegendItem {
+            name: g.name.clone(),
+            color: charts::css_color(i),
+        })
+        .collect();
+    let ctx = minijinja::context! {
+        title => title,
+        generated_at => report.generated_at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        version => env!("CARGO_PKG_VERSION"),
+        base => report.base.clone(),
+        legend => Value::from(Serde(&legend)),
+        sections => Value::from(Serde(view::sections(report))),
+        steps => Value::from(Serde(step_views(report, groups)?)),
+    };
+    env.get_template("report.html")?
+        .render(ctx)
+        .context("cannot render the HTML report")
+}

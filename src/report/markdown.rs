@@ -1,0 +1,55 @@
+//! The report's tables as Markdown, for pasting into issues.
+
+use crate::report::model::Report;
+use crate::report::table::Table;
+use crate::report::view::{self, ViewTable};
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn table(t: &ViewTable) -> String {
+    let mut out = Table::new(t.header.iter().map(|h| escape(h)));
+    for row in &t.rows {
+        out.row(row.iter().map(|c| {
+            let mut text = escape(&c.text);
+            if !c.sub.is_empty() {
+                text.push_str(&format!(" ({})", escape(&c.sub)));
+            }
+            match c.class.as_str() {
+                "worse" | "better" | "fail" => format!("**{text}**"),
+                _ => text,
+            }
+        }));
+    }
+    format!("*{}*\n\n{}", escape(&t.title), out.to_markdown())
+}
+
+/// Renders every table of the report (no charts) as Markdown.
+pub fn render(report: &Report) -> String {
+    let mut out = format!(
+        "# ibench report: base {}\n\nRelative values below {} or above {} are in **bold**.\n",
+        escape(&report.base),
+        crate::report::model::LOW_RATIO,
+        crate::report::model::HIGH_RATIO
+    );
+    for s in view::sections(report) {
+        out.push_str(&format!("\n## {}\n\n{}\n", s.title, escape(&s.note)));
+        for t in &s.tables {
+            out.push('\n');
+            out.push_str(&table(t));
+        }
+    }
+    out.push_str("\n## Response time\n\nFrom when each op was due; % of ops per bucket.\n");
+    for step in &report.step_reports {
+        for (_, buckets, percentiles) in view::response_tables(report, step) {
+            out.push('\n');
+            out.push_str(&table(&buckets));
+            out.push('\n');
+            out.push_str(&table(&percentiles));
+        }
+    }
+    out
+}

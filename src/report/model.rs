@@ -1,0 +1,810 @@
+//! The report over a set of runs: runs grouped by configuration (label), repeats aggregated
+//! (median, with min and max), every figure also relative to a base group. HTML, Markdown and
+//! JSON are renderings of this one model (see docs/reports.md).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
+use crate::results::model::{RunResult, RunStatus, StepResult};
+
+/// Ratios below this are marked as a drop relative to the base.
+pub const LOW_RATIO: f64 = 0.95;
+/// Ratios above this are marked as a rise relative to the base.
+pub const HIGH_RATIO: f64 = 1.05;
+
+/// Runs of one configuration: the runs sharing a label (a run without a label is its own group).
+#[derive(Clone, Debug)]
+pub struct Group {
+    /// The label, or the run id of an unlabelled run.
+    pub name: String,
+    /// The runs, oldest first.
+    pub runs: Vec<RunResult>,
+}
+
+/// Which direction of a metric is an improvement; decides how a change is marked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// More is better (throughput).
+    Higher,
+    /// Less is better (cost, response time, size).
+    Lower,
+}
+
+/// One figure a report shows per step.
+pub struct MetricDef {
+    /// Stable key (JSON).
+    pub key: &'static str,
+    /// Column header.
+    pub label: &'static str,
+    /// Which direction is better.
+    pub better: Better,
+    /// Digits after the point when shown.
+    pub digits: usize,
+    /// Reads the figure from a step; `None` when the step does not have it.
+    pub get: fn(&StepResult) -> Option<f64>,
+}
+
+fn positive(v: f64) -> Option<f64> {
+    (v > 0.0).then_some(v)
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Throughput figures, per step.
+pub const THROUGHPUT: &[MetricDef] = &[
+    MetricDef {
+        key: "inserts_per_s",
+        label: "ins/s",
+        better: Better::Higher,
+        digits: 0,
+        get: |s| positive(s.inserts_per_s),
+    },
+    MetricDef {
+        key: "deletes_per_s",
+        label: "del/s",
+        better: Better::Higher,
+        digits: 0,
+        get: |s| positive(s.deletes_per_s),
+    },
+    MetricDef {
+        key: "queries_per_s",
+        label: "q/s",
+        better: Better::Higher,
+        digits: 0,
+        get: |s| positive(s.queries_per_s),
+    },
+    MetricDef {
+        key: "index_rows_per_s",
+        label: "index rows/s",
+        better: Better::Higher,
+        digits: 0,
+        get: |s| s.index_build.as_ref().map(|i| i.rows_per_s),
+    },
+    MetricDef {
+        key: "duration_s",
+        label: "seconds",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| Some(s.duration_s),
+    },
+];
+
+fn per_op(s: &StepResult) -> Option<&crate::results::model::PerOp> {
+    s.efficiency.as_ref()?.per_op.as_ref()
+}
+
+/// Cost figures (docs/metrics.md), per step.
+pub const EFFICIENCY: &[MetricDef] = &[
+    MetricDef {
+        key: "dbms_cpu_us_per_op",
+        label: "dbms CPU us/op",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| per_op(s)?.dbms_cpu_us,
+    },
+    MetricDef {
+        key: "client_cpu_us_per_op",
+        label: "client CPU us/op",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| per_op(s).map(|p| p.client_cpu_us),
+    },
+    MetricDef {
+        key: "host_cpu_us_per_op",
+        label: "host CPU us/op",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| per_op(s).map(|p| p.host_cpu_us),
+    },
+    MetricDef {
+        key: "kb_read_per_op",
+        label: "KB read/op",
+        better: Better::Lower,
+        digits: 3,
+        get: |s| per_op(s)?.kb_read,
+    },
+    MetricDef {
+        key: "kb_written_per_op",
+        label: "KB written/op",
+        better: Better::Lower,
+        digits: 3,
+        get: |s| per_op(s)?.kb_written,
+    },
+    MetricDef {
+        key: "reads_per_op",
+        label: "reads/op",
+        better: Better::Lower,
+        digits: 4,
+        get: |s| per_op(s)?.reads,
+    },
+    MetricDef {
+        key: "writes_per_op",
+        label: "writes/op",
+        better: Better::Lower,
+        digits: 4,
+        get: |s| per_op(s)?.writes,
+    },
+    MetricDef {
+        key: "dbms_cs_per_op",
+        label: "dbms cs/op",
+        better: Better::Lower,
+        digits: 3,
+        get: |s| per_op(s)?.dbms_cs,
+    },
+    MetricDef {
+        key: "host_cs_per_op",
+        label: "host cs/op",
+        better: Better::Lower,
+        digits: 3,
+        get: |s| per_op(s).map(|p| p.host_cs),
+    },
+    MetricDef {
+        key: "dbms_peak_rss_mb",
+        label: "dbms RSS MB",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| Some(s.efficiency.as_ref()?.peak.dbms_rss_bytes? as f64 / MIB),
+    },
+    MetricDef {
+        key: "dbms_peak_vsz_mb",
+        label: "dbms VSZ MB",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| Some(s.efficiency.as_ref()?.peak.dbms_vsz_bytes? as f64 / MIB),
+    },
+    MetricDef {
+        key: "dbms_peak_pss_mb",
+        label: "dbms PSS MB",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| Some(s.efficiency.as_ref()?.peak.dbms_pss_bytes? as f64 / MIB),
+    },
+    MetricDef {
+        key: "client_peak_rss_mb",
+        label: "client RSS MB",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| Some(s.efficiency.as_ref()?.peak.client_rss_bytes as f64 / MIB),
+    },
+    MetricDef {
+        key: "db_size_mb",
+        label: "db size MB",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| Some(s.efficiency.as_ref()?.db_size.dbms_bytes? as f64 / MIB),
+    },
+    MetricDef {
+        key: "disk_size_mb",
+        label: "on disk MB",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| Some(s.efficiency.as_ref()?.db_size.disk_bytes? as f64 / MIB),
+    },
+];
+
+/// Median, min and max of one figure over a group's runs, and the median relative to the
+/// base group's median.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stat {
+    /// Median over the runs that have the figure.
+    pub median: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Runs that have the figure.
+    pub n: usize,
+    /// `median / base median`; `None` for the base itself or when the base lacks the figure.
+    pub relative: Option<f64>,
+}
+
+impl Stat {
+    /// Aggregates `values`; `None` when there are none.
+    pub fn of(values: &[f64]) -> Option<Stat> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Stat {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            n,
+            relative: None,
+        })
+    }
+}
+
+/// How a relative value compares with the thresholds.
+pub fn mark(relative: f64, better: Better) -> &'static str {
+    let (low, high) = match better {
+        Better::Higher => ("worse", "better"),
+        Better::Lower => ("better", "worse"),
+    };
+    if relative < LOW_RATIO {
+        low
+    } else if relative > HIGH_RATIO {
+        high
+    } else {
+        ""
+    }
+}
+
+/// One run as the report lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRef {
+    /// Run id.
+    pub id: String,
+    /// Start time.
+    pub started_at: DateTime<Utc>,
+    /// Run status.
+    pub status: RunStatus,
+}
+
+/// A configuration compared: its runs and how its settings differ from the base.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupInfo {
+    /// Label (or run id).
+    pub name: String,
+    /// Whether this is the base.
+    pub is_base: bool,
+    /// DBMS and version.
+    pub dbms: String,
+    /// Where the DBMS ran (path or URL without password).
+    pub location: String,
+    /// Clients.
+    pub clients: usize,
+    /// Allocator preloaded into a managed server, if any.
+    pub malloc: Option<String>,
+    /// The runs aggregated.
+    pub runs: Vec<RunRef>,
+    /// Settings and options that differ from the base: `(key, base value, this value)`.
+    pub differences: Vec<Difference>,
+}
+
+/// A setting that differs from the base.
+#[derive(Clone, Debug, Serialize)]
+pub struct Difference {
+    /// `setting.NAME` (DBMS setting) or `config.PATH` (ibench option).
+    pub key: String,
+    /// Value in the base (`-` when unset).
+    pub base: String,
+    /// Value in this group.
+    pub value: String,
+}
+
+/// The machine(s) the runs ran on.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model and logical CPUs.
+    pub cpu: String,
+    /// Memory, GiB.
+    pub memory_gib: f64,
+    /// OS and kernel.
+    pub os: String,
+    /// ibench version.
+    pub ibench_version: String,
+}
+
+/// Background-writer SLA of a query step, aggregated.
+#[derive(Clone, Debug, Serialize)]
+pub struct SlaAgg {
+    /// Target insert rate, rows/s.
+    pub target: f64,
+    /// Achieved insert rate, rows/s.
+    pub inserts_per_s: Stat,
+    /// Share of full seconds that met 95% of the rows due, percent.
+    pub seconds_met_pct: Stat,
+    /// Runs that passed.
+    pub passed: usize,
+    /// Runs with the SLA.
+    pub runs: usize,
+}
+
+/// Response time of one op type, all of a group's runs merged.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpAgg {
+    /// Ops.
+    pub count: u64,
+    /// Percentiles of the merged histogram, microseconds.
+    pub percentiles_us: Percentiles,
+    /// Share of ops per classic bucket, percent (labels in [`Report::bucket_labels`]).
+    pub buckets_pct: Vec<f64>,
+    /// Points of the percentile curve: `(quantile, microseconds)`.
+    #[serde(skip)]
+    pub curve: Vec<(f64, f64)>,
+}
+
+/// One group's figures for one step.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupStep {
+    /// Group name.
+    pub group: String,
+    /// Statuses of the step in the group's runs other than `complete` (e.g. `failed`).
+    pub incomplete: Vec<String>,
+    /// Throughput figures by key.
+    pub throughput: BTreeMap<String, Stat>,
+    /// Cost figures by key.
+    pub efficiency: BTreeMap<String, Stat>,
+    /// Writer SLA of query steps.
+    pub sla: Option<SlaAgg>,
+    /// `select min(transactionid)` at step start, slowest table, microseconds.
+    pub select_min_us: Option<Stat>,
+    /// Response time per op type.
+    pub ops: BTreeMap<String, OpAgg>,
+}
+
+/// One step across the groups.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepReport {
+    /// Step name.
+    pub name: String,
+    /// Per group, in the report's group order.
+    pub groups: Vec<GroupStep>,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// When the report was made.
+    pub generated_at: DateTime<Utc>,
+    /// The base group's name.
+    pub base: String,
+    /// The configurations compared, base first.
+    pub groups: Vec<GroupInfo>,
+    /// The hosts the runs ran on (one entry per distinct host).
+    pub hosts: Vec<HostInfo>,
+    /// Steps present in every run, in run order.
+    pub steps: Vec<String>,
+    /// Steps left out because not every run has them: `step -> groups that have it`.
+    pub left_out: BTreeMap<String, Vec<String>>,
+    /// Labels of `OpAgg::buckets_pct`.
+    pub bucket_labels: Vec<String>,
+    /// Figures per step.
+    pub step_reports: Vec<StepReport>,
+}
+
+/// Settings that name one server instance rather than a configuration choice; never shown as
+/// differences.
+const INSTANCE_KEYS: &[&str] = &[
+    "port",
+    "socket",
+    "datadir",
+    "data_directory",
+    "pid_file",
+    "external_pid_file",
+    "log_error",
+    "hba_file",
+    "ident_file",
+    "config_file",
+    "general_log_file",
+    "slow_query_log_file",
+    "tmpdir",
+    "unix_socket_directories",
+    "log_directory",
+    "hostname",
+    "server_uuid",
+    "log_bin_basename",
+    "log_bin_index",
+    "relay_log_basename",
+    "relay_log_index",
+    "innodb_data_home_dir",
+    "innodb_log_group_home_dir",
+    "rocksdb_datadir",
+    "rocksdb_wal_dir",
+    "plugin_dir",
+    "basedir",
+    "pid-file",
+];
+
+/// Config paths that differ per run by construction.
+const RUN_KEYS: &[&str] = &["config.label", "config.out_dir", "config.target.path"];
+
+fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&format!("{prefix}.{k}"), v, out);
+            }
+        }
+        Value::Array(items) if items.iter().any(|i| i.is_object()) => {
+            for (i, v) in items.iter().enumerate() {
+                flatten(&format!("{prefix}.{i}"), v, out);
+            }
+        }
+        Value::Array(items) if items.is_empty() => {
+            out.insert(prefix.to_string(), "-".to_string());
+        }
+        Value::Array(items) => {
+            // Name/value pairs (pragmas, server options) read as `name=value`.
+            let parts: Vec<String> = items
+                .iter()
+                .map(|i| match i {
+                    Value::Array(pair) => pair.iter().map(scalar).collect::<Vec<_>>().join("="),
+                    other => scalar(other),
+                })
+                .collect();
+            out.insert(prefix.to_string(), parts.join(","));
+        }
+        other => {
+            out.insert(prefix.to_string(), scalar(other));
+        }
+    }
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The settings and options of one run that describe its configuration, flattened.
+fn describe(run: &RunResult) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Ok(config) = serde_json::to_value(&run.config) {
+        flatten("config", &config, &mut out);
+    }
+    for k in RUN_KEYS {
+        out.remove(*k);
+    }
+    out.retain(|k, _| !k.starts_with("config.server.data_dir"));
+    for (k, v) in &run.environment.dbms.settings {
+        if !INSTANCE_KEYS.contains(&k.as_str()) {
+            out.insert(format!("setting.{k}"), v.clone());
+        }
+    }
+    out.insert(
+        "dbms.version".to_string(),
+        run.environment.dbms.version.clone(),
+    );
+    if let Some(m) = &run.managed_server {
+        out.insert(
+            "server.malloc".to_string(),
+            m.preload.clone().unwrap_or_else(|| "glibc".to_string()),
+        );
+    }
+    out
+}
+
+/// The keys whose value is the same in every run of the group, with that value; keys that
+/// vary between its runs (ports, paths) are not configuration and are left out.
+fn constant_settings(group: &Group) -> (BTreeMap<String, String>, BTreeSet<String>) {
+    let described: Vec<BTreeMap<String, String>> = group.runs.iter().map(describe).collect();
+    let mut common = described.first().cloned().unwrap_or_default();
+    let mut varies = BTreeSet::new();
+    for other in &described[1.min(described.len())..] {
+        for k in common.keys().chain(other.keys()) {
+            if common.get(k) != other.get(k) {
+                varies.insert(k.clone());
+            }
+        }
+    }
+    common.retain(|k, _| !varies.contains(k));
+    (common, varies)
+}
+
+fn differences(base: &Group, group: &Group) -> Vec<Difference> {
+    let (b, b_varies) = constant_settings(base);
+    let (g, g_varies) = constant_settings(group);
+    let keys: BTreeSet<&String> = b.keys().chain(g.keys()).collect();
+    keys.into_iter()
+        .filter(|k| b.get(*k) != g.get(*k))
+        .filter(|k| !b_varies.contains(*k) && !g_varies.contains(*k))
+        .map(|k| Difference {
+            key: k.clone(),
+            base: b.get(k).cloned().unwrap_or_else(|| "-".to_string()),
+            value: g.get(k).cloned().unwrap_or_else(|| "-".to_string()),
+        })
+        .collect()
+}
+
+fn group_info(base: &Group, group: &Group) -> GroupInfo {
+    let first = &group.runs[0];
+    GroupInfo {
+        name: group.name.clone(),
+        is_base: std::ptr::eq(base, group),
+        dbms: format!(
+            "{} {}",
+            first.environment.dbms.name, first.environment.dbms.version
+        ),
+        location: first.environment.dbms.location.clone(),
+        clients: first.config.workload.clients,
+        malloc: first.managed_server.as_ref().map(|m| {
+            // The library's file name (libjemalloc.so.2), not its directory.
+            m.preload
+                .as_deref()
+                .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+                .unwrap_or_else(|| "glibc".to_string())
+        }),
+        runs: group
+            .runs
+            .iter()
+            .map(|r| RunRef {
+                id: r.run_id.clone(),
+                started_at: r.started_at,
+                status: r.status,
+            })
+            .collect(),
+        differences: if std::ptr::eq(base, group) {
+            Vec::new()
+        } else {
+            differences(base, group)
+        },
+    }
+}
+
+fn hosts(groups: &[Group]) -> Vec<HostInfo> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for r in groups.iter().flat_map(|g| &g.runs) {
+        let e = &r.environment;
+        let h = HostInfo {
+            hostname: e.hostname.clone(),
+            cpu: format!("{} ({} logical CPUs)", e.cpu_model, e.cpu_cores),
+            memory_gib: e.memory_bytes as f64 / (1024.0 * MIB),
+            os: format!("{}, Linux {}", e.os, e.kernel),
+            ibench_version: e.ibench_version.clone(),
+        };
+        if seen.insert((h.hostname.clone(), h.cpu.clone(), h.os.clone())) {
+            out.push(h);
+        }
+    }
+    out
+}
+
+/// Quantiles at which percentile curves are drawn (up to 99.999%).
+fn curve_quantiles() -> Vec<f64> {
+    let mut q = Vec::new();
+    // Evenly spaced on the log(1 / (1 - q)) axis the chart uses.
+    let steps = 100;
+    for i in 0..=steps {
+        let x = 5.0 * i as f64 / steps as f64; // 10^0 .. 10^5
+        q.push(1.0 - 10f64.powf(-x));
+    }
+    q
+}
+
+fn op_agg(steps: &[&StepResult], op: &str) -> Result<Option<OpAgg>> {
+    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    for s in steps {
+        let Some(r) = s.ops.get(op) else { continue };
+        let h = histogram::decode(&r.histogram)?;
+        // A growing histogram, so runs with different ranges merge.
+        merged
+            .get_or_insert_with(crate::metrics::recorder::new_histogram)
+            .add(&h)
+            .map_err(|e| anyhow::anyhow!("cannot merge {op} histograms: {e:?}"))?;
+    }
+    let Some(h) = merged else { return Ok(None) };
+    let total = h.len();
+    let counts = histogram::bucket_counts(&h);
+    let curve = if total == 0 {
+        Vec::new()
+    } else {
+        curve_quantiles()
+            .into_iter()
+            .map(|q| (q, h.value_at_quantile(q).max(1) as f64))
+            .collect()
+    };
+    Ok(Some(OpAgg {
+        count: total,
+        percentiles_us: Percentiles::of(&h),
+        buckets_pct: counts
+            .iter()
+            .map(|&c| {
+                if total == 0 {
+                    0.0
+                } else {
+                    100.0 * c as f64 / total as f64
+                }
+            })
+            .collect(),
+        curve,
+    }))
+}
+
+fn metric_stats(defs: &[MetricDef], steps: &[&StepResult]) -> BTreeMap<String, Stat> {
+    let mut out = BTreeMap::new();
+    for d in defs {
+        let values: Vec<f64> = steps.iter().filter_map(|s| (d.get)(s)).collect();
+        if let Some(stat) = Stat::of(&values) {
+            out.insert(d.key.to_string(), stat);
+        }
+    }
+    out
+}
+
+fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
+    let steps: Vec<&StepResult> = group
+        .runs
+        .iter()
+        .filter_map(|r| r.steps.iter().find(|s| s.name == step))
+        .collect();
+    let incomplete = steps
+        .iter()
+        .filter(|s| s.status != RunStatus::Complete)
+        .map(|s| format!("{:?}", s.status).to_lowercase())
+        .collect();
+    let slas: Vec<_> = steps.iter().filter_map(|s| s.sla.as_ref()).collect();
+    let sla = slas.first().map(|first| SlaAgg {
+        target: first.target_inserts_per_s,
+        inserts_per_s: Stat::of(&slas.iter().map(|s| s.inserts_per_s).collect::<Vec<_>>())
+            .unwrap_or_default(),
+        seconds_met_pct: Stat::of(
+            &slas
+                .iter()
+                .map(|s| 100.0 * s.seconds_met_share)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_or_default(),
+        passed: slas.iter().filter(|s| s.pass).count(),
+        runs: slas.len(),
+    });
+    let select_min_us = Stat::of(
+        &steps
+            .iter()
+            .filter_map(|s| s.select_min.as_ref().map(|m| m.max_us as f64))
+            .collect::<Vec<_>>(),
+    );
+    let op_names: BTreeSet<&String> = steps.iter().flat_map(|s| s.ops.keys()).collect();
+    let mut ops = BTreeMap::new();
+    for op in op_names {
+        if let Some(agg) = op_agg(&steps, op)? {
+            ops.insert(op.clone(), agg);
+        }
+    }
+    Ok(GroupStep {
+        group: group.name.clone(),
+        incomplete,
+        throughput: metric_stats(THROUGHPUT, &steps),
+        efficiency: metric_stats(EFFICIENCY, &steps),
+        sla,
+        select_min_us,
+        ops,
+    })
+}
+
+fn set_relative(stats: &mut BTreeMap<String, Stat>, base: &BTreeMap<String, Stat>) {
+    for (k, s) in stats.iter_mut() {
+        s.relative = base
+            .get(k)
+            .filter(|b| b.median != 0.0)
+            .map(|b| s.median / b.median);
+    }
+}
+
+/// Builds the report over `groups`; `groups[0]` is the base.
+pub fn build(groups: &[Group]) -> Result<Report> {
+    anyhow::ensure!(!groups.is_empty(), "no runs to report");
+    let base = &groups[0];
+    // Steps every run has, in the base's first run's order.
+    let all_runs: Vec<&RunResult> = groups.iter().flat_map(|g| &g.runs).collect();
+    let has = |r: &RunResult, step: &str| r.steps.iter().any(|s| s.name == step);
+    let mut order: Vec<String> = Vec::new();
+    for r in &all_runs {
+        for s in &r.steps {
+            if !order.contains(&s.name) {
+                order.push(s.name.clone());
+            }
+        }
+    }
+    let (steps, left): (Vec<String>, Vec<String>) = order
+        .into_iter()
+        .partition(|step| all_runs.iter().all(|r| has(r, step)));
+    let left_out = left
+        .into_iter()
+        .map(|step| {
+            let with: Vec<String> = groups
+                .iter()
+                .filter(|g| g.runs.iter().any(|r| has(r, &step)))
+                .map(|g| g.name.clone())
+                .collect();
+            (step, with)
+        })
+        .collect();
+    let mut step_reports = Vec::new();
+    for step in &steps {
+        let mut per_group = groups
+            .iter()
+            .map(|g| group_step(g, step))
+            .collect::<Result<Vec<_>>>()?;
+        let (base_step, rest) = per_group.split_first_mut().expect("groups is not empty");
+        for g in rest {
+            set_relative(&mut g.throughput, &base_step.throughput);
+            set_relative(&mut g.efficiency, &base_step.efficiency);
+        }
+        step_reports.push(StepReport {
+            name: step.clone(),
+            groups: per_group,
+        });
+    }
+    Ok(Report {
+        generated_at: Utc::now(),
+        base: base.name.clone(),
+        groups: groups.iter().map(|g| group_info(base, g)).collect(),
+        hosts: hosts(groups),
+        steps,
+        left_out,
+        bucket_labels: BUCKET_LABELS.iter().map(|s| s.to_string()).collect(),
+        step_reports,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_min_max() {
+        let s = Stat::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max, s.n), (2.0, 1.0, 3.0, 3));
+        let s = Stat::of(&[4.0, 1.0]).unwrap();
+        assert_eq!(s.median, 2.5);
+        assert!(Stat::of(&[]).is_none());
+    }
+
+    #[test]
+    fn marks_follow_the_better_direction() {
+        assert_eq!(mark(0.9, Better::Higher), "worse");
+        assert_eq!(mark(0.9, Better::Lower), "better");
+        assert_eq!(mark(1.1, Better::Higher), "better");
+        assert_eq!(mark(1.1, Better::Lower), "worse");
+        assert_eq!(mark(1.0, Better::Lower), "");
+        assert_eq!(mark(0.95, Better::Higher), "");
+        assert_eq!(mark(1.05, Better::Higher), "");
+    }
+
+    #[test]
+    fn flatten_names_nested_fields() {
+        let mut out = BTreeMap::new();
+        let v = serde_json::json!({"a": {"b": 1, "c": ["x", "y"]}, "d": null});
+        flatten("config", &v, &mut out);
+        assert_eq!(out["config.a.b"], "1");
+        assert_eq!(out["config.a.c"], "x,y");
+        assert_eq!(out["config.d"], "-");
+    }
+
+    #[test]
+    fn curve_reaches_five_nines() {
+        let q = curve_quantiles();
+        assert_eq!(q[0], 0.0);
+        assert!((q.last().unwrap() - 0.99999).abs() < 1e-12);
+    }
+}

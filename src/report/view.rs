@@ -1,0 +1,516 @@
+//! The report's tables, formatted once for both HTML and Markdown.
+
+use serde::Serialize;
+
+use crate::output::format::{micros, rate};
+use crate::report::model::{
+    Better, EFFICIENCY, GroupStep, MetricDef, Report, Stat, StepReport, THROUGHPUT, mark,
+};
+
+/// One table cell: its text and how it is marked.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Cell {
+    /// Shown text.
+    pub text: String,
+    /// A second, smaller line (the min-max range of repeats); Markdown puts it in brackets.
+    pub sub: String,
+    /// `better`, `worse`, `fail`, `base` or empty.
+    pub class: String,
+    /// Longer explanation (HTML tooltip).
+    pub title: String,
+}
+
+impl Cell {
+    fn plain(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            ..Cell::default()
+        }
+    }
+    fn marked(text: impl Into<String>, class: &str) -> Cell {
+        Cell {
+            text: text.into(),
+            class: class.to_string(),
+            ..Cell::default()
+        }
+    }
+
+    /// The median, with the min-max range of several runs as the second line.
+    fn stat(s: &Stat, digits: usize) -> Cell {
+        Cell {
+            text: fmt_value(s.median, digits),
+            sub: if s.n > 1 && s.min != s.max {
+                format!("{}-{}", fmt_value(s.min, digits), fmt_value(s.max, digits))
+            } else {
+                String::new()
+            },
+            ..Cell::default()
+        }
+    }
+}
+
+/// A table with a title.
+#[derive(Clone, Debug, Serialize)]
+pub struct ViewTable {
+    /// Title above the table.
+    pub title: String,
+    /// Column headers.
+    pub header: Vec<String>,
+    /// Rows of cells.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// A report section: heading, a line of explanation, tables.
+#[derive(Clone, Debug, Serialize)]
+pub struct Section {
+    /// Anchor id.
+    pub id: String,
+    /// Heading.
+    pub title: String,
+    /// One line saying what the tables show.
+    pub note: String,
+    /// The tables.
+    pub tables: Vec<ViewTable>,
+}
+
+fn fmt_value(v: f64, digits: usize) -> String {
+    if digits == 0 {
+        rate(v)
+    } else {
+        format!("{v:.digits$}")
+    }
+}
+
+fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
+    if is_base {
+        return Cell::marked("1.00", "base");
+    }
+    match s.and_then(|s| s.relative) {
+        Some(r) => Cell::marked(format!("{r:.2}"), mark(r, better)),
+        None => Cell::plain("-"),
+    }
+}
+
+/// The figure a step is judged by: queries/s in query steps, indexed rows/s in l.x,
+/// inserted rows/s in load steps.
+pub fn primary(step: &StepReport) -> Option<&'static MetricDef> {
+    ["queries_per_s", "index_rows_per_s", "inserts_per_s"]
+        .iter()
+        .filter_map(|k| THROUGHPUT.iter().find(|d| d.key == *k))
+        .find(|d| step.groups.iter().any(|g| g.throughput.contains_key(d.key)))
+}
+
+fn incomplete_note(g: &GroupStep) -> String {
+    if g.incomplete.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", g.incomplete.join(","))
+    }
+}
+
+fn throughput_tables(r: &Report) -> Vec<ViewTable> {
+    let mut header = vec!["config".to_string()];
+    for s in &r.step_reports {
+        let unit = primary(s).map(|d| d.label).unwrap_or("-");
+        header.push(format!("{} {unit}", s.name));
+    }
+    let mut abs = Vec::new();
+    let mut rel = Vec::new();
+    for (gi, g) in r.groups.iter().enumerate() {
+        let mut a = vec![Cell::plain(g.name.clone())];
+        let mut b = vec![Cell::plain(g.name.clone())];
+        for s in &r.step_reports {
+            let gs = &s.groups[gi];
+            let def = primary(s);
+            let stat = def.and_then(|d| gs.throughput.get(d.key));
+            let mut cell = match (def, stat) {
+                (Some(d), Some(st)) => Cell::stat(st, d.digits),
+                _ => Cell::plain("-"),
+            };
+            cell.text.push_str(&incomplete_note(gs));
+            if let Some(sla) = &gs.sla
+                && sla.passed < sla.runs
+            {
+                cell.class = "fail".to_string();
+                cell.sub = format!("SLA FAIL {}", cell.sub).trim_end().to_string();
+                cell.title = format!(
+                    "background writer below 95% of {} rows/s in {} of {} runs",
+                    sla.target,
+                    sla.runs - sla.passed,
+                    sla.runs
+                );
+            }
+            a.push(cell);
+            b.push(relative_cell(
+                stat,
+                def.map(|d| d.better).unwrap_or(Better::Higher),
+                g.is_base,
+            ));
+        }
+        abs.push(a);
+        rel.push(b);
+    }
+    vec![
+        ViewTable {
+            title: "absolute (median over runs, min-max when repeated)".to_string(),
+            header: header.clone(),
+            rows: abs,
+        },
+        ViewTable {
+            title: format!("relative to {} (median / base median)", r.base),
+            header,
+            rows: rel,
+        },
+    ]
+}
+
+fn writer_table(r: &Report) -> Option<ViewTable> {
+    let steps: Vec<&StepReport> = r
+        .step_reports
+        .iter()
+        .filter(|s| s.groups.iter().any(|g| g.sla.is_some()))
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let mut header = vec!["config".to_string()];
+    header.extend(steps.iter().map(|s| s.name.clone()));
+    let mut rows = Vec::new();
+    for (gi, g) in r.groups.iter().enumerate() {
+        let mut row = vec![Cell::plain(g.name.clone())];
+        for s in &steps {
+            let cell = match &s.groups[gi].sla {
+                Some(sla) => {
+                    let failed = sla.passed < sla.runs;
+                    let mut c = Cell::stat(&sla.inserts_per_s, 0);
+                    c.text = format!(
+                        "{} / {} ({:.0}% s){}",
+                        c.text,
+                        rate(sla.target),
+                        sla.seconds_met_pct.median,
+                        if failed { " FAIL" } else { "" }
+                    );
+                    if failed {
+                        c.class = "fail".to_string();
+                        c.title = format!(
+                            "below 95% of the target in {} of {} runs",
+                            sla.runs - sla.passed,
+                            sla.runs
+                        );
+                    }
+                    c
+                }
+                None => Cell::plain("-"),
+            };
+            row.push(cell);
+        }
+        rows.push(row);
+    }
+    Some(ViewTable {
+        title: "achieved / target insert rate, rows/s (share of seconds with at least 95% of the \
+                rows due)"
+            .to_string(),
+        header,
+        rows,
+    })
+}
+
+fn select_min_table(r: &Report) -> Option<ViewTable> {
+    let steps: Vec<&StepReport> = r
+        .step_reports
+        .iter()
+        .filter(|s| s.groups.iter().any(|g| g.select_min_us.is_some()))
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let mut header = vec!["config".to_string()];
+    header.extend(steps.iter().map(|s| s.name.clone()));
+    let rows = r
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            let mut row = vec![Cell::plain(g.name.clone())];
+            row.extend(steps.iter().map(|s| match &s.groups[gi].select_min_us {
+                Some(st) => Cell::plain(if st.n > 1 && st.min != st.max {
+                    format!(
+                        "{} ({}-{})",
+                        micros(st.median as u64),
+                        micros(st.min as u64),
+                        micros(st.max as u64)
+                    )
+                } else {
+                    micros(st.median as u64)
+                }),
+                None => Cell::plain("-"),
+            }));
+            row
+        })
+        .collect();
+    Some(ViewTable {
+        title: "select min(transactionid) at step start, slowest table".to_string(),
+        header,
+        rows,
+    })
+}
+
+/// Response-time tables of one step: classic buckets and percentiles, per op type.
+pub fn response_tables(r: &Report, step: &StepReport) -> Vec<(String, ViewTable, ViewTable)> {
+    let mut ops: Vec<&String> = step.groups.iter().flat_map(|g| g.ops.keys()).collect();
+    ops.sort();
+    ops.dedup();
+    let mut out = Vec::new();
+    for op in ops {
+        let mut bh = vec!["config".to_string()];
+        bh.extend(r.bucket_labels.iter().cloned());
+        let mut ph = vec!["config".to_string(), "ops".to_string()];
+        ph.extend(["p50", "p90", "p99", "p99.9", "max"].map(String::from));
+        let mut brows = Vec::new();
+        let mut prows = Vec::new();
+        for (gi, g) in r.groups.iter().enumerate() {
+            let Some(a) = step.groups[gi].ops.get(op) else {
+                continue;
+            };
+            let mut b = vec![Cell::plain(g.name.clone())];
+            b.extend(a.buckets_pct.iter().map(|p| {
+                Cell::plain(if *p == 0.0 {
+                    String::new()
+                } else {
+                    format!("{p:.2}")
+                })
+            }));
+            brows.push(b);
+            let p = &a.percentiles_us;
+            let mut row = vec![
+                Cell::plain(g.name.clone()),
+                Cell::plain(a.count.to_string()),
+            ];
+            row.extend([p.p50, p.p90, p.p99, p.p999, p.max].map(|v| Cell::plain(micros(v))));
+            prows.push(row);
+        }
+        out.push((
+            op.clone(),
+            ViewTable {
+                title: format!("{} {op}: % of ops per response-time bucket", step.name),
+                header: bh,
+                rows: brows,
+            },
+            ViewTable {
+                title: format!(
+                    "{} {op}: percentiles (all runs' histograms merged)",
+                    step.name
+                ),
+                header: ph,
+                rows: prows,
+            },
+        ));
+    }
+    out
+}
+
+fn efficiency_table(r: &Report, step: &StepReport) -> Option<ViewTable> {
+    let defs: Vec<&MetricDef> = EFFICIENCY
+        .iter()
+        .filter(|d| step.groups.iter().any(|g| g.efficiency.contains_key(d.key)))
+        .collect();
+    if defs.is_empty() {
+        return None;
+    }
+    let mut header = vec!["metric".to_string()];
+    for g in &r.groups {
+        header.push(g.name.clone());
+        if !g.is_base {
+            header.push("rel".to_string());
+        }
+    }
+    let rows = defs
+        .iter()
+        .map(|d| {
+            let mut row = vec![Cell::plain(d.label)];
+            for (gi, g) in r.groups.iter().enumerate() {
+                let st = step.groups[gi].efficiency.get(d.key);
+                row.push(
+                    st.map(|s| Cell::stat(s, d.digits))
+                        .unwrap_or_else(|| Cell::plain("-")),
+                );
+                if !g.is_base {
+                    row.push(relative_cell(st, d.better, false));
+                }
+            }
+            row
+        })
+        .collect();
+    Some(ViewTable {
+        title: format!(
+            "{}: cost per op and size (rel = median / base median)",
+            step.name
+        ),
+        header,
+        rows,
+    })
+}
+
+fn settings_table(r: &Report) -> Option<ViewTable> {
+    let rows: Vec<Vec<Cell>> = r
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.differences.iter().map(|d| {
+                vec![
+                    Cell::plain(g.name.clone()),
+                    Cell::plain(d.key.clone()),
+                    Cell::plain(d.base.clone()),
+                    Cell::plain(d.value.clone()),
+                ]
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(ViewTable {
+        title: format!("settings that differ from the base ({})", r.base),
+        header: ["config", "setting", "base", "value"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    })
+}
+
+fn runs_table(r: &Report) -> ViewTable {
+    let rows = r
+        .groups
+        .iter()
+        .map(|g| {
+            let runs: Vec<String> = g
+                .runs
+                .iter()
+                .map(|run| {
+                    let status = format!("{:?}", run.status).to_lowercase();
+                    if status == "complete" {
+                        run.id.clone()
+                    } else {
+                        format!("{} ({status})", run.id)
+                    }
+                })
+                .collect();
+            vec![
+                if g.is_base {
+                    Cell::marked(format!("{} (base)", g.name), "base")
+                } else {
+                    Cell::plain(g.name.clone())
+                },
+                Cell::plain(g.dbms.clone()),
+                Cell::plain(g.clients.to_string()),
+                Cell::plain(g.malloc.clone().unwrap_or_else(|| "-".to_string())),
+                Cell::plain(runs.len().to_string()),
+                Cell::plain(runs.join(", ")),
+            ]
+        })
+        .collect();
+    ViewTable {
+        title: "configurations compared".to_string(),
+        header: ["config", "dbms", "clients", "malloc", "runs", "run ids"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    }
+}
+
+fn hosts_table(r: &Report) -> ViewTable {
+    ViewTable {
+        title: "environment".to_string(),
+        header: ["host", "cpu", "memory", "os", "ibench"]
+            .map(String::from)
+            .to_vec(),
+        rows: r
+            .hosts
+            .iter()
+            .map(|h| {
+                vec![
+                    Cell::plain(h.hostname.clone()),
+                    Cell::plain(h.cpu.clone()),
+                    Cell::plain(format!("{:.1} GiB", h.memory_gib)),
+                    Cell::plain(h.os.clone()),
+                    Cell::plain(h.ibench_version.clone()),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// The header section: what was compared, where, and how configurations differ.
+pub fn header_section(r: &Report) -> Section {
+    let mut tables = vec![runs_table(r), hosts_table(r)];
+    tables.extend(settings_table(r));
+    let mut note = format!(
+        "{} configuration(s), base {}; steps {}.",
+        r.groups.len(),
+        r.base,
+        r.steps.join(", ")
+    );
+    for (step, with) in &r.left_out {
+        note.push_str(&format!(
+            " Left out {step}: not in every run (only in {}).",
+            with.join(", ")
+        ));
+    }
+    Section {
+        id: "overview".to_string(),
+        title: "Overview".to_string(),
+        note,
+        tables,
+    }
+}
+
+/// Every section but the per-step response-time and chart parts, in report order.
+pub fn sections(r: &Report) -> Vec<Section> {
+    let mut out = vec![header_section(r)];
+    out.push(Section {
+        id: "throughput".to_string(),
+        title: "Throughput".to_string(),
+        note: format!(
+            "Per step: queries/s for query steps, indexed rows/s for l.x, inserted rows/s for \
+             load steps. Relative values below {} or above {} are marked.",
+            crate::report::model::LOW_RATIO,
+            crate::report::model::HIGH_RATIO
+        ),
+        tables: throughput_tables(r),
+    });
+    if let Some(t) = writer_table(r) {
+        out.push(Section {
+            id: "writer".to_string(),
+            title: "Background insert rate (query steps)".to_string(),
+            note: "The writer SLA passes when the step average reaches 95% of the target."
+                .to_string(),
+            tables: vec![t],
+        });
+    }
+    let eff: Vec<ViewTable> = r
+        .step_reports
+        .iter()
+        .filter_map(|s| efficiency_table(r, s))
+        .collect();
+    if !eff.is_empty() {
+        out.push(Section {
+            id: "efficiency".to_string(),
+            title: "Efficiency".to_string(),
+            note: "Per op: per row inserted in load steps, per query in query steps \
+                   (docs/metrics.md gives each formula). Lower is better."
+                .to_string(),
+            tables: eff,
+        });
+    }
+    if let Some(t) = select_min_table(r) {
+        out.push(Section {
+            id: "select-min".to_string(),
+            title: "Select-min at step start".to_string(),
+            note: "Time of the query that finds the oldest row, the cost of MVCC garbage left \
+                   by deletes."
+                .to_string(),
+            tables: vec![t],
+        });
+    }
+    out
+}

@@ -1,0 +1,445 @@
+//! `ibench report` and `ibench compare` over runs stored by real SQLite runs: aggregation of
+//! repeats, values relative to a base, escaping, the HTML in headless Chromium, significance,
+//! and bad input.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{Bench, Outcome, path_str};
+
+/// Short runs with every kind of step (`label` tags the configuration).
+fn short_run(bench: &Bench, label: &str, extra: &[&str]) -> ibench::results::model::RunResult {
+    let mut args = vec![
+        "--steps",
+        "l.i0,l.x,l.i1,qr100,qp100",
+        "--clients",
+        "1",
+        "--l0-rows",
+        "3000",
+        "--l1-rows",
+        "1000",
+        "--query-seconds",
+        "2",
+        "--label",
+        label,
+    ];
+    args.extend_from_slice(extra);
+    bench.run(&args).result()
+}
+
+fn cmd(bench: &Bench, args: &[&str]) -> Outcome {
+    let store = bench.out().join("results.db");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--results", path_str(&store)]);
+    bench.run_raw(&all, &[])
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn group_step<'a>(report: &'a Value, step: &str, group: &str) -> &'a Value {
+    let s = report["step_reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == step)
+        .unwrap_or_else(|| panic!("step {step} not in report"));
+    s["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group"] == group)
+        .unwrap_or_else(|| panic!("group {group} not in step {step}"))
+}
+
+const EVIL: &str = "<script>alert(1)</script>";
+
+#[test]
+fn report_aggregates_repeats_relative_to_a_base_in_every_format() {
+    let bench = Bench::new();
+    let base: Vec<_> = (0..3).map(|_| short_run(&bench, "base", &[])).collect();
+    let variant: Vec<_> = (0..2)
+        .map(|_| short_run(&bench, EVIL, &["--sqlite-pragma", "cache_size=-500"]))
+        .collect();
+
+    let json = cmd(&bench, &["report", "base", EVIL, "--format", "json"]);
+    json.assert_success();
+    let r: Value = serde_json::from_str(&json.stdout).expect("report JSON");
+    assert_eq!(r["base"], "base");
+    assert_eq!(r["groups"][0]["name"], "base");
+    assert_eq!(r["groups"][0]["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(r["groups"][1]["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        r["steps"],
+        serde_json::json!(["l.i0", "l.x", "l.i1", "qr100", "qp100"])
+    );
+
+    // Medians, min and max over the repeats, from the runs' own results.
+    for step in ["l.i0", "l.i1", "qp100"] {
+        let pick = |runs: &[ibench::results::model::RunResult],
+                    f: &dyn Fn(&ibench::results::model::StepResult) -> f64| {
+            runs.iter()
+                .map(|run| f(run.steps.iter().find(|s| s.name == step).unwrap()))
+                .collect::<Vec<f64>>()
+        };
+        let key = if step.starts_with('q') {
+            "queries_per_s"
+        } else {
+            "inserts_per_s"
+        };
+        let get = |s: &ibench::results::model::StepResult| {
+            if step.starts_with('q') {
+                s.queries_per_s
+            } else {
+                s.inserts_per_s
+            }
+        };
+        let b = pick(&base, &get);
+        let v = pick(&variant, &get);
+        let bs = &group_step(&r, step, "base")["throughput"][key];
+        let vs = &group_step(&r, step, EVIL)["throughput"][key];
+        let close = |a: &Value, b: f64| (a.as_f64().unwrap() - b).abs() <= 1e-6 * b.abs().max(1.0);
+        assert!(
+            close(&bs["median"], median(b.clone())),
+            "{step}: {bs} vs {b:?}"
+        );
+        assert!(close(
+            &bs["min"],
+            b.iter().copied().fold(f64::MAX, f64::min)
+        ));
+        assert!(close(&bs["max"], b.iter().copied().fold(0.0, f64::max)));
+        assert_eq!(bs["n"], 3);
+        assert!(bs["relative"].is_null(), "the base has no relative value");
+        assert!(close(&vs["median"], median(v.clone())));
+        assert!(
+            close(&vs["relative"], median(v) / median(b)),
+            "{step}: relative {vs}"
+        );
+    }
+    // Histograms of the repeats are merged: op counts add up.
+    let inserts: u64 = base
+        .iter()
+        .map(|run| run.steps.iter().find(|s| s.name == "l.i1").unwrap().ops["insert"].count)
+        .sum();
+    assert_eq!(
+        group_step(&r, "l.i1", "base")["ops"]["insert"]["count"],
+        inserts
+    );
+    // The variant's setting is named as the difference from the base.
+    let diffs = r["groups"][1]["differences"].as_array().unwrap();
+    assert!(
+        diffs.iter().any(|d| d["key"] == "setting.cache_size"
+            && d["base"] == "-2000"
+            && d["value"] == "-500"),
+        "{diffs:?}"
+    );
+    // The writer SLA of query steps is reported.
+    let sla = &group_step(&r, "qr100", "base")["sla"];
+    assert_eq!(sla["target"], 100.0);
+    assert_eq!(sla["runs"], 3);
+
+    // Markdown: the same tables, the label as text.
+    let md = cmd(&bench, &["report", "base", EVIL, "--format", "md"]);
+    md.assert_success();
+    assert!(
+        md.stdout.contains("| config | l.i0 ins/s |"),
+        "{}",
+        md.stdout
+    );
+    assert!(md.stdout.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!md.stdout.contains(EVIL));
+
+    // HTML: one file, every user string escaped, no external resources.
+    let html_path = bench.path("report.html");
+    let html = cmd(
+        &bench,
+        &["report", "base", EVIL, "--out", path_str(&html_path)],
+    );
+    html.assert_success();
+    let page = fs::read_to_string(&html_path).unwrap();
+    assert!(!page.contains(EVIL), "label not escaped");
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;"), "label missing");
+    assert!(!page.contains("<script"), "the report needs no scripts");
+    for external in ["<link", " src=", "@import", "url(http"] {
+        assert!(!page.contains(external), "report loads {external}");
+    }
+    assert!(page.matches("<svg").count() >= 10, "charts missing");
+    assert!(page.contains("relative to base"));
+    check_in_chromium(&bench, &html_path);
+}
+
+/// Opens the report in headless Chromium: no console errors, every chart laid out with a
+/// non-zero size, and a screenshot.
+fn check_in_chromium(bench: &Bench, report: &Path) {
+    let Some(chromium) = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+    else {
+        let msg = "chromium not found: install Debian's chromium package (.ci/run does)";
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{msg}");
+        }
+        eprintln!("skipping the browser check: {msg}");
+        return;
+    };
+    // A copy of the page with a probe that records errors and chart sizes into the DOM.
+    let probe = r#"<script>
+window.__errors = [];
+window.addEventListener('error', e => window.__errors.push(String(e.message)));
+window.addEventListener('load', () => {
+  const sizes = [...document.querySelectorAll('.chart svg')].map(s => {
+    const r = s.getBoundingClientRect(); return [Math.round(r.width), Math.round(r.height)];
+  });
+  const lines = document.querySelectorAll('.chart svg polyline').length;
+  document.body.setAttribute('data-probe', JSON.stringify({sizes, lines, errors: window.__errors}));
+});
+</script>"#;
+    let page = fs::read_to_string(report).unwrap();
+    let probed = bench.path("probed.html");
+    fs::write(
+        &probed,
+        page.replacen("<head>", &format!("<head>{probe}"), 1),
+    )
+    .unwrap();
+    let profile = bench.path("chromium-profile");
+    let base_args = |extra: &[String]| {
+        let mut c = Command::new(&chromium);
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-extensions",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,2400",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra);
+        c
+    };
+    let dom = base_args(&[
+        "--dump-dom".to_string(),
+        format!("file://{}", probed.display()),
+    ])
+    .output()
+    .expect("run chromium");
+    let stdout = String::from_utf8_lossy(&dom.stdout);
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    let console: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let attr = stdout
+        .split("data-probe=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("probe did not run; chromium said:\n{stderr}"));
+    let probe: Value = serde_json::from_str(&attr.replace("&quot;", "\"")).expect("probe JSON");
+    assert_eq!(probe["errors"], serde_json::json!([]), "page errors");
+    let sizes = probe["sizes"].as_array().unwrap();
+    assert!(sizes.len() >= 10, "charts laid out: {probe}");
+    for s in sizes {
+        assert!(
+            s[0].as_f64().unwrap() > 100.0 && s[1].as_f64().unwrap() > 50.0,
+            "chart size {s}"
+        );
+    }
+    assert!(
+        probe["lines"].as_u64().unwrap() >= sizes.len() as u64,
+        "{probe}"
+    );
+
+    let shot = bench.path("report.png");
+    let out = base_args(&[
+        format!("--screenshot={}", shot.display()),
+        format!("file://{}", report.display()),
+    ])
+    .output()
+    .expect("run chromium");
+    let png = fs::read(&shot).unwrap_or_else(|e| {
+        panic!(
+            "no screenshot ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "screenshot {} bytes",
+        png.len()
+    );
+}
+
+#[test]
+fn compare_finds_a_slowdown_and_not_a_rerun() {
+    let bench = Bench::exclusive();
+    let with = |label: &str, extra: &[&str]| {
+        let mut a = vec![
+            "--steps",
+            "l.i0,l.x,qr100",
+            "--clients",
+            "1",
+            "--l0-rows",
+            "20000",
+            "--query-seconds",
+            "10",
+            "--label",
+            label,
+        ];
+        a.extend_from_slice(extra);
+        bench.run(&a).result()
+    };
+    with("a", &[]);
+    with("a2", &[]);
+    // The slowdown: every statement compiled from its text again (no prepared statements),
+    // which costs the short range queries (a few microseconds each) 4-10x their rate.
+    with("slow", &["--plain-sql"]);
+
+    let row = |rows: &Value, step: &str, metric: &str| -> Value {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["step"] == step && r["metric"] == metric)
+            .unwrap_or_else(|| panic!("no row {step} {metric} in {rows}"))
+            .clone()
+    };
+    let same = cmd(&bench, &["compare", "a", "a2", "--json"]);
+    same.assert_success();
+    let rows: Value = serde_json::from_str(&same.stdout).unwrap();
+    // The background writer is rate-limited: the same config holds the same rate.
+    let writer = row(&rows, "qr100", "ins/s");
+    assert_eq!(writer["significant"], false, "{writer}");
+    assert!(
+        writer["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("no significant change")
+    );
+
+    let slow = cmd(&bench, &["compare", "a", "slow", "--json"]);
+    slow.assert_success();
+    let rows: Value = serde_json::from_str(&slow.stdout).unwrap();
+    let qps = row(&rows, "qr100", "qps");
+    assert_eq!(qps["significant"], true, "{qps}");
+    let change = qps["test"]["change_pct"].as_f64().unwrap();
+    assert!(change < -50.0, "{qps}");
+    assert!(
+        qps["verdict"].as_str().unwrap().starts_with("qps -"),
+        "{qps}"
+    );
+    assert!(qps["test"]["n_eff_a"].as_f64().unwrap() <= qps["test"]["n_a"].as_f64().unwrap());
+
+    // The table form words it plainly.
+    let text = cmd(&bench, &["compare", "a", "slow"]);
+    text.assert_success();
+    assert!(text.stdout.contains("Welch"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .lines()
+            .any(|l| l.contains("qr100") && l.contains("qps -"))
+    );
+}
+
+#[test]
+fn report_bad_input_is_one_clear_line() {
+    let bench = Bench::new();
+    // No store, then an empty one.
+    let none = cmd(&bench, &["report"]);
+    assert_eq!(none.code, Some(2), "{}", none.describe());
+    assert!(
+        none.stderr.contains("no results database"),
+        "{}",
+        none.stderr
+    );
+    fs::create_dir_all(bench.out()).unwrap();
+    ibench::results::store::Store::open(&bench.out().join("results.db")).unwrap();
+    let empty = cmd(&bench, &["report"]);
+    assert_eq!(empty.code, Some(2), "{}", empty.describe());
+    assert!(empty.stderr.contains("no runs in"), "{}", empty.stderr);
+
+    short_run(&bench, "base", &[]);
+    bench
+        .run(&[
+            "--steps",
+            "l.i0,l.i1",
+            "--l0-rows",
+            "2000",
+            "--l1-rows",
+            "500",
+            "--label",
+            "other",
+        ])
+        .result();
+    // Unknown run.
+    let unknown = cmd(&bench, &["report", "base", "nosuchrun"]);
+    assert_eq!(unknown.code, Some(2), "{}", unknown.describe());
+    assert!(
+        unknown.stderr.contains("no run or label \"nosuchrun\""),
+        "{}",
+        unknown.stderr
+    );
+    let unknown = cmd(&bench, &["compare", "base", "nosuchrun"]);
+    assert_eq!(unknown.code, Some(2), "{}", unknown.describe());
+    let unknown_base = cmd(
+        &bench,
+        &["report", "base", "--base", "nope", "--format", "md"],
+    );
+    assert_eq!(unknown_base.code, Some(2), "{}", unknown_base.describe());
+
+    // Different step lists: the common steps are reported, the others named.
+    let mixed = cmd(&bench, &["report", "base", "other", "--format", "json"]);
+    mixed.assert_success();
+    let r: Value = serde_json::from_str(&mixed.stdout).unwrap();
+    assert_eq!(r["steps"], serde_json::json!(["l.i0", "l.i1"]));
+    assert_eq!(r["left_out"]["qp100"], serde_json::json!(["base"]));
+    assert!(
+        mixed.stderr.contains("step l.x left out"),
+        "{}",
+        mixed.stderr
+    );
+    // --base picks the base whatever the order.
+    let based = cmd(
+        &bench,
+        &[
+            "report", "base", "other", "--base", "other", "--format", "json",
+        ],
+    );
+    let r: Value = serde_json::from_str(&based.stdout).unwrap();
+    assert_eq!(r["groups"][0]["name"], "other");
+    assert_eq!(r["groups"][0]["is_base"], true);
+
+    // Unwritable output.
+    let bad_out = cmd(
+        &bench,
+        &["report", "base", "--out", "/proc/nope/report.html"],
+    );
+    assert_eq!(bad_out.code, Some(2), "{}", bad_out.describe());
+    assert!(
+        bad_out
+            .stderr
+            .contains("cannot write /proc/nope/report.html")
+    );
+    assert_eq!(bad_out.stderr.lines().count(), 1, "{}", bad_out.stderr);
+
+    // Corrupted store.
+    let broken = bench.path("broken.db");
+    fs::write(&broken, "not a database ".repeat(200)).unwrap();
+    let out = bench.run_raw(&["report", "--results", path_str(&broken)], &[]);
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert!(out.stderr.contains("not a usable ibench results database"));
+    assert!(!out.stderr.contains("panicked"));
+}
