@@ -14,11 +14,13 @@
 //! * [`results`] — the versioned JSON model and its file.
 //! * [`report`] — the terminal summary (Markdown/HTML reports come with the results store).
 //! * [`server`] — managed throwaway PostgreSQL and MariaDB servers.
+//! * [`experiment`] — configuration matrices from a TOML file, run cell by cell, resumable.
 //! * [`cli`] — one file per subcommand.
 
 pub mod cli;
 pub mod dbms;
 pub mod error;
+pub mod experiment;
 pub mod metrics;
 pub mod output;
 pub mod report;

@@ -16,6 +16,7 @@ fn main() -> ExitCode {
         Command::Export(args) => ibench::cli::export::execute(args),
         Command::Report(args) => ibench::cli::report::execute(args),
         Command::Compare(args) => ibench::cli::compare::execute(args),
+        Command::Experiment(args) => ibench::cli::experiment::execute(args),
     };
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),

@@ -53,3 +53,8 @@ mod parsing;
 /// the run's file, CSV per step and op), imported; unknown, ambiguous and broken are usage
 /// errors.
 mod store;
+
+/// Experiments (`ibench experiment`): a tiny matrix end to end on managed servers with each
+/// variant's settings in effect, resuming after a kill without redoing complete cells,
+/// validation with file:line, and the dry-run estimate.
+mod experiment;

@@ -2,6 +2,7 @@
 //! calling the library.
 
 pub mod compare;
+pub mod experiment;
 pub mod export;
 pub mod import;
 pub mod list;
@@ -37,6 +38,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare two runs or labels step by step, with significance.
     Compare(compare::CompareArgs),
+    /// Run a configuration matrix from a TOML file on managed servers, resumably.
+    Experiment(experiment::ExperimentArgs),
 }
 
 /// Where the results database is.

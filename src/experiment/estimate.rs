@@ -1,0 +1,138 @@
+//! How long a cell should take, before it has run: each step's rows divided by a rate assumed
+//! for the DBMS on a 2-core machine, query steps by their seconds, plus the server's start
+//! and stop and the maintenance pause. Once cells have run, the runner scales the remaining
+//! estimates by how far the finished ones were off.
+
+use std::time::Duration;
+
+use super::model::DbmsName;
+use crate::dbms::mysql::Engine;
+use crate::spec::{InsertBenchmarkSpec, Step};
+
+/// Assumed rates, rows per second over all clients, and fixed costs, seconds.
+#[derive(Clone, Copy, Debug)]
+pub struct Rates {
+    /// l.i0 inserts.
+    pub load: f64,
+    /// l.x rows indexed (all indexes).
+    pub index: f64,
+    /// l.i1 inserts (with as many deletes).
+    pub more: f64,
+    /// l.i2 inserts (small batches).
+    pub more_small: f64,
+    /// Server initialisation, start and stop.
+    pub server_s: f64,
+    /// The maintenance pause.
+    pub pause_s: f64,
+}
+
+/// The assumed rates of a DBMS (measured with ibench on a 2-core VM at small sizes, rounded
+/// down; larger databases are slower).
+pub fn rates(dbms: DbmsName, engine: Engine) -> Rates {
+    match (dbms, engine) {
+        (DbmsName::Mariadb, Engine::Rocksdb) => Rates {
+            load: 100_000.0,
+            // MyRocks builds each index with a sort and a bulk load: the slowest l.x.
+            index: 35_000.0,
+            more: 25_000.0,
+            more_small: 7_000.0,
+            server_s: 6.0,
+            pause_s: 2.0,
+        },
+        (DbmsName::Mariadb, Engine::Innodb) => Rates {
+            load: 110_000.0,
+            index: 300_000.0,
+            more: 25_000.0,
+            more_small: 7_000.0,
+            server_s: 6.0,
+            // Flushing the dirty pages at the default innodb_io_capacity.
+            pause_s: 20.0,
+        },
+        (DbmsName::Postgres, _) => Rates {
+            load: 80_000.0,
+            index: 250_000.0,
+            more: 20_000.0,
+            more_small: 6_000.0,
+            server_s: 4.0,
+            pause_s: 2.0,
+        },
+        (DbmsName::Sqlite, _) => Rates {
+            load: 120_000.0,
+            index: 150_000.0,
+            more: 7_000.0,
+            more_small: 7_000.0,
+            server_s: 0.0,
+            pause_s: 0.5,
+        },
+    }
+}
+
+/// One line saying how estimates are made, for `--dry-run`.
+pub const METHOD: &str = "estimate: rows per step / an assumed rate for the DBMS on a 2-core \
+     machine (l.i0 80-120k rows/s, l.x 35k rows/s for MyRocks and 150-300k for the others, l.i1 7-25k rows/s, l.i2 6-7k rows/s), \
+     query steps by their seconds, plus server start/stop and the maintenance pause (InnoDB's \
+     flush ~20 s); larger databases and slower disks take longer. While running, the ETA is \
+     rescaled by how long the finished cells actually took.";
+
+/// Estimated duration of one cell.
+pub fn cell(
+    dbms: DbmsName,
+    engine: Engine,
+    w: &InsertBenchmarkSpec,
+    maintenance: bool,
+) -> Duration {
+    let r = rates(dbms, engine);
+    let clients = w.clients as f64;
+    let mut s = r.server_s;
+    let mut has_query = false;
+    for step in &w.steps {
+        s += match step {
+            Step::LoadInitial => w.l0_rows as f64 * clients / r.load,
+            Step::CreateIndexes => w.l0_rows as f64 * clients / r.index,
+            Step::LoadMore => w.l1_rows as f64 * clients / r.more,
+            Step::LoadMoreSmall => w.l2_rows as f64 * clients / r.more_small,
+            Step::QueryRange(_) | Step::QueryPoint(_) => {
+                has_query = true;
+                w.query_seconds as f64 + 0.5
+            }
+        };
+        // Connecting the clients, sampling, saving the results.
+        s += 0.3;
+    }
+    if maintenance && has_query {
+        s += r.pause_s;
+    }
+    Duration::from_secs_f64(s)
+}
+
+/// `1h02m`, `3m05s`, `42s`.
+pub fn human(d: Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_adds_steps_and_fixed_costs() {
+        let w = InsertBenchmarkSpec {
+            clients: 2,
+            steps: vec![Step::LoadInitial, Step::QueryPoint(100)],
+            l0_rows: 120_000,
+            query_seconds: 10,
+            ..InsertBenchmarkSpec::default()
+        };
+        let d = cell(DbmsName::Mariadb, Engine::Rocksdb, &w, true);
+        // 6 s server + 2.4 s load + 10.5 s query + 2 s pause + 0.6 s overhead
+        assert!((d.as_secs_f64() - 21.5).abs() < 0.01, "{d:?}");
+        assert_eq!(human(Duration::from_secs(42)), "42s");
+        assert_eq!(human(Duration::from_secs(185)), "3m05s");
+        assert_eq!(human(Duration::from_secs(3720)), "1h02m");
+    }
+}

@@ -1,0 +1,129 @@
+//! Experiments: a configuration matrix in one TOML file (targets x configs x allocators x
+//! setups x repeats), run cell by cell on freshly initialised managed servers, stored in the
+//! results database tagged with the experiment and cell, resumable, and reported at the end
+//! against a base cell. See docs/experiments.md.
+//!
+//! * [`model`] — the file as written (serde, `deny_unknown_fields`, spans for `file:line`).
+//! * [`plan`] — validation and expansion into cells.
+//! * [`check`] — asking the servers whether they know every setting.
+//! * [`estimate`] — how long a cell should take.
+//! * [`runner`] — running the cells, resuming, progress, cool-down, cache ratio.
+
+pub mod check;
+pub mod estimate;
+pub mod model;
+pub mod plan;
+pub mod runner;
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::error::UsageError;
+use model::{Problem, Source};
+pub use plan::{Cell, Plan};
+
+/// Reads, validates and expands the experiment at `path`, and asks the servers about its
+/// settings. Every problem found is one line `file:line: message` of the returned usage error.
+pub fn load(path: &Path, scale: Option<f64>) -> Result<Plan> {
+    let source = Source::read(path).map_err(|e| {
+        UsageError::new(format!(
+            "cannot read experiment file {}: {e}",
+            path.display()
+        ))
+    })?;
+    let file = model::parse(&source).map_err(|p| problems(vec![p]))?;
+    let (plan, mut found) = plan::build(file, source, scale);
+    for p in check::servers(&plan.server_checks) {
+        if !found.contains(&p) {
+            found.push(p);
+        }
+    }
+    if !found.is_empty() {
+        return Err(problems(found));
+    }
+    Ok(plan)
+}
+
+/// One usage error holding one line per problem (`main` prints `error: ` before the first;
+/// the others get it here).
+fn problems(list: Vec<Problem>) -> anyhow::Error {
+    let lines: Vec<String> = list.iter().map(|p| p.to_string()).collect();
+    UsageError::new(lines.join("\nerror: ")).into()
+}
+
+/// The `--dry-run` listing: every cell with its estimate (and whether it is complete from an
+/// earlier invocation), the total, and how it was estimated.
+pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), String>) -> String {
+    let mut s = String::new();
+    let [t, c, a, u] = plan.dimensions;
+    let _ = writeln!(
+        s,
+        "experiment {}: {} cells ({} target/config pairs x {a} allocator(s) x {u} setup(s) x {} \
+         repeat(s); {t} target(s), {c} config(s)), scale {}, base {}",
+        plan.name,
+        plan.cells.len(),
+        plan.cells.len() / (a * u * plan.repeats as usize).max(1),
+        plan.repeats,
+        plan.scale,
+        plan.base
+    );
+    let width = plan.cells.iter().map(|c| c.name().len()).max().unwrap_or(0);
+    let mut total = Duration::ZERO;
+    let mut todo = 0usize;
+    for (i, cell) in plan.cells.iter().enumerate() {
+        let state = match done.get(&(cell.label.clone(), cell.repeat)) {
+            Some(id) => format!("complete: {id}"),
+            None => {
+                total += cell.estimate;
+                todo += 1;
+                format!("~{}", estimate::human(cell.estimate))
+            }
+        };
+        let w = &cell.workload;
+        let _ = writeln!(
+            s,
+            "{:>4}  {:<width$}  {} clients x {} rows, {}  {state}",
+            i + 1,
+            cell.name(),
+            w.clients,
+            w.l0_rows,
+            w.steps
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+    }
+    let cooldowns = plan.cooldown * todo.saturating_sub(1) as u32;
+    let _ = writeln!(
+        s,
+        "estimated time: {} for {todo} cell(s) to run{}",
+        estimate::human(total + cooldowns),
+        if cooldowns.is_zero() {
+            String::new()
+        } else {
+            format!(" (with {} of cool-down)", estimate::human(cooldowns))
+        }
+    );
+    let _ = writeln!(s, "{}", estimate::METHOD);
+    s
+}
+
+/// Writes the report of the experiment's runs (report.html, report.md and report.json in
+/// `out_dir`), comparing every label with `base_label`.
+pub fn write_report(
+    store_path: &Path,
+    run_ids: &[String],
+    base_label: &str,
+    out_dir: &Path,
+) -> Result<()> {
+    let html = crate::cli::report::write_all(store_path, run_ids, Some(base_label), out_dir)?;
+    println!(
+        "report: {} (also report.md and report.json beside it)",
+        html.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,395 @@
+//! The experiment file as written: TOML tables deserialized with `deny_unknown_fields`, keeping
+//! the byte spans of the values later checks point at, so that every problem is reported as
+//! `file:line: message`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::dbms::mysql::Engine;
+use crate::server::Malloc;
+use crate::spec::{IndexDdl, Step, TableMode};
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentFile {
+    /// Experiment name: the default output directory and the tag of every run.
+    pub name: Spanned<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Multiplies every row count and the query-step seconds (default 1.0).
+    #[serde(default)]
+    pub scale: Option<Spanned<f64>>,
+    /// Runs per cell (default 1).
+    #[serde(default)]
+    pub repeats: Option<Spanned<u32>>,
+    /// Pause between two cells, seconds (default 0).
+    #[serde(default)]
+    pub cooldown_seconds: Option<Spanned<u64>>,
+    /// The cell the report compares against: `target/config/allocator/setup` (default: the
+    /// first cell).
+    #[serde(default)]
+    pub base: Option<Spanned<String>>,
+    /// Allocators of the managed servers (default: glibc only).
+    #[serde(default)]
+    pub allocators: Option<Spanned<Vec<Spanned<Malloc>>>>,
+    /// Steps and their sizes, shared by every cell.
+    #[serde(default)]
+    pub workload: Option<Spanned<WorkloadTable>>,
+    /// `[[target]]` tables.
+    #[serde(rename = "target", default)]
+    pub targets: Vec<TargetTable>,
+    /// `[[config]]` tables (default: one config `default` with no settings).
+    #[serde(rename = "config", default)]
+    pub configs: Vec<ConfigTable>,
+    /// `[[setup]]` tables (default: one setup `default` with the workload's sizes).
+    #[serde(rename = "setup", default)]
+    pub setups: Vec<SetupTable>,
+}
+
+/// Which DBMS a target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DbmsName {
+    /// A managed MariaDB server (InnoDB or MyRocks).
+    Mariadb,
+    /// A managed PostgreSQL server.
+    Postgres,
+    /// Embedded SQLite (a fresh file per cell).
+    Sqlite,
+}
+
+impl DbmsName {
+    /// Name as written in the file.
+    pub fn name(self) -> &'static str {
+        match self {
+            DbmsName::Mariadb => "mariadb",
+            DbmsName::Postgres => "postgres",
+            DbmsName::Sqlite => "sqlite",
+        }
+    }
+}
+
+/// `[[target]]`: a DBMS, the binaries to use and, for MariaDB, the engine.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetTable {
+    /// Name used in cell names.
+    pub name: Spanned<String>,
+    /// mariadb, postgres or sqlite.
+    pub dbms: Spanned<DbmsName>,
+    /// innodb (default) or rocksdb; MariaDB only.
+    #[serde(default)]
+    pub engine: Option<Spanned<Engine>>,
+    /// Directory holding the server binaries (default: Debian's locations, then PATH).
+    #[serde(default)]
+    pub bin_dir: Option<Spanned<String>>,
+    /// Version the server must report (`mariadbd --version`, `postgres --version`); for
+    /// PostgreSQL without `bin_dir` it also picks /usr/lib/postgresql/<version>/bin.
+    #[serde(default)]
+    pub version: Option<Spanned<String>>,
+    /// Seconds to wait for the server to accept connections (default 120).
+    #[serde(default)]
+    pub start_timeout_seconds: Option<u64>,
+}
+
+/// `[[config]]`: server settings, as a config-file fragment and/or inline options.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigTable {
+    /// Name used in cell names.
+    pub name: Spanned<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Another config whose fragment and options this one starts from.
+    #[serde(default)]
+    pub extends: Option<Spanned<String>>,
+    /// Targets this config applies to (default: all).
+    #[serde(default)]
+    pub targets: Option<Vec<Spanned<String>>>,
+    /// A config-file fragment (my.cnf or postgresql.conf lines), relative to the experiment
+    /// file.
+    #[serde(default)]
+    pub file: Option<Spanned<String>>,
+    /// A config-file fragment inline.
+    #[serde(default)]
+    pub text: Option<Spanned<String>>,
+    /// Settings (`name = value`); pragmas for SQLite targets.
+    #[serde(default)]
+    pub options: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+}
+
+/// `[[setup]]`: clients, rows and the DBMS cache.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetupTable {
+    /// Name used in cell names.
+    pub name: Spanned<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Clients (default: the workload's, else 2).
+    #[serde(default)]
+    pub clients: Option<Spanned<usize>>,
+    /// Rows per client loaded by l.i0, before `scale`.
+    #[serde(default)]
+    pub rows_per_client: Option<Spanned<u64>>,
+    /// Rows per client of l.i1, before `scale`.
+    #[serde(default)]
+    pub l1_rows: Option<Spanned<u64>>,
+    /// Rows per client of l.i2, before `scale`.
+    #[serde(default)]
+    pub l2_rows: Option<Spanned<u64>>,
+    /// DBMS cache: a size (`64M`, `1G`, bytes) or a multiple of the estimated database size
+    /// after the load (`0.25x`: larger than the cache; `2x`: cached by the DBMS).
+    #[serde(default)]
+    pub dbms_cache: Option<Spanned<String>>,
+}
+
+/// `[workload]`: the Insert Benchmark's parameters shared by every cell (unset: ibench run's
+/// defaults).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadTable {
+    /// Steps in order: an array, or one comma-separated string.
+    #[serde(default)]
+    pub steps: Option<StepList>,
+    /// Clients (a setup may override).
+    #[serde(default)]
+    pub clients: Option<usize>,
+    /// Rows per client loaded by l.i0 (a setup may override), before `scale`.
+    #[serde(default)]
+    pub rows_per_client: Option<u64>,
+    /// Rows per client of l.i1, before `scale`.
+    #[serde(default)]
+    pub l1_rows: Option<u64>,
+    /// Rows per client of l.i2, before `scale` (default l1_rows / 4).
+    #[serde(default)]
+    pub l2_rows: Option<u64>,
+    /// Rows per INSERT in l.i0.
+    #[serde(default)]
+    pub l0_batch: Option<usize>,
+    /// Rows per INSERT and DELETE in l.i1.
+    #[serde(default)]
+    pub l1_batch: Option<usize>,
+    /// Rows per INSERT and DELETE in l.i2.
+    #[serde(default)]
+    pub l2_batch: Option<usize>,
+    /// Rows per INSERT and DELETE of the background writer.
+    #[serde(default)]
+    pub writer_batch: Option<usize>,
+    /// Seconds per query step, before `scale`.
+    #[serde(default)]
+    pub query_seconds: Option<u64>,
+    /// Delete as many rows as are inserted (default true).
+    #[serde(default)]
+    pub deletes: Option<bool>,
+    /// Secondary indexes (0-3).
+    #[serde(default)]
+    pub secondary_indexes: Option<usize>,
+    /// per-client or shared.
+    #[serde(default)]
+    pub table_mode: Option<TableMode>,
+    /// Table name prefix.
+    #[serde(default)]
+    pub table_prefix: Option<String>,
+    /// separate or combined.
+    #[serde(default)]
+    pub index_ddl: Option<IndexDdl>,
+    /// Minimum length of `data`.
+    #[serde(default)]
+    pub data_min: Option<usize>,
+    /// Maximum length of `data`.
+    #[serde(default)]
+    pub data_max: Option<usize>,
+    /// Random share of `data`, percent.
+    #[serde(default)]
+    pub data_random_pct: Option<u8>,
+    /// cashregisterid range.
+    #[serde(default)]
+    pub cashregisters: Option<u32>,
+    /// customerid range.
+    #[serde(default)]
+    pub customers: Option<u32>,
+    /// productid range.
+    #[serde(default)]
+    pub products: Option<u32>,
+    /// price range.
+    #[serde(default)]
+    pub max_price: Option<f64>,
+    /// Seed of the generated values.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Tries per statement on transient errors.
+    #[serde(default)]
+    pub max_tries: Option<u32>,
+    /// Reconnects per client thread.
+    #[serde(default)]
+    pub max_reconnects: Option<u32>,
+    /// Percent of retried statements above which a step fails.
+    #[serde(default)]
+    pub max_error_rate: Option<f64>,
+    /// Run the maintenance pause between load and query steps (default true).
+    #[serde(default)]
+    pub maintenance: Option<bool>,
+    /// Plain SQL text instead of prepared statements.
+    #[serde(default)]
+    pub plain_sql: Option<bool>,
+    /// Progress line every N seconds (0: progress bar only).
+    #[serde(default)]
+    pub report_interval: Option<u64>,
+}
+
+/// Steps given as `["l.i0", "l.x"]` or `"l.i0,l.x"`.
+#[derive(Clone, Debug)]
+pub struct StepList(pub Vec<Step>);
+
+impl<'de> Deserialize<'de> for StepList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = StepList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of step names, or a comma-separated string")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<StepList, E> {
+                s.split(',')
+                    .map(|p| p.trim().parse::<Step>().map_err(E::custom))
+                    .collect::<Result<_, _>>()
+                    .map(StepList)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<StepList, A::Error> {
+                let mut steps = Vec::new();
+                while let Some(s) = seq.next_element::<Step>()? {
+                    steps.push(s);
+                }
+                Ok(StepList(steps))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A text file problems point into: the experiment file or a config fragment.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// Path as the user gave it (or as resolved relative to the experiment file).
+    pub path: PathBuf,
+    /// Its content.
+    pub text: String,
+}
+
+impl Source {
+    /// Reads `path`.
+    pub fn read(path: &Path) -> std::io::Result<Self> {
+        Ok(Source {
+            path: path.to_path_buf(),
+            text: std::fs::read_to_string(path)?,
+        })
+    }
+
+    /// 1-based line of byte `offset`.
+    pub fn line_of(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    /// `path:line` of byte `offset`.
+    pub fn at(&self, offset: usize) -> String {
+        format!("{}:{}", self.path.display(), self.line_of(offset))
+    }
+
+    /// `path:line` of the start of `span`.
+    pub fn at_span(&self, span: std::ops::Range<usize>) -> String {
+        self.at(span.start)
+    }
+}
+
+/// One problem with the experiment: where, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// `file:line`.
+    pub at: String,
+    /// What is wrong, and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.at, self.message)
+    }
+}
+
+/// Parses the experiment file; a syntax error, an unknown key or a wrong type is one problem.
+pub fn parse(source: &Source) -> Result<ExperimentFile, Problem> {
+    toml::from_str(&source.text).map_err(|e| Problem {
+        at: match e.span() {
+            Some(span) => source.at_span(span),
+            None => format!("{}", source.path.display()),
+        },
+        message: e.message().trim().replace('\n', " "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(text: &str) -> Source {
+        Source {
+            path: PathBuf::from("x.toml"),
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn unknown_key_is_reported_at_its_line() {
+        let p = parse(&src(
+            "name = \"e\"\n\n[[target]]\nname = \"t\"\ndbms = \"sqlite\"\nbogus = 1\n",
+        ))
+        .unwrap_err();
+        assert_eq!(p.at, "x.toml:6");
+        assert!(p.message.contains("unknown field `bogus`"), "{}", p.message);
+    }
+
+    #[test]
+    fn steps_as_string_or_array() {
+        let f = parse(&src(
+            "name = \"e\"\n[workload]\nsteps = \"l.i0, l.x\"\n[[target]]\nname = \"t\"\ndbms = \"sqlite\"\n",
+        ))
+        .unwrap();
+        let steps = f.workload.unwrap().into_inner().steps.unwrap().0;
+        assert_eq!(steps, vec![Step::LoadInitial, Step::CreateIndexes]);
+        let f = parse(&src("name = \"e\"\n[workload]\nsteps = [\"qr100\"]\n")).unwrap();
+        assert_eq!(
+            f.workload.unwrap().into_inner().steps.unwrap().0,
+            vec![Step::QueryRange(100)]
+        );
+        let p = parse(&src("name = \"e\"\n[workload]\nsteps = [\"l.i9\"]\n")).unwrap_err();
+        assert_eq!(p.at, "x.toml:3");
+        assert!(p.message.contains("unknown step"), "{}", p.message);
+    }
+
+    #[test]
+    fn bad_allocator_names_its_line() {
+        let p = parse(&src(
+            "name = \"e\"\nallocators = [\"glibc\",\n \"mimalloc\"]\n",
+        ))
+        .unwrap_err();
+        assert_eq!(p.at, "x.toml:3");
+        assert!(p.message.contains("mimalloc"), "{}", p.message);
+    }
+}

@@ -1,0 +1,414 @@
+//! Runs the cells one at a time, each on a freshly initialised managed server (or a fresh
+//! SQLite file), with the cool-down between them, and resumes: a cell whose run is `complete`
+//! in the results store is not run again; a half-finished one (`running`, `failed`,
+//! `interrupted`) is removed from the store and rerun.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use chrono::Utc;
+
+use super::estimate::human;
+use super::model::DbmsName;
+use super::plan::{Cell, Plan, cache_setting};
+use crate::cli::run::{RunOptions, run_prepared};
+use crate::dbms::mysql::Engine;
+use crate::error::{Interrupted, UsageError};
+use crate::results::file::ResultsFile;
+use crate::results::model::{CacheFit, ExperimentTag, RunResult, RunStatus};
+use crate::results::store::{ExperimentRun, Store};
+use crate::runner::client::INTERRUPTED;
+
+/// Where and how to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Output directory (results JSON, server logs).
+    pub out: PathBuf,
+    /// Results database.
+    pub store: PathBuf,
+    /// No progress bars or step lines; cell lines only.
+    pub quiet: bool,
+}
+
+/// The run ids of the cells already complete, by (label, repeat); a usage error when a
+/// complete run was made with a different definition of its cell.
+pub fn completed(plan: &Plan, runs: &[ExperimentRun]) -> Result<BTreeMap<(String, u32), String>> {
+    let mut done = BTreeMap::new();
+    let mut problems: Vec<(String, String)> = Vec::new();
+    for r in runs.iter().filter(|r| r.status == "complete") {
+        let Some(cell) = plan
+            .cells
+            .iter()
+            .find(|c| c.label == r.cell && c.repeat == r.repeat)
+        else {
+            continue; // not part of this experiment any more
+        };
+        if r.fingerprint != cell.fingerprint {
+            problems.push((cell.name(), r.id.clone()));
+            continue;
+        }
+        done.insert((r.cell.clone(), r.repeat), r.id.clone());
+    }
+    if let Some((cell, id)) = problems.first() {
+        return Err(UsageError::new(format!(
+            "{}:{}: {} completed cell(s) of experiment {} in this results database were run \
+             with a different definition than the file now gives (settings, workload or scale \
+             changed), e.g. {cell} (run {id}); use another --out or another experiment name",
+            plan.source.path.display(),
+            plan.name_line,
+            problems.len(),
+            plan.name
+        ))
+        .into());
+    }
+    Ok(done)
+}
+
+/// A file name part for `label`: `/` becomes `.`.
+fn slug(label: &str) -> String {
+    label.replace('/', ".")
+}
+
+/// Holds an exclusive lock on the output directory while the experiment runs, so that two
+/// invocations cannot run the same cells at once (released by the kernel if ibench dies).
+struct DirLock {
+    _lock: nix::fcntl::Flock<fs::File>,
+}
+
+impl DirLock {
+    fn take(out: &Path) -> Result<DirLock> {
+        let path = out.join(".ibench-experiment.lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => Ok(DirLock { _lock: lock }),
+            Err((_, errno)) => Err(UsageError::new(format!(
+                "another ibench experiment is running in {} ({errno}); wait for it or use \
+                 another --out",
+                out.display()
+            ))
+            .into()),
+        }
+    }
+}
+
+/// The database size / cache size ratio at the end of the last load step of `run`.
+pub fn cache_fit(run: &RunResult, dbms: DbmsName, engine: Engine) -> Option<CacheFit> {
+    let setting = cache_setting(dbms, engine);
+    let settings = &run.environment.dbms.settings;
+    let raw = settings.get(setting)?.trim();
+    let cache_bytes = match dbms {
+        DbmsName::Mariadb => raw.parse::<u64>().ok()?,
+        DbmsName::Postgres => pg_size(raw)?,
+        DbmsName::Sqlite => {
+            let n: i64 = raw.parse().ok()?;
+            if n < 0 {
+                n.unsigned_abs() * 1024
+            } else {
+                let page: u64 = settings.get("page_size")?.trim().parse().ok()?;
+                n as u64 * page
+            }
+        }
+    };
+    let step = run
+        .steps
+        .iter()
+        .rfind(|s| s.name.starts_with("l.") && s.status == RunStatus::Complete)?;
+    let size = &step.efficiency.as_ref()?.db_size;
+    let (db_bytes, source) = match (size.dbms_bytes, size.disk_bytes) {
+        (Some(b), _) if b > 0 => (b, "dbms"),
+        (_, Some(b)) if b > 0 => (b, "disk"),
+        _ => return None,
+    };
+    (cache_bytes > 0).then(|| CacheFit {
+        setting: setting.to_string(),
+        cache_bytes,
+        step: step.name.clone(),
+        db_bytes,
+        db_size_source: source.to_string(),
+        ratio: db_bytes as f64 / cache_bytes as f64,
+    })
+}
+
+/// A PostgreSQL memory setting as SHOW prints it (`128MB`, `8kB`), bytes; a bare number is
+/// in 8 kB pages.
+fn pg_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: u64 = s[..digits].parse().ok()?;
+    let mult = match s[digits..].trim() {
+        "" => 8192,
+        "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+fn mib(b: u64) -> String {
+    if b >= 10 << 20 {
+        format!("{} MiB", b >> 20)
+    } else {
+        format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
+    }
+}
+
+/// `27 MiB / 64 MiB = 0.42 (db / rocksdb_block_cache_size after l.i2)`.
+pub fn describe_fit(f: &CacheFit) -> String {
+    format!(
+        "db/cache {:.2} ({} / {} {} after {})",
+        f.ratio,
+        mib(f.db_bytes),
+        f.setting,
+        mib(f.cache_bytes),
+        f.step
+    )
+}
+
+/// Sleeps `d`, returning early with an error when interrupted.
+fn cool_down(d: Duration, quiet: bool) -> Result<()> {
+    if d.is_zero() {
+        return Ok(());
+    }
+    if !quiet {
+        eprintln!("cool-down {}", human(d));
+    }
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            return Err(Interrupted.into());
+        }
+        std::thread::sleep(Duration::from_millis(100).min(end - Instant::now()));
+    }
+    Ok(())
+}
+
+/// Runs every cell not yet complete, then writes the report. Returns the run ids of the
+/// cells, in cell order.
+pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
+    let out = &options.out;
+    fs::create_dir_all(out)
+        .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
+    let _lock = DirLock::take(out)?;
+    // Cells run one at a time and their data directories are removed after each: room for
+    // the largest one is enough.
+    if let Some(largest) = plan
+        .cells
+        .iter()
+        .max_by_key(|c| c.workload.estimated_db_bytes())
+    {
+        crate::cli::run::check_free_space(&largest.spec(out, out.join("x")), out)?;
+    }
+    let prior = Store::open(&options.store)?.experiment_runs(&plan.name)?;
+    let done = completed(plan, &prior)?;
+    crate::cli::run::install_interrupt_handler();
+
+    let total = plan.cells.len();
+    let todo: Vec<usize> = (0..total)
+        .filter(|&i| !done.contains_key(&(plan.cells[i].label.clone(), plan.cells[i].repeat)))
+        .collect();
+    let cooldowns = plan.cooldown * todo.len().saturating_sub(1) as u32;
+    let estimate: Duration = todo
+        .iter()
+        .map(|&i| plan.cells[i].estimate)
+        .sum::<Duration>()
+        + cooldowns;
+    eprintln!(
+        "experiment {}: {total} cells{}, estimated {}; results in {}",
+        plan.name,
+        if done.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} complete from before, resuming)", done.len())
+        },
+        human(estimate),
+        out.display()
+    );
+
+    let mut ids: BTreeMap<usize, String> = BTreeMap::new();
+    for (i, c) in plan.cells.iter().enumerate() {
+        if let Some(id) = done.get(&(c.label.clone(), c.repeat)) {
+            ids.insert(i, id.clone());
+        }
+    }
+    let mut failed: Vec<String> = Vec::new();
+    let (mut spent, mut estimated_spent) = (Duration::ZERO, Duration::ZERO);
+    for (n, &i) in todo.iter().enumerate() {
+        let cell = &plan.cells[i];
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            return Err(Interrupted.into());
+        }
+        if n > 0 {
+            cool_down(plan.cooldown, options.quiet)?;
+        }
+        // Half-finished attempts of this cell: out of the store (and their data directories
+        // off the disk); their results files and logs stay.
+        let stale: Vec<&ExperimentRun> = prior
+            .iter()
+            .filter(|r| r.cell == cell.label && r.repeat == cell.repeat && r.status != "complete")
+            .collect();
+        if !stale.is_empty() {
+            let mut store = Store::open(&options.store)?;
+            for r in stale {
+                store.delete(&r.id)?;
+                let _ = fs::remove_dir_all(out.join(format!("{}.server", r.id)));
+                let _ = fs::remove_dir_all(out.join(format!("{}.data", r.id)));
+                if !options.quiet {
+                    eprintln!(
+                        "cell {}: rerunning; the earlier attempt {} ({}) is dropped",
+                        cell.name(),
+                        r.id,
+                        r.status
+                    );
+                }
+            }
+        }
+        let factor = if estimated_spent.is_zero() {
+            1.0
+        } else {
+            spent.as_secs_f64() / estimated_spent.as_secs_f64()
+        };
+        let remaining: Duration = todo[n..]
+            .iter()
+            .map(|&j| plan.cells[j].estimate.mul_f64(factor))
+            .sum::<Duration>()
+            + plan.cooldown * (todo.len() - n - 1) as u32;
+        let finish =
+            chrono::Local::now() + chrono::Duration::from_std(remaining).unwrap_or_default();
+        eprintln!(
+            "cell {}/{total}: {} (~{}; experiment ETA {}, done ~{})",
+            i + 1,
+            cell.name(),
+            human(cell.estimate.mul_f64(factor)),
+            human(remaining),
+            finish.format("%H:%M")
+        );
+        let started = Instant::now();
+        let result = run_cell(plan, cell, options);
+        let took = started.elapsed();
+        spent += took;
+        estimated_spent += cell.estimate;
+        match result {
+            Ok(run) => {
+                let fit = run
+                    .experiment
+                    .as_ref()
+                    .and_then(|t| t.cache.as_ref())
+                    .map(|f| format!(", {}", describe_fit(f)))
+                    .unwrap_or_default();
+                eprintln!(
+                    "cell {}/{total}: {} complete in {}: run {}{fit}",
+                    i + 1,
+                    cell.name(),
+                    human(took),
+                    run.run_id
+                );
+                ids.insert(i, run.run_id);
+            }
+            Err(e) if e.chain().any(|c| c.is::<Interrupted>()) => {
+                eprintln!(
+                    "cell {}/{total}: {} interrupted; run the same command again to continue",
+                    i + 1,
+                    cell.name()
+                );
+                return Err(e);
+            }
+            Err(e) => {
+                eprintln!("cell {}/{total}: {} failed: {e:#}", i + 1, cell.name());
+                failed.push(cell.name());
+            }
+        }
+    }
+    if !failed.is_empty() {
+        anyhow::bail!(
+            "{} of {total} cells failed ({}); run the same command again to rerun them",
+            failed.len(),
+            failed.join(", ")
+        );
+    }
+    let run_ids: Vec<String> = ids.into_values().collect();
+    super::write_report(&options.store, &run_ids, &plan.base, out)?;
+    Ok(run_ids)
+}
+
+/// Runs one cell; the run as saved when it completed, else the error.
+fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
+    let out = &options.out;
+    let stem = format!(
+        "{}-r{}-{}",
+        slug(&cell.label),
+        cell.repeat,
+        Utc::now().format("%Y%m%dT%H%M%S")
+    );
+    let store = Store::open(&options.store)?;
+    let file = ResultsFile::create(out, &stem)?.with_store(store);
+    let scratch = file.path().with_extension("data");
+    let spec = cell.spec(out, scratch.join("ibench.sqlite"));
+    if spec.scratch_database {
+        fs::create_dir_all(&scratch)
+            .with_context(|| format!("cannot create {}", scratch.display()))?;
+    }
+    let tag = ExperimentTag {
+        name: plan.name.clone(),
+        cell: cell.label.clone(),
+        repeat: cell.repeat,
+        repeats: plan.repeats,
+        base: plan.base.clone(),
+        fingerprint: cell.fingerprint.clone(),
+        cache: None,
+    };
+    let run_options = RunOptions {
+        quiet: options.quiet,
+        summary: false,
+        experiment: Some(tag),
+        ..RunOptions::default()
+    };
+    let (run, outcome) = run_prepared(&spec, &file, &run_options);
+    if spec.scratch_database {
+        let _ = fs::remove_dir_all(&scratch);
+    }
+    file.discard_if_unsaved();
+    outcome?;
+    let mut run = run.context("the run ended without results")?;
+    let engine = cell
+        .server
+        .as_ref()
+        .map(|s| s.engine)
+        .unwrap_or(Engine::Innodb);
+    let fit = cache_fit(&run, cell.dbms, engine);
+    if let Some(tag) = run.experiment.as_mut() {
+        tag.cache = fit;
+    }
+    file.save(&run)?;
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_sizes() {
+        assert_eq!(pg_size("128MB"), Some(128 << 20));
+        assert_eq!(pg_size("8kB"), Some(8 << 10));
+        assert_eq!(pg_size("16384"), Some(16384 * 8192));
+        assert_eq!(pg_size("1GB"), Some(1 << 30));
+        assert_eq!(pg_size("x"), None);
+    }
+
+    #[test]
+    fn slugs_have_no_slashes() {
+        assert_eq!(slug("a/b/glibc/s"), "a.b.glibc.s");
+    }
+}

@@ -1,0 +1,542 @@
+//! `ibench experiment`: a tiny matrix end to end on managed PostgreSQL (each variant's setting
+//! in effect on its server, the DBMS cache and the db/cache ratio recorded, runs tagged in the
+//! store), resuming after a SIGKILL during the second cell on managed MariaDB (the first
+//! cell's run kept, one run per cell, no server left behind), and validation (one
+//! `file:line` line per problem, exit 2, nothing run).
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use ibench::results::model::RunResult;
+use rusqlite::Connection;
+
+use crate::common::{Bench, ibench, path_str};
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether `files` exist; in CI their absence fails the test, locally it is skipped.
+fn have(files: &[&str], package: &str) -> bool {
+    if files.iter().all(|f| Path::new(f).exists()) {
+        return true;
+    }
+    let msg = format!(
+        "{} not installed: apt-get install {package}",
+        files.join(", ")
+    );
+    if ci() {
+        panic!("{msg} (CI=true: server tests must run)");
+    }
+    eprintln!("skipping: {msg}");
+    false
+}
+
+/// A bench whose directory the `postgres` user can enter.
+fn server_bench() -> Bench {
+    let bench = Bench::new();
+    fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
+    bench
+}
+
+/// Writes `text` as `name` in the bench and returns its path.
+fn write(bench: &Bench, name: &str, text: &str) -> String {
+    let path = bench.path(name);
+    fs::write(&path, text).unwrap();
+    path_str(&path).to_string()
+}
+
+type StoreRun = (String, String, u32, String);
+
+/// (id, cell, repeat, status) of every run of `experiment` in the store, read with our own SQL;
+/// an error while ibench is still creating or migrating the store.
+fn try_store_runs(db: &Path, experiment: &str) -> rusqlite::Result<Vec<StoreRun>> {
+    let conn = Connection::open(db)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    let mut stmt = conn.prepare(
+        "SELECT id, cell, repeat, status FROM runs WHERE experiment = ?1 ORDER BY started_at",
+    )?;
+    stmt.query_map([experiment], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    })?
+    .collect()
+}
+
+fn store_runs(db: &Path, experiment: &str) -> Vec<StoreRun> {
+    try_store_runs(db, experiment).unwrap()
+}
+
+fn load_run(out: &Path, id: &str) -> RunResult {
+    ibench::results::file::load(&out.join(format!("{id}.json"))).unwrap()
+}
+
+const TINY_PG: &str = r#"
+name = "tiny-pg"
+repeats = 2
+base = "pg/base/glibc/small"
+
+[workload]
+steps = "l.i0,l.x,l.i1,qp100"
+clients = 1
+l1_rows = 500
+query_seconds = 1
+
+[[target]]
+name = "pg"
+dbms = "postgres"
+
+[[config]]
+name = "base"
+
+[[config]]
+name = "more-work-mem"
+extends = "base"
+options = { work_mem = "7MB", random_page_cost = 1.5 }
+
+[[setup]]
+name = "small"
+rows_per_client = 3000
+dbms_cache = "24M"
+"#;
+
+#[test]
+fn tiny_experiment_runs_every_cell_with_its_settings() {
+    if !have(&["/usr/bin/pg_config"], "postgresql") {
+        return;
+    }
+    let bench = server_bench();
+    let file = write(&bench, "tiny.toml", TINY_PG);
+    let out = bench.out();
+    let o = bench.run_raw(&["experiment", &file, "--out", path_str(&out), "-q"], &[]);
+    o.assert_success();
+    // One line per cell start, then the report.
+    for n in 1..=4 {
+        assert!(
+            o.stderr.contains(&format!("cell {n}/4: ")),
+            "{}",
+            o.describe()
+        );
+    }
+    assert!(o.stderr.contains("ETA"), "{}", o.describe());
+    assert!(o.stdout.contains("report"), "{}", o.describe());
+
+    let runs = store_runs(&out.join("results.db"), "tiny-pg");
+    let cells: Vec<(String, u32)> = runs.iter().map(|r| (r.1.clone(), r.2)).collect();
+    // Repeats are interleaved: every config once, then again.
+    assert_eq!(
+        cells,
+        [
+            ("pg/base/glibc/small".to_string(), 1),
+            ("pg/more-work-mem/glibc/small".to_string(), 1),
+            ("pg/base/glibc/small".to_string(), 2),
+            ("pg/more-work-mem/glibc/small".to_string(), 2),
+        ]
+    );
+    for (id, cell, repeat, status) in &runs {
+        assert_eq!(status, "complete", "{id}");
+        let run = load_run(&out, id);
+        assert_eq!(run.config.label.as_deref(), Some(cell.as_str()));
+        let tag = run.experiment.as_ref().expect("experiment tag");
+        assert_eq!(
+            (
+                tag.name.as_str(),
+                tag.cell.as_str(),
+                tag.repeat,
+                tag.repeats
+            ),
+            ("tiny-pg", cell.as_str(), *repeat, 2)
+        );
+        assert_eq!(tag.base, "pg/base/glibc/small");
+        let settings = &run.environment.dbms.settings;
+        // The setup's cache size is the server's shared_buffers, and the ratio is what the
+        // server reported for the database after the load over that.
+        assert_eq!(
+            settings.get("shared_buffers").map(String::as_str),
+            Some("24MB")
+        );
+        let fit = tag.cache.as_ref().expect("db/cache ratio recorded");
+        assert_eq!(fit.setting, "shared_buffers");
+        assert_eq!(fit.cache_bytes, 24 << 20);
+        assert_eq!(fit.step, "l.i1");
+        let db = run.steps[2].efficiency.as_ref().unwrap().db_size.dbms_bytes;
+        assert_eq!(Some(fit.db_bytes), db);
+        assert!((fit.ratio - fit.db_bytes as f64 / (24u64 << 20) as f64).abs() < 1e-9);
+        // Each variant's settings are in effect on its own server, and only there.
+        let variant = cell.contains("more-work-mem");
+        assert_eq!(
+            settings.get("work_mem").map(String::as_str),
+            Some(if variant { "7MB" } else { "4MB" }),
+            "{cell}"
+        );
+        assert_eq!(
+            settings.get("random_page_cost").map(String::as_str),
+            Some(if variant { "1.5" } else { "4" }),
+            "{cell}"
+        );
+        assert_eq!(run.steps.len(), 4);
+    }
+    // Every cell had its own server (fresh data directory).
+    let pids: std::collections::BTreeSet<u32> = runs
+        .iter()
+        .map(|r| load_run(&out, &r.0).managed_server.unwrap().pid.unwrap())
+        .collect();
+    assert_eq!(pids.len(), 4);
+
+    // The report: the base as given, the variant relative to it, repeats aggregated.
+    let json = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["base"], "pg/base/glibc/small");
+    let groups = report["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    assert_eq!(groups[0]["name"], "pg/base/glibc/small");
+    assert_eq!(groups[1]["name"], "pg/more-work-mem/glibc/small");
+    assert_eq!(groups[1]["runs"].as_array().unwrap().len(), 2);
+    let diffs = groups[1]["differences"].as_array().unwrap();
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d["key"] == "setting.work_mem" && d["value"] == "7MB"),
+        "{diffs:?}"
+    );
+    let qp = report["step_reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "qp100")
+        .unwrap();
+    let rel = qp["groups"][1]["throughput"]["queries_per_s"]["relative"]
+        .as_f64()
+        .expect("relative value");
+    assert!(rel > 0.0, "{rel}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("relative to pg&#x2f;base&#x2f;glibc&#x2f;small")
+            || html.contains("relative to pg/base/glibc/small")
+    );
+    assert!(out.join("report.md").exists());
+
+    // Running it again runs nothing and reports again.
+    let again = bench.run_raw(&["experiment", &file, "--out", path_str(&out), "-q"], &[]);
+    again.assert_success();
+    assert!(!again.stderr.contains("cell 1/4:"), "{}", again.describe());
+    assert_eq!(store_runs(&out.join("results.db"), "tiny-pg").len(), 4);
+}
+
+const RESUME: &str = r#"
+name = "resume"
+repeats = 3
+
+[workload]
+steps = ["l.i0", "l.x", "l.i1"]
+clients = 1
+l1_rows = 40000
+l1_batch = 10
+
+[[target]]
+name = "innodb"
+dbms = "mariadb"
+
+[[setup]]
+name = "s"
+rows_per_client = 2000
+"#;
+
+fn mariadbd_in(dir: &Path) -> Vec<u32> {
+    let needle = path_str(dir).to_string();
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(&needle))
+                .unwrap_or(false)
+                && !fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .unwrap_or_default()
+                    .contains(") Z ")
+        })
+        .collect()
+}
+
+#[test]
+fn killed_experiment_resumes_without_redoing_complete_cells() {
+    if !have(&["/usr/sbin/mariadbd"], "mariadb-server") {
+        return;
+    }
+    let bench = server_bench();
+    let file = write(&bench, "resume.toml", RESUME);
+    let out = bench.out();
+    let db = out.join("results.db");
+    let stderr = bench.path("first.stderr");
+    let mut child = ibench()
+        .args(["experiment", &file, "--out", path_str(&out), "-q"])
+        .current_dir(bench.path(""))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    // Wait until the second cell's run is in the store (its server is up and l.i0 saved).
+    let start = Instant::now();
+    let first_id = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "ibench exited ({status}) before the second cell: {}",
+                fs::read_to_string(&stderr).unwrap_or_default()
+            );
+        }
+        let runs = if db.exists() {
+            try_store_runs(&db, "resume").unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        if runs.len() == 2 && runs[1].3 == "running" {
+            assert_eq!(runs[0].3, "complete");
+            break runs[0].0.clone();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "the second cell did not start: {runs:?}"
+        );
+        sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap(); // SIGKILL: no clean-up in ibench at all
+    child.wait().unwrap();
+    // The killed ibench's server dies with it (PR_SET_PDEATHSIG).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !mariadbd_in(&out).is_empty() && Instant::now() < deadline {
+        sleep(Duration::from_millis(100));
+    }
+    assert!(mariadbd_in(&out).is_empty(), "a server outlived ibench");
+    let killed = store_runs(&db, "resume");
+    assert_eq!(killed.len(), 2);
+    assert_eq!(killed[1].3, "running");
+
+    let o = bench.run_raw(&["experiment", &file, "--out", path_str(&out), "-q"], &[]);
+    o.assert_success();
+    assert!(
+        o.stderr.contains("1 complete from before"),
+        "{}",
+        o.describe()
+    );
+    assert!(!o.stderr.contains("cell 1/3:"), "{}", o.describe());
+    assert!(o.stderr.contains("cell 2/3:"), "{}", o.describe());
+    let runs = store_runs(&db, "resume");
+    // One run per cell: the first kept as it was, the half-finished one replaced.
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert_eq!(runs[0].0, first_id);
+    assert_ne!(runs[1].0, killed[1].0);
+    for (i, (id, cell, repeat, status)) in runs.iter().enumerate() {
+        assert_eq!(status, "complete", "{id}");
+        assert_eq!(
+            (cell.as_str(), *repeat),
+            ("innodb/default/glibc/s", i as u32 + 1)
+        );
+        assert_eq!(load_run(&out, id).steps.len(), 3);
+    }
+    // The dropped attempt's data directory is gone.
+    assert!(!out.join(format!("{}.server", killed[1].0)).exists());
+    assert!(mariadbd_in(&out).is_empty());
+}
+
+#[test]
+fn validation_reports_every_problem_with_its_line_and_runs_nothing() {
+    let bench = Bench::new();
+    let out = bench.out();
+    let run = |text: &str| {
+        let file = write(&bench, "bad.toml", text);
+        let o = bench.run_raw(&["experiment", &file, "--out", path_str(&out)], &[]);
+        assert_eq!(o.code, Some(2), "{}", o.describe());
+        assert!(!o.stderr.contains("panicked"), "{}", o.describe());
+        assert!(!out.exists(), "nothing is written for a bad experiment");
+        (file, o.stderr)
+    };
+    // An unknown key: the parser stops there.
+    let (file, err) = run("name = \"x\"\n[[target]]\nname = \"t\"\ndbms = \"sqlite\"\nbogus = 1\n");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("error: {file}:5: unknown field `bogus`")),
+        "{err}"
+    );
+    // Several problems at once, each on its own line at its own place.
+    let (file, err) = run(r#"name = "x"
+base = "lite/nope/glibc/default"
+
+[workload]
+steps = "l.i0,l.x"
+
+[[target]]
+name = "lite"
+dbms = "sqlite"
+
+[[config]]
+name = "base"
+extends = "missing"
+
+[[config]]
+name = "p"
+options = { no_such_pragma = 1 }
+"#);
+    let lines: Vec<&str> = err.lines().collect();
+    let expect = [
+        (13, "config base extends \"missing\", which is not defined"),
+        (17, "SQLite has no pragma \"no_such_pragma\""),
+        (
+            2,
+            "base \"lite/nope/glibc/default\" is not a cell of this experiment",
+        ),
+    ];
+    assert_eq!(lines.len(), expect.len(), "{err}");
+    for (line, text) in expect {
+        let prefix = format!("error: {file}:{line}: {text}");
+        assert!(
+            lines.iter().any(|l| l.starts_with(&prefix)),
+            "{prefix}\n{err}"
+        );
+    }
+
+    // Settings the server itself rejects, named where they were written.
+    if have(&["/usr/sbin/mariadbd"], "mariadb-server") {
+        let (file, err) = run(r#"name = "x"
+
+[[target]]
+name = "m"
+dbms = "mariadb"
+
+[[config]]
+name = "c"
+text = """
+innodb_buffer_pool_size = 64M
+innodb_no_such_thing = 1
+"""
+options = { innodb_io_capacity = "lots" }
+"#);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{err}");
+        assert!(
+            lines[0].starts_with(&format!(
+                "error: {file}:11: mariadb rejects setting innodb_no_such_thing"
+            )) || lines[1].starts_with(&format!(
+                "error: {file}:11: mariadb rejects setting innodb_no_such_thing"
+            )),
+            "{err}"
+        );
+        assert!(
+            lines.iter().any(|l| l.starts_with(&format!(
+                "error: {file}:13: mariadb rejects setting innodb_io_capacity"
+            ))),
+            "{err}"
+        );
+    }
+    // MyRocks parses its column family options only when it starts: ibench starts it once.
+    if have(
+        &["/usr/sbin/mariadbd", "/usr/lib/mysql/plugin/ha_rocksdb.so"],
+        "mariadb-server mariadb-plugin-rocksdb",
+    ) {
+        let (file, err) = run(r#"name = "x"
+
+[[target]]
+name = "m"
+dbms = "mariadb"
+engine = "rocksdb"
+
+[[config]]
+name = "c"
+options = { rocksdb_default_cf_options = "level0_file_num_compaction_triger=2" }
+"#);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "error: {file}:10: MyRocks rejects rocksdb_default_cf_options: Invalid default \
+                 column family config: level0_file_num_compaction_triger=2"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn dry_run_lists_cells_and_estimate_without_running() {
+    let bench = Bench::new();
+    let out = bench.out();
+    let file = write(
+        &bench,
+        "e.toml",
+        r#"name = "dry"
+repeats = 2
+cooldown_seconds = 10
+
+[workload]
+steps = "l.i0,l.x,qp100"
+query_seconds = 30
+
+[[target]]
+name = "lite"
+dbms = "sqlite"
+
+[[config]]
+name = "base"
+
+[[config]]
+name = "small-cache"
+options = { cache_size = -1000 }
+
+[[setup]]
+name = "s"
+rows_per_client = 120000
+"#,
+    );
+    let o = bench.run_raw(
+        &["experiment", &file, "--out", path_str(&out), "--dry-run"],
+        &[],
+    );
+    o.assert_success();
+    assert!(!out.exists(), "--dry-run writes nothing");
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("experiment dry: 4 cells"),
+        "{}",
+        o.stdout
+    );
+    assert!(lines[0].contains("base lite/base/glibc/s"), "{}", o.stdout);
+    assert!(lines[1].contains("lite/base/glibc/s #1"), "{}", o.stdout);
+    assert!(
+        lines[2].contains("lite/small-cache/glibc/s #1"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        lines[4].contains("lite/small-cache/glibc/s #2"),
+        "{}",
+        o.stdout
+    );
+    // 4 cells of 2 x 120k rows at 120k/s (2 s), l.x at 150k/s (1.6 s), 30.5 s of queries and
+    // fixed costs, ~35 s each, plus 3 cool-downs of 10 s: about 2m50s.
+    let total = lines
+        .iter()
+        .find(|l| l.starts_with("estimated time: "))
+        .unwrap_or_else(|| panic!("{}", o.stdout));
+    assert!(total.contains("for 4 cell(s)"), "{total}");
+    assert!(total.contains("30s of cool-down"), "{total}");
+    assert!(o.stdout.contains("estimate: rows per step"), "{}", o.stdout);
+    // --scale shrinks it.
+    let small = bench.run_raw(
+        &[
+            "experiment",
+            &file,
+            "--out",
+            path_str(&out),
+            "--dry-run",
+            "--scale",
+            "0.1",
+        ],
+        &[],
+    );
+    small.assert_success();
+    assert!(small.stdout.contains("12000 rows"), "{}", small.stdout);
+    assert!(small.stdout.contains("scale 0.1"), "{}", small.stdout);
+}
