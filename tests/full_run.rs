@@ -206,7 +206,11 @@ fn default_sequence_at_tiny_size_completes_with_consistent_results() {
     );
 
     // Config.
-    let w = &run.config.workload;
+    let w = run
+        .config
+        .workload
+        .insert_benchmark()
+        .expect("Insert Benchmark");
     assert_eq!(
         (w.clients, w.l0_rows, w.l1_rows, w.l2_rows, w.query_seconds),
         (
@@ -256,7 +260,7 @@ fn default_sequence_at_tiny_size_completes_with_consistent_results() {
                 // A writer that fell behind on a loaded machine sends nothing after the
                 // query window: its missed batches are counted instead.
                 let missed = step.sla.as_ref().map_or(0, |s| s.missed_insert_batches)
-                    * run.config.workload.writer_batch as u64;
+                    * w.writer_batch as u64;
                 assert_eq!(
                     step.rows_inserted + missed,
                     expected,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ibench::metrics::proc;
 
-use crate::common::{Bench, open_db, path_str};
+use crate::common::{Bench, ci, open_db, path_str};
 
 /// The test's own reading: utime+stime+cutime+cstime of `pid` and all its descendants,
 /// seconds, from /proc/*/stat.
@@ -176,10 +176,6 @@ fn sqlite_step_reports_size_and_embedded_costs() {
     assert!(c["sqlite.checkpoints"] >= 1.0, "{c:?}");
     assert!(c["sqlite.cache_write"] > 0.0, "{c:?}");
     assert!(e.counters_per_op.contains_key("sqlite.cache_write"));
-}
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 #[test]

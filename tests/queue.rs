@@ -109,7 +109,10 @@ fn keep_data_keeps_the_scratch_database_with_a_constant_size_queue() {
     ]);
     let run = outcome.result();
     let l2 = l1 / 4; // the default of --l2-rows
-    assert_eq!(run.config.workload.l2_rows, l2 as u64);
+    assert_eq!(
+        run.config.workload.insert_benchmark().unwrap().l2_rows,
+        l2 as u64
+    );
     let db: PathBuf = outcome.new_results[0]
         .with_extension("data")
         .join("ibench.sqlite");

@@ -3,14 +3,13 @@
 //! its own client, not ibench's account of it.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ibench::results::model::RunResult;
 use mysql::prelude::Queryable;
 
-use crate::common::{Bench, Outcome, histogram_len, path_str};
+use crate::common::{Bench, Kept, Outcome, alive, ci, have, histogram_len, path_str, server_bench};
 
 /// Small sizes: the whole default step sequence in a few seconds per server.
 const SMALL: &[&str] = &[
@@ -21,78 +20,6 @@ const SMALL: &[&str] = &[
     "--query-seconds",
     "1",
 ];
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// Whether the binaries for `server` are installed; in CI their absence fails the test with
-/// what to install, locally the test is skipped with a message.
-fn have(server: &str, engine: &str) -> bool {
-    let (files, package): (&[&str], &str) = match (server, engine) {
-        ("postgres", _) => (&["/usr/bin/pg_config"], "postgresql"),
-        ("mariadb", "rocksdb") => (
-            &["/usr/sbin/mariadbd", "/usr/lib/mysql/plugin/ha_rocksdb.so"],
-            "mariadb-server mariadb-plugin-rocksdb",
-        ),
-        _ => (&["/usr/sbin/mariadbd"], "mariadb-server"),
-    };
-    if files.iter().all(|f| Path::new(f).exists()) {
-        return true;
-    }
-    let msg = format!("{server} ({engine}) is not installed: apt-get install {package}");
-    if ci() {
-        panic!("{msg} (CI=true: server tests must run; .ci/run installs these)");
-    }
-    eprintln!("skipping: {msg}");
-    false
-}
-
-/// A bench whose directory the `postgres` user can enter (tempdirs are 0700).
-fn server_bench() -> Bench {
-    let bench = Bench::new();
-    fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
-    bench
-}
-
-fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-        && !fs::read_to_string(format!("/proc/{pid}/stat"))
-            .unwrap_or_default()
-            .contains(") Z ")
-}
-
-/// A server left running by --keep-server; stopped when dropped, even if the test failed.
-struct Kept {
-    pid: u32,
-    /// INT: PostgreSQL's fast shutdown; TERM for MariaDB.
-    signal: &'static str,
-}
-
-impl Kept {
-    fn signal_and_wait(&self) -> bool {
-        let _ = std::process::Command::new("kill")
-            .args([&format!("-{}", self.signal), &self.pid.to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while alive(self.pid) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        !alive(self.pid)
-    }
-
-    /// Stops the server and checks that it is gone.
-    fn stop(self) {
-        assert!(self.signal_and_wait(), "server {} did not stop", self.pid);
-        std::mem::forget(self);
-    }
-}
-
-impl Drop for Kept {
-    fn drop(&mut self) {
-        let _ = self.signal_and_wait();
-    }
-}
 
 /// Processes whose command line mentions `needle`.
 fn processes_with(needle: &str) -> Vec<u32> {

@@ -58,3 +58,7 @@ mod store;
 /// variant's settings in effect, resuming after a kill without redoing complete cells,
 /// validation with file:line, and the dry-run estimate.
 mod experiment;
+
+/// OLTP microbenchmarks (`ibench micro`): sysbench-style tables as sysbench prepares them,
+/// point selects counted against the server's own statistics, sysbench's tables reused.
+mod micro;

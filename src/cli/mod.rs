@@ -6,9 +6,11 @@ pub mod experiment;
 pub mod export;
 pub mod import;
 pub mod list;
+pub mod micro;
 pub mod report;
 pub mod run;
 pub mod show;
+pub mod target;
 
 use clap::{Parser, Subcommand};
 
@@ -26,6 +28,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the Insert Benchmark against one target (default: embedded SQLite).
     Run(Box<run::RunArgs>),
+    /// Run OLTP microbenchmarks (point-select on sysbench-style tables) at several client
+    /// counts against one target.
+    Micro(Box<micro::MicroArgs>),
     /// List the runs in the results database.
     List(list::ListArgs),
     /// Show one run's summary.

@@ -10,9 +10,9 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 use clap::Args;
 
-use crate::dbms::mysql::Engine;
+use super::target::{OutputArgs, TargetArgs};
 use crate::dbms::url::ServerUrl;
-use crate::dbms::{self, DbmsKind, StatementMode, TargetSpec};
+use crate::dbms::{self, DbmsKind, TargetSpec};
 use crate::error::UsageError;
 use crate::metrics::proc::{self, Watch};
 use crate::report::terminal;
@@ -22,73 +22,18 @@ use crate::results::model::ManagedServerInfo;
 use crate::results::model::{ExperimentTag, RunResult, RunStatus, SCHEMA_VERSION};
 use crate::runner::client::INTERRUPTED;
 use crate::runner::{self, CostWatch, DisplayOptions};
-use crate::server::{Malloc, ManagedServer, ServerKind, ServerSpec};
-use crate::spec::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode};
+use crate::server::{ManagedServer, ServerKind, ServerSpec};
+use crate::spec::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode, WorkloadSpec};
+use crate::workload::Workload;
 use crate::workload::insert_benchmark::InsertBenchmark;
+use crate::workload::micro::Micro;
 
 /// Flags of `ibench run`. Defaults give the full step sequence in about 1-2 minutes on a 2-core
 /// machine.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Target DBMS [default: sqlite, or what --url names].
-    #[arg(long, value_enum)]
-    pub dbms: Option<DbmsKind>,
-    /// Server to benchmark: postgres://user@host:port/db (unix socket: ?host=/run/postgresql)
-    /// or mysql://user@host:port/db (unix socket: ?socket=/run/mysqld/mysqld.sock). The
-    /// password may be in the URL or in PGPASSWORD / MYSQL_PWD; it is never shown or stored.
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-    /// Send SQL text with values inlined instead of prepared statements (sysbench
-    /// --db-ps-mode=disable): the server parses every statement.
-    #[arg(long)]
-    pub plain_sql: bool,
-    /// Storage engine of MySQL-family tables.
-    #[arg(long, value_enum, default_value = "innodb")]
-    pub engine: Engine,
-    /// Start a throwaway server for the run (fresh data directory under --out, free port),
-    /// stopped at the end.
-    #[arg(long, value_enum, value_name = "SERVER")]
-    pub server: Option<ServerKind>,
-    /// Config fragment for the managed server: postgresql.conf lines, or my.cnf lines.
-    #[arg(long, value_name = "FILE", requires = "server")]
-    pub server_config: Option<PathBuf>,
-    /// Setting for the managed server, applied after --server-config; repeatable.
-    #[arg(long = "server-option", value_name = "KEY=VALUE", value_parser = parse_key_value, requires = "server")]
-    pub server_options: Vec<(String, String)>,
-    /// Memory allocator of the managed server (LD_PRELOAD).
-    #[arg(long, value_enum, default_value = "glibc", requires = "server")]
-    pub malloc: Malloc,
-    /// Directory with the server binaries (initdb + postgres, or mariadb-install-db +
-    /// mariadbd) [default: Debian's locations, then PATH].
-    #[arg(long, value_name = "DIR", requires = "server")]
-    pub server_bin: Option<PathBuf>,
-    /// Leave the managed server running after the run, for inspection.
-    #[arg(long, requires = "server")]
-    pub keep_server: bool,
-    /// Process id of an external server on this host (its children are counted too), so its
-    /// CPU, IO and memory per operation are reported.
-    #[arg(long, value_name = "PID", conflicts_with = "server")]
-    pub server_pid: Option<u32>,
-    /// File holding the external server's pid (e.g. postmaster.pid, mysqld.pid).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["server", "server_pid"])]
-    pub server_pid_file: Option<PathBuf>,
-    /// Data directory of an external server: its size on disk and its device are reported.
-    #[arg(long, value_name = "DIR", conflicts_with = "server")]
-    pub data_dir: Option<PathBuf>,
-    /// Seconds to wait for the managed server to accept connections.
-    #[arg(long, value_name = "SECS", default_value_t = 120)]
-    pub server_start_timeout: u64,
-    /// SQLite database file. Default: a fresh file under --out, removed after the run unless
-    /// --keep-data.
-    #[arg(long, value_name = "FILE")]
-    pub path: Option<PathBuf>,
-    /// SQLite pragma applied on every connection after ibench's defaults (journal_mode=WAL,
-    /// synchronous=NORMAL); repeatable.
-    #[arg(long = "sqlite-pragma", value_name = "NAME=VALUE", value_parser = parse_key_value)]
-    pub sqlite_pragmas: Vec<(String, String)>,
-    /// How long an SQLite connection waits for a lock before failing.
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
-    pub busy_timeout_ms: u64,
+    #[command(flatten)]
+    pub target: TargetArgs,
 
     /// Number of clients (each: a busy connection, plus inserter and deleter where the step has them).
     #[arg(short, long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().clients)]
@@ -174,36 +119,12 @@ pub struct RunArgs {
     /// A step fails when its retried statements exceed this percent of its statements.
     #[arg(long, value_name = "PCT", default_value_t = InsertBenchmarkSpec::default().max_error_pct)]
     pub max_error_rate: f64,
-
-    /// Directory for results (one JSON file per run).
-    #[arg(long, value_name = "DIR", default_value = "ibench-results")]
-    pub out: PathBuf,
-    /// Results database every run is also stored in: an SQLite file, or a postgres:// URL
-    /// shared by a team (password from the URL or PGPASSWORD) [default: OUT/results.db].
-    #[arg(long, value_name = "FILE|URL")]
-    pub results: Option<PathBuf>,
-    /// Label naming this configuration in results and reports.
-    #[arg(long, value_name = "TEXT")]
-    pub label: Option<String>,
-    /// Print a progress line every N seconds (0: progress bar only).
-    #[arg(long, value_name = "SECS", default_value_t = 0)]
-    pub report_interval: u64,
     /// Skip the DBMS maintenance pause between the load and the query steps.
     #[arg(long)]
     pub no_maintenance: bool,
-    /// Keep the scratch database ibench created under --out.
-    #[arg(long)]
-    pub keep_data: bool,
-    /// No progress display; only the summary.
-    #[arg(short, long)]
-    pub quiet: bool,
-}
 
-fn parse_key_value(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!("expected NAME=VALUE, got {s:?}")),
-    }
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 impl RunArgs {
@@ -243,8 +164,8 @@ impl RunArgs {
     pub fn to_spec(&self, scratch_path: PathBuf) -> Result<RunSpec, UsageError> {
         let workload = self.workload();
         workload.validate()?;
-        if self.path.is_none()
-            && self.url.is_none()
+        if self.target.path.is_none()
+            && self.target.url.is_none()
             && workload.steps.first() != Some(&Step::LoadInitial)
         {
             return Err(UsageError::new(format!(
@@ -253,160 +174,19 @@ impl RunArgs {
                 workload.steps[0]
             )));
         }
-        for (flag, v) in [
-            ("--report-interval", self.report_interval),
-            ("--server-start-timeout", self.server_start_timeout),
-        ] {
-            if v > crate::spec::MAX_SECONDS {
-                return Err(UsageError::new(format!(
-                    "{flag} {v} is out of range: expected at most {}",
-                    crate::spec::MAX_SECONDS
-                )));
-            }
-        }
-        let kind = self.dbms_kind()?;
+        let kind = self.target.dbms_kind()?;
         if self.index_ddl == IndexDdl::Combined && kind != DbmsKind::Mysql {
             return Err(UsageError::new(format!(
                 "--index-ddl combined is not supported by {}: it creates one index per statement",
                 kind.name()
             )));
         }
-        for (name, value) in &self.sqlite_pragmas {
-            dbms::sqlite::validate_pragma(name, value)?;
-        }
-        let target = match kind {
-            DbmsKind::Sqlite => TargetSpec::Sqlite {
-                path: self.path.clone().unwrap_or(scratch_path),
-                pragmas: self.sqlite_pragmas.clone(),
-                busy_timeout_ms: self.busy_timeout_ms,
-            },
-            DbmsKind::Postgres => TargetSpec::Postgres {
-                url: self.server_url("PGPASSWORD")?,
-            },
-            DbmsKind::Mysql => TargetSpec::Mysql {
-                url: self.server_url("MYSQL_PWD")?,
-                engine: self.engine,
-            },
-        };
-        let server = match self.server {
-            None => None,
-            Some(kind) => {
-                self.malloc.library()?;
-                let config_text = match &self.server_config {
-                    Some(path) => Some(fs::read_to_string(path).map_err(|e| {
-                        UsageError::new(format!(
-                            "cannot read --server-config {}: {e}",
-                            path.display()
-                        ))
-                    })?),
-                    None => None,
-                };
-                for (k, v) in &self.server_options {
-                    let ok = |s: &str| !s.is_empty() && !s.contains(['\n', '\r', '[', ']']);
-                    if !ok(k) || !ok(v) || k.contains(['=', ' ']) {
-                        return Err(UsageError::new(format!(
-                            "invalid --server-option {k}={v}: expected KEY=VALUE on one line"
-                        )));
-                    }
-                }
-                Some(ServerSpec {
-                    kind,
-                    engine: self.engine,
-                    bin_dir: self.server_bin.clone(),
-                    config_text,
-                    config_file: self.server_config.clone(),
-                    options: self.server_options.clone(),
-                    malloc: self.malloc,
-                    keep: self.keep_server,
-                    start_timeout_s: self.server_start_timeout,
-                })
-            }
-        };
-        Ok(RunSpec {
-            target,
-            scratch_database: kind == DbmsKind::Sqlite && self.path.is_none(),
-            keep_data: self.keep_data,
-            out_dir: self.out.clone(),
-            label: self.label.clone(),
-            report_interval_s: self.report_interval,
-            maintenance: !self.no_maintenance,
-            workload,
-            server,
-            statements: if self.plain_sql {
-                StatementMode::Plain
-            } else {
-                StatementMode::Prepared
-            },
-        })
-    }
-}
-
-impl RunArgs {
-    /// The DBMS family: --dbms, else the --url scheme, else SQLite.
-    fn dbms_kind(&self) -> Result<DbmsKind, UsageError> {
-        let from_url = match &self.url {
-            Some(u) => {
-                let url = ServerUrl::parse(u, "")?;
-                Some(DbmsKind::from_scheme(url.scheme()).ok_or_else(|| {
-                    UsageError::new(format!(
-                        "--url scheme {:?} is not supported: use postgres:// or mysql://",
-                        url.scheme()
-                    ))
-                })?)
-            }
-            None => None,
-        };
-        if let Some(server) = self.server {
-            if self.url.is_some() || self.path.is_some() {
-                return Err(UsageError::new(
-                    "--server starts its own server: do not give --url or --path with it",
-                ));
-            }
-            let kind = match server {
-                ServerKind::Postgres => DbmsKind::Postgres,
-                ServerKind::Mariadb => DbmsKind::Mysql,
-            };
-            if let Some(d) = self.dbms
-                && d != kind
-            {
-                return Err(UsageError::new(format!(
-                    "--dbms {} does not match --server {}",
-                    d.name(),
-                    server.name()
-                )));
-            }
-            return Ok(kind);
-        }
-        match (self.dbms, from_url) {
-            (Some(d), Some(u)) if d != u => Err(UsageError::new(format!(
-                "--dbms {} does not match --url, which names {}",
-                d.name(),
-                u.name()
-            ))),
-            (Some(DbmsKind::Sqlite), None) | (None, None) => Ok(DbmsKind::Sqlite),
-            (Some(d), None) => Err(UsageError::new(format!(
-                "--dbms {} needs --url (e.g. {}://user@localhost/test)",
-                d.name(),
-                d.name()
-            ))),
-            (_, Some(u)) => {
-                if self.path.is_some() {
-                    return Err(UsageError::new(
-                        "--path is for SQLite; a server target takes --url",
-                    ));
-                }
-                Ok(u)
-            }
-        }
-    }
-
-    fn server_url(&self, password_env: &str) -> Result<ServerUrl, UsageError> {
-        match (&self.url, self.server) {
-            (Some(u), _) => ServerUrl::parse(u, password_env),
-            // Replaced by the managed server's URL once it runs.
-            (None, Some(_)) => ServerUrl::parse("postgres://placeholder/", ""),
-            (None, None) => Err(UsageError::new("a server target needs --url or --server")),
-        }
+        self.target.run_spec(
+            &self.output,
+            scratch_path,
+            WorkloadSpec::InsertBenchmark(workload),
+            !self.no_maintenance,
+        )
     }
 }
 
@@ -446,47 +226,59 @@ pub fn check_free_space(spec: &RunSpec, out: &std::path::Path) -> Result<(), Usa
 
 /// Runs `ibench run`.
 pub fn execute(args: &RunArgs) -> Result<()> {
+    launch(&args.target, &args.output, &|scratch| args.to_spec(scratch))
+}
+
+/// Runs the spec `make_spec` builds (given the scratch SQLite file to use when the target
+/// names none), saving results under `output`: checks the flags before touching the file
+/// system, reserves the results file, runs, and removes a scratch database afterwards.
+pub fn launch(
+    target: &TargetArgs,
+    output: &OutputArgs,
+    make_spec: &dyn Fn(PathBuf) -> Result<RunSpec, UsageError>,
+) -> Result<()> {
     // Validate flags before touching the file system.
-    let checked = args.to_spec(PathBuf::new())?;
-    fs::create_dir_all(&args.out)
-        .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", args.out.display())))?;
-    check_free_space(&checked, &args.out)?;
+    let checked = make_spec(PathBuf::new())?;
+    let out = &output.out;
+    fs::create_dir_all(out)
+        .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
+    check_free_space(&checked, out)?;
     let stem = format!(
         "ibench-{}-{}",
         Utc::now().format("%Y%m%dT%H%M%S"),
-        args.dbms_kind()?.name()
+        target.dbms_kind()?.name()
     );
-    let store_path = args
+    let store_path = output
         .results
         .clone()
-        .unwrap_or_else(|| args.out.join("results.db"));
+        .unwrap_or_else(|| out.join("results.db"));
     let store = crate::results::store::Store::open(&store_path)?;
-    let file = ResultsFile::create(&args.out, &stem)
+    let file = ResultsFile::create(out, &stem)
         .map_err(|e| {
             UsageError::new(format!(
                 "cannot write results to --out {}: {e:#}",
-                args.out.display()
+                out.display()
             ))
         })?
         .with_store(store);
     let scratch_dir = file.path().with_extension("data");
-    let spec = args.to_spec(scratch_dir.join("ibench.sqlite"))?;
+    let spec = make_spec(scratch_dir.join("ibench.sqlite"))?;
     if spec.scratch_database {
         fs::create_dir_all(&scratch_dir)
             .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
     }
     install_interrupt_handler();
     let options = RunOptions {
-        quiet: args.quiet,
+        quiet: output.quiet,
         summary: true,
         ..RunOptions::default()
     };
     let external_server =
         spec.server.is_none() && !matches!(spec.target, TargetSpec::Sqlite { .. });
     let options = if external_server {
-        args.external_pid().map(|server_pid| RunOptions {
+        target.external_pid().map(|server_pid| RunOptions {
             server_pid,
-            data_dir: args.data_dir.clone(),
+            data_dir: target.data_dir.clone(),
             ..options
         })
     } else {
@@ -664,35 +456,6 @@ fn external_watch(spec: &RunSpec, options: &RunOptions) -> Result<(Watch, String
     ))
 }
 
-impl RunArgs {
-    /// The external server's pid: --server-pid, or the first line of --server-pid-file.
-    fn external_pid(&self) -> Result<Option<u32>> {
-        match (&self.server_pid, &self.server_pid_file) {
-            (Some(pid), _) => Ok(Some(*pid)),
-            (None, Some(file)) => {
-                let text = fs::read_to_string(file).map_err(|e| {
-                    UsageError::new(format!(
-                        "cannot read --server-pid-file {}: {e}",
-                        file.display()
-                    ))
-                })?;
-                let pid = text
-                    .lines()
-                    .next()
-                    .and_then(|l| l.trim().parse().ok())
-                    .ok_or_else(|| {
-                        UsageError::new(format!(
-                            "--server-pid-file {} does not start with a pid",
-                            file.display()
-                        ))
-                    })?;
-                Ok(Some(pid))
-            }
-            (None, None) => Ok(None),
-        }
-    }
-}
-
 fn run_with(
     spec: &RunSpec,
     file: &ResultsFile,
@@ -734,7 +497,12 @@ fn run_into(
         steps: Vec::new(),
         experiment: options.experiment.clone(),
     };
-    let mut workload = InsertBenchmark::new(spec.workload.clone(), Arc::clone(&db));
+    let mut workload: Box<dyn Workload> = match &spec.workload {
+        WorkloadSpec::InsertBenchmark(w) => {
+            Box::new(InsertBenchmark::new(w.clone(), Arc::clone(&db)))
+        }
+        WorkloadSpec::Micro(m) => Box::new(Micro::new(m.clone(), Arc::clone(&db))),
+    };
     let display = DisplayOptions {
         quiet: options.quiet,
         report_interval: Duration::from_secs(spec.report_interval_s),
@@ -745,7 +513,7 @@ fn run_into(
         dbms_source,
     };
     let outcome = runner::run_steps(
-        &mut workload,
+        workload.as_mut(),
         spec.maintenance,
         &mut run,
         file,

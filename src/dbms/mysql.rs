@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 use super::literal::{self, Literal};
 use super::url::ServerUrl;
 use super::{
-    Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
+    Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SbtestRows, SecondaryIndex,
+    Table,
 };
 use crate::error::UsageError;
 
@@ -76,6 +77,17 @@ const INDEX_NAMES: &str = "SELECT DISTINCT index_name FROM information_schema.st
 const TABLE_EXISTS: &str = "SELECT count(*) FROM information_schema.tables \
      WHERE table_schema = database() AND table_name = ?";
 const VERSION: &str = "SELECT concat(@@version, ' ', @@version_comment)";
+/// sysbench's table.
+const CREATE_SBTEST: &str = "CREATE TABLE {t} (
+    id int NOT NULL,
+    k int NOT NULL DEFAULT 0,
+    c char(120) NOT NULL DEFAULT '',
+    pad char(60) NOT NULL DEFAULT '',
+    PRIMARY KEY (id)) ENGINE={e}";
+const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
+const INSERT_SBTEST_ROW: &str = "(?,?,?,?)";
+const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
+const POINT_SELECT: &str = "SELECT c FROM {t} WHERE id = ?";
 const SHOW_VARIABLES: &str = "SHOW GLOBAL VARIABLES";
 const ENGINE_SUPPORT: &str = "SELECT support FROM information_schema.engines WHERE engine = ?";
 const DB_SIZE: &str = "SELECT coalesce(sum(data_length + index_length), 0) \
@@ -216,6 +228,7 @@ impl Dbms for Mysql {
             conn: self.conn()?,
             engine: self.engine,
             tables: Vec::new(),
+            point_selects: Vec::new(),
             date: (i64::MIN, Value::NULL),
             plain: self.plain,
             id_step: self.id_step,
@@ -311,6 +324,8 @@ struct MyConnection {
     conn: Conn,
     engine: Engine,
     tables: Vec<Option<TableStatements>>,
+    /// Point select per sysbench-style table.
+    point_selects: Vec<Option<Statement>>,
     /// Last `dateandtime` as a DATETIME value, converted once per second.
     date: (i64, Value),
     /// Plain-SQL mode: text protocol with values inlined, nothing prepared.
@@ -613,5 +628,78 @@ impl Connection for MyConnection {
             found.push(id);
         }
         Ok(found.len())
+    }
+
+    fn create_sbtest(&mut self, table: &Table) -> Result<()> {
+        if let Some(s) = self.point_selects.get_mut(table.id) {
+            *s = None;
+        }
+        self.conn
+            .query_drop(t(DROP_TABLE, table))
+            .with_context(|| format!("drop table {}", table.name))?;
+        self.conn
+            .query_drop(t(CREATE_SBTEST, table).replace("{e}", self.engine.sql_name()))
+            .with_context(|| format!("create table {}", table.name))?;
+        Ok(())
+    }
+
+    fn insert_sbtest(&mut self, table: &Table, rows: &SbtestRows) -> Result<()> {
+        let mut sql = t(INSERT_SBTEST_PREFIX, table);
+        let mut params = Vec::with_capacity(4 * rows.len());
+        for i in 0..rows.len() {
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(INSERT_SBTEST_ROW);
+            params.extend([
+                Value::Int(rows.id[i]),
+                Value::Int(i64::from(rows.k[i])),
+                Value::Bytes(rows.c[i].clone().into_bytes()),
+                Value::Bytes(rows.pad[i].clone().into_bytes()),
+            ]);
+        }
+        self.conn
+            .exec_drop(sql, Params::Positional(params))
+            .with_context(|| format!("insert into {}", table.name))
+    }
+
+    fn create_sbtest_index(&mut self, table: &Table, index: &str) -> Result<()> {
+        self.conn
+            .query_drop(t(CREATE_SBTEST_INDEX, table).replace("{i}", index))
+            .with_context(|| format!("create index {index}"))
+    }
+
+    fn point_select(&mut self, table: &Table, id: i64) -> Result<usize> {
+        if self.plain {
+            return Ok(self
+                .plain_query(POINT_SELECT, &[Literal::Int(id)], table)?
+                .0
+                .len());
+        }
+        if self.point_selects.len() <= table.id {
+            self.point_selects.resize_with(table.id + 1, || None);
+        }
+        let stmt = match &self.point_selects[table.id] {
+            Some(s) => s.clone(),
+            None => {
+                let s = self
+                    .conn
+                    .prep(t(POINT_SELECT, table))
+                    .with_context(|| format!("prepare statement on {}", table.name))?;
+                self.point_selects[table.id] = Some(s.clone());
+                s
+            }
+        };
+        let result = self
+            .conn
+            .exec_iter(&stmt, (id,))
+            .with_context(|| format!("point select on {}", table.name))?;
+        let mut n = 0;
+        for row in result {
+            // Read the value, as a client would.
+            std::hint::black_box(row?.as_ref(0));
+            n += 1;
+        }
+        Ok(n)
     }
 }

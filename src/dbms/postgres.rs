@@ -16,7 +16,8 @@ use postgres::{Client, Config, NoTls, Statement};
 use super::literal::{self, Literal};
 use super::url::ServerUrl;
 use super::{
-    Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
+    Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SbtestRows, SecondaryIndex,
+    Table,
 };
 use crate::error::UsageError;
 
@@ -49,6 +50,16 @@ const INDEX_NAMES: &str = "SELECT indexname::text FROM pg_indexes \
      WHERE schemaname = current_schema() AND tablename = $1 AND indexname <> $1 || '_pkey' \
      ORDER BY indexname";
 const TABLE_EXISTS: &str = "SELECT to_regclass($1) IS NOT NULL";
+/// sysbench's table (`id` is integer there: ids are bound as int4).
+const CREATE_SBTEST: &str = "CREATE TABLE {t} (
+    id integer NOT NULL,
+    k integer NOT NULL DEFAULT 0,
+    c char(120) NOT NULL DEFAULT '',
+    pad char(60) NOT NULL DEFAULT '',
+    PRIMARY KEY (id))";
+const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
+const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
+const POINT_SELECT: &str = "SELECT c FROM {t} WHERE id = $1";
 const VERSION: &str = "SELECT version()";
 const SHOW_ALL: &str = "SHOW ALL";
 const DB_SIZE: &str = "SELECT pg_database_size(current_database())";
@@ -226,6 +237,7 @@ impl Dbms for Postgres {
         Ok(Box::new(PgConnection {
             client: self.client()?,
             tables: Vec::new(),
+            point_selects: Vec::new(),
             plain: self.plain,
         }))
     }
@@ -342,6 +354,8 @@ struct TableStatements {
 struct PgConnection {
     client: Client,
     tables: Vec<Option<TableStatements>>,
+    /// Point select per sysbench-style table.
+    point_selects: Vec<Option<Statement>>,
     /// Plain-SQL mode: simple-query protocol with values inlined, nothing prepared.
     plain: bool,
 }
@@ -648,6 +662,85 @@ impl Connection for PgConnection {
             found.push(row.get(0));
         }
         Ok(found.len())
+    }
+
+    fn create_sbtest(&mut self, table: &Table) -> Result<()> {
+        if let Some(s) = self.point_selects.get_mut(table.id) {
+            *s = None;
+        }
+        for sql in [DROP_TABLE, CREATE_SBTEST] {
+            self.client
+                .batch_execute(&sql.replace("{t}", &table.name))
+                .map_err(sql_err("create table", table))?;
+        }
+        Ok(())
+    }
+
+    fn insert_sbtest(&mut self, table: &Table, rows: &SbtestRows) -> Result<()> {
+        let mut sql = INSERT_SBTEST_PREFIX.replace("{t}", &table.name);
+        for i in 0..rows.len() {
+            let p = 4 * i;
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&format!("(${},${},${},${})", p + 1, p + 2, p + 3, p + 4));
+        }
+        let ids: Vec<i32> = rows.id.iter().map(|&id| id as i32).collect();
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(4 * rows.len());
+        for (i, id) in ids.iter().enumerate() {
+            params.extend([
+                id as &(dyn ToSql + Sync),
+                &rows.k[i],
+                &rows.c[i],
+                &rows.pad[i],
+            ]);
+        }
+        self.client
+            .execute(&sql, &params)
+            .map_err(sql_err("insert into", table))?;
+        Ok(())
+    }
+
+    fn create_sbtest_index(&mut self, table: &Table, index: &str) -> Result<()> {
+        let sql = CREATE_SBTEST_INDEX
+            .replace("{i}", index)
+            .replace("{t}", &table.name);
+        self.client
+            .batch_execute(&sql)
+            .map_err(sql_err("create index on", table))
+    }
+
+    fn point_select(&mut self, table: &Table, id: i64) -> Result<usize> {
+        if self.plain {
+            let (rows, _) = simple(&mut self.client, POINT_SELECT, &[Literal::Int(id)], table)?;
+            return Ok(rows.len());
+        }
+        if self.point_selects.len() <= table.id {
+            self.point_selects.resize_with(table.id + 1, || None);
+        }
+        let stmt = match &self.point_selects[table.id] {
+            Some(s) => s.clone(),
+            None => {
+                let s = self
+                    .client
+                    .prepare(&POINT_SELECT.replace("{t}", &table.name))
+                    .map_err(sql_err("prepare on", table))?;
+                self.point_selects[table.id] = Some(s.clone());
+                s
+            }
+        };
+        let id = id as i32;
+        let mut it = self
+            .client
+            .query_raw(&stmt, [&id as &dyn ToSql])
+            .map_err(sql_err("point select on", table))?;
+        let mut n = 0;
+        while let Some(row) = it.next().map_err(sql_err("point select on", table))? {
+            // Read the value, as a client would.
+            std::hint::black_box(row.get::<_, &str>(0));
+            n += 1;
+        }
+        Ok(n)
     }
 }
 

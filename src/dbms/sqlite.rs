@@ -19,7 +19,7 @@ use rusqlite::{Connection as RawConnection, OpenFlags, params};
 use crate::error::UsageError;
 
 use super::literal::{self, Literal};
-use super::{Connection, Dbms, DbmsKind, RangeQuery, RowBatch, SecondaryIndex, Table};
+use super::{Connection, Dbms, DbmsKind, RangeQuery, RowBatch, SbtestRows, SecondaryIndex, Table};
 
 /// Pragmas ibench applies before the user's own: WAL, as the Insert Benchmark expects, and the
 /// synchronous level SQLite recommends with WAL.
@@ -68,6 +68,15 @@ const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
 const INDEX_NAMES: &str = "SELECT name FROM sqlite_master \
      WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL ORDER BY name";
 const TABLE_EXISTS: &str = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1";
+const CREATE_SBTEST: &str = "CREATE TABLE {t} (
+    id INTEGER PRIMARY KEY,
+    k INTEGER NOT NULL DEFAULT 0,
+    c CHAR(120) NOT NULL DEFAULT '',
+    pad CHAR(60) NOT NULL DEFAULT '')";
+const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
+const INSERT_SBTEST_ROW: &str = "(?,?,?,?)";
+const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
+const POINT_SELECT: &str = "SELECT c FROM {t} WHERE id = ?1";
 
 /// An SQLite database file.
 pub struct Sqlite {
@@ -325,6 +334,7 @@ struct TableSql {
     register: String,
     pdc: String,
     point: String,
+    point_select: String,
     /// Multi-row INSERT per batch size.
     inserts: Vec<(usize, String)>,
 }
@@ -341,6 +351,7 @@ impl TableSql {
             register: t(QUERY_REGISTER),
             pdc: t(QUERY_PDC),
             point: t(QUERY_POINT),
+            point_select: t(POINT_SELECT),
             inserts: Vec::new(),
         }
     }
@@ -572,5 +583,55 @@ impl Connection for SqliteConnection {
             found.push(row.get(0)?);
         }
         Ok(found.len())
+    }
+
+    fn create_sbtest(&mut self, table: &Table) -> Result<()> {
+        self.conn
+            .execute_batch(&DROP_TABLE.replace("{t}", &table.name))?;
+        self.conn
+            .execute_batch(&CREATE_SBTEST.replace("{t}", &table.name))?;
+        Ok(())
+    }
+
+    fn insert_sbtest(&mut self, table: &Table, rows: &SbtestRows) -> Result<()> {
+        let mut sql = INSERT_SBTEST_PREFIX.replace("{t}", &table.name);
+        for i in 0..rows.len() {
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(INSERT_SBTEST_ROW);
+        }
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        for i in 0..rows.len() {
+            let p = 4 * i + 1;
+            stmt.raw_bind_parameter(p, rows.id[i])?;
+            stmt.raw_bind_parameter(p + 1, rows.k[i])?;
+            stmt.raw_bind_parameter(p + 2, rows.c[i].as_str())?;
+            stmt.raw_bind_parameter(p + 3, rows.pad[i].as_str())?;
+        }
+        stmt.raw_execute()?;
+        Ok(())
+    }
+
+    fn create_sbtest_index(&mut self, table: &Table, index: &str) -> Result<()> {
+        let sql = CREATE_SBTEST_INDEX
+            .replace("{i}", index)
+            .replace("{t}", &table.name);
+        self.conn.execute_batch(&sql)?;
+        Ok(())
+    }
+
+    fn point_select(&mut self, table: &Table, id: i64) -> Result<usize> {
+        let plain = self.plain;
+        let (conn, sql) = self.parts(table);
+        let mut stmt = statement(conn, &sql.point_select, &[Literal::Int(id)], plain)?;
+        let mut rows = stmt.raw_query();
+        let mut n = 0;
+        while let Some(row) = rows.next()? {
+            // Read the value, as a client would.
+            std::hint::black_box(row.get_ref(0)?.as_str()?);
+            n += 1;
+        }
+        Ok(n)
     }
 }

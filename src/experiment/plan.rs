@@ -108,7 +108,7 @@ impl Cell {
             label: Some(self.label.clone()),
             report_interval_s: self.report_interval_s,
             maintenance: self.maintenance,
-            workload: self.workload.clone(),
+            workload: crate::spec::WorkloadSpec::InsertBenchmark(self.workload.clone()),
             server: self.server.clone(),
             statements: self.statements,
         }

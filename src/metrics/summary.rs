@@ -286,6 +286,25 @@ pub fn summarize(
     }
 }
 
+/// Fails a completed step whose retried statements exceed `max_pct` percent of its
+/// statements (as pgbench reports failures), with the counts in the error.
+pub fn check_error_rate(result: &mut StepResult, max_pct: f64) {
+    let retries: u64 = result.retries.values().sum();
+    let statements: u64 = result.ops.values().map(|o| o.count).sum();
+    if result.status != crate::results::model::RunStatus::Complete || retries == 0 {
+        return;
+    }
+    let pct = 100.0 * retries as f64 / statements.max(1) as f64;
+    if pct > max_pct {
+        result.status = crate::results::model::RunStatus::Failed;
+        result.error = Some(format!(
+            "error rate {pct:.1}% above --max-error-rate {max_pct}%: {retries} retries \
+             ({:?}) over {statements} statements, {} reconnects",
+            result.retries, result.reconnects
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

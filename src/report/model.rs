@@ -545,7 +545,7 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
             first.environment.dbms.name, first.environment.dbms.version
         ),
         location: first.environment.dbms.location.clone(),
-        clients: first.config.workload.clients,
+        clients: first.config.workload.max_clients(),
         malloc: first.managed_server.as_ref().map(|m| {
             // The library's file name (libjemalloc.so.2), not its directory.
             m.preload

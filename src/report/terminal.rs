@@ -4,6 +4,7 @@
 use crate::output::format::{micros, rate, seconds};
 use crate::report::table::Table;
 use crate::results::model::{RunResult, RunStatus};
+use crate::spec::WorkloadSpec;
 
 /// Throughput, select-min and SLA per step.
 pub fn throughput_table(run: &RunResult) -> Table {
@@ -128,10 +129,25 @@ pub fn efficiency_table(run: &RunResult) -> Table {
 /// The whole terminal summary.
 pub fn summary(run: &RunResult) -> String {
     let mut out = String::new();
-    out.push_str(&format!(
-        "\nInsert Benchmark on {} {} ({} clients)\n\n",
-        run.environment.dbms.name, run.environment.dbms.version, run.config.workload.clients
-    ));
+    let dbms = &run.environment.dbms;
+    out.push_str(&match &run.config.workload {
+        WorkloadSpec::InsertBenchmark(w) => format!(
+            "\nInsert Benchmark on {} {} ({} clients)\n\n",
+            dbms.name, dbms.version, w.clients
+        ),
+        WorkloadSpec::Micro(m) => format!(
+            "\nMicrobenchmarks on {} {} ({} tables x {} rows; clients {})\n\n",
+            dbms.name,
+            dbms.version,
+            m.tables,
+            m.table_rows,
+            m.clients
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    });
     out.push_str(&throughput_table(run).to_text());
     let lat = latency_table(run);
     if !lat.is_empty() {

@@ -2,10 +2,11 @@
 //! display, and the results file rewritten after every step.
 //!
 //! `client.rs` starts a step's threads together and collects what they recorded; `rate.rs`
-//! holds the background writer's schedule.
+//! holds the background writer's schedule; `session.rs` the clients' retry policy.
 
 pub mod client;
 pub mod rate;
+pub mod session;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

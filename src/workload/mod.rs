@@ -6,6 +6,7 @@
 //! [`StepResult`] with [`crate::metrics::summary::summarize`] and its own extra figures.
 
 pub mod insert_benchmark;
+pub mod micro;
 
 use anyhow::Result;
 

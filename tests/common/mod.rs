@@ -3,6 +3,7 @@
 //! (rusqlite), so that tests check the database itself rather than ibench's account of it.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -346,4 +347,79 @@ pub fn histogram_len(encoded: &str) -> u64 {
     ibench::metrics::histogram::decode(encoded)
         .expect("histogram decodes")
         .len()
+}
+
+/// Whether this is CI (`CI=true`), where a missing server fails a test instead of skipping it.
+pub fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether the binaries for `server` are installed; in CI their absence fails the test with
+/// what to install, locally the test is skipped with a message.
+pub fn have(server: &str, engine: &str) -> bool {
+    let (files, package): (&[&str], &str) = match (server, engine) {
+        ("postgres", _) => (&["/usr/bin/pg_config"], "postgresql"),
+        ("mariadb", "rocksdb") => (
+            &["/usr/sbin/mariadbd", "/usr/lib/mysql/plugin/ha_rocksdb.so"],
+            "mariadb-server mariadb-plugin-rocksdb",
+        ),
+        _ => (&["/usr/sbin/mariadbd"], "mariadb-server"),
+    };
+    if files.iter().all(|f| Path::new(f).exists()) {
+        return true;
+    }
+    let msg = format!("{server} ({engine}) is not installed: apt-get install {package}");
+    if ci() {
+        panic!("{msg} (CI=true: server tests must run; .ci/run installs these)");
+    }
+    eprintln!("skipping: {msg}");
+    false
+}
+
+/// A bench whose directory the `postgres` user can enter (tempdirs are 0700).
+pub fn server_bench() -> Bench {
+    let bench = Bench::new();
+    fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
+    bench
+}
+
+/// Whether process `pid` runs (and is not a zombie).
+pub fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+/// A server left running by --keep-server; stopped when dropped, even if the test failed.
+pub struct Kept {
+    /// The server's pid.
+    pub pid: u32,
+    /// INT: PostgreSQL's fast shutdown; TERM for MariaDB.
+    pub signal: &'static str,
+}
+
+impl Kept {
+    fn signal_and_wait(&self) -> bool {
+        let _ = std::process::Command::new("kill")
+            .args([&format!("-{}", self.signal), &self.pid.to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while alive(self.pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        !alive(self.pid)
+    }
+
+    /// Stops the server and checks that it is gone.
+    pub fn stop(self) {
+        assert!(self.signal_and_wait(), "server {} did not stop", self.pid);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        let _ = self.signal_and_wait();
+    }
 }

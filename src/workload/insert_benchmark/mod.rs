@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail};
 use crate::dbms::{Dbms, Table};
 use crate::error::UsageError;
 use crate::metrics::recorder::{Op, Recorder};
-use crate::metrics::summary::{SlaTarget, summarize};
+use crate::metrics::summary::{SlaTarget, check_error_rate, summarize};
 use crate::results::model::{IndexBuild, QueueCheck, SelectMin, StepResult};
 use crate::runner::client::ThreadSpec;
 use crate::runner::{Expect, StepEnv};
@@ -350,25 +350,6 @@ impl InsertBenchmark {
             client,
             step: env.name(),
         }
-    }
-}
-
-/// Fails a completed step whose retried statements exceed `max_pct` percent of its
-/// statements (as pgbench reports failures), with the counts in the error.
-fn check_error_rate(result: &mut StepResult, max_pct: f64) {
-    let retries: u64 = result.retries.values().sum();
-    let statements: u64 = result.ops.values().map(|o| o.count).sum();
-    if result.status != crate::results::model::RunStatus::Complete || retries == 0 {
-        return;
-    }
-    let pct = 100.0 * retries as f64 / statements.max(1) as f64;
-    if pct > max_pct {
-        result.status = crate::results::model::RunStatus::Failed;
-        result.error = Some(format!(
-            "error rate {pct:.1}% above --max-error-rate {max_pct}%: {retries} retries \
-             ({:?}) over {statements} statements, {} reconnects",
-            result.retries, result.reconnects
-        ));
     }
 }
 

@@ -12,10 +12,11 @@ use anyhow::{Context, Result};
 
 use super::TableState;
 use super::data::{QueryGenerator, RowGenerator, stream};
-use crate::dbms::{Connection, Dbms, ErrorKind, POINT_QUERY_IDS, RowBatch, Table, error_kind};
+use crate::dbms::{Dbms, POINT_QUERY_IDS, RowBatch, Table};
 use crate::metrics::recorder::{Op, Recorder};
 use crate::runner::client::{ThreadCtx, ThreadSpec};
 use crate::runner::rate::{Pacer, wait_until};
+use crate::runner::session::Session;
 use crate::spec::InsertBenchmarkSpec;
 
 /// How an inserter paces itself.
@@ -25,87 +26,6 @@ pub enum Pace {
     Rows(u64, usize),
     /// On a schedule: (rows/s, batch, duration).
     Rate(u32, usize, Duration),
-}
-
-/// A client's connection with the retry policy: transient errors are retried (up to
-/// `max_tries` tries per statement), a lost connection is reopened (up to `max_reconnects`
-/// times per thread) and the statement tried again; both are counted in the recorder.
-pub struct Session<'a> {
-    dbms: &'a Arc<dyn Dbms>,
-    conn: Box<dyn Connection>,
-    max_tries: u32,
-    reconnects_left: u32,
-}
-
-impl<'a> Session<'a> {
-    /// Connects with `spec`'s retry limits.
-    pub fn connect(dbms: &'a Arc<dyn Dbms>, spec: &InsertBenchmarkSpec) -> Result<Self> {
-        Ok(Session {
-            dbms,
-            conn: dbms.connect()?,
-            max_tries: spec.max_tries.max(1),
-            reconnects_left: spec.max_reconnects,
-        })
-    }
-
-    /// Runs `f` on the connection under the retry policy, counting retries of `op`.
-    pub fn run<T>(
-        &mut self,
-        rec: &mut Recorder,
-        op: Op,
-        mut f: impl FnMut(&mut dyn Connection) -> Result<T>,
-    ) -> Result<T> {
-        let mut tries = 1;
-        loop {
-            let err = match f(self.conn.as_mut()) {
-                Ok(v) => return Ok(v),
-                Err(e) => e,
-            };
-            match error_kind(&err) {
-                ErrorKind::Transient if tries < self.max_tries => {
-                    // Back off a little, more each time (1, 2, 4 ... 64 ms).
-                    std::thread::sleep(Duration::from_millis(1 << (tries - 1).min(6)));
-                }
-                ErrorKind::ConnectionLost if self.reconnects_left > 0 && tries < self.max_tries => {
-                    self.reconnect(rec).map_err(|e| {
-                        e.context(format!("connection lost ({err:#}); reconnecting failed"))
-                    })?;
-                }
-                ErrorKind::Transient => {
-                    return Err(err.context(format!("gave up after {tries} tries (--max-tries)")));
-                }
-                ErrorKind::ConnectionLost => {
-                    return Err(err.context("connection lost (--max-reconnects reached)"));
-                }
-                ErrorKind::Fatal => return Err(err),
-            }
-            rec.add_retry(op);
-            tries += 1;
-        }
-    }
-
-    /// Opens a new connection, backing off 100 ms doubling, for up to ~6 s.
-    fn reconnect(&mut self, rec: &mut Recorder) -> Result<()> {
-        self.reconnects_left -= 1;
-        let mut last = None;
-        for attempt in 0..6 {
-            std::thread::sleep(Duration::from_millis(100 << attempt));
-            match self.dbms.connect() {
-                Ok(c) => {
-                    self.conn = c;
-                    rec.add_reconnect();
-                    return Ok(());
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| anyhow::anyhow!("cannot reconnect")))
-    }
-
-    /// The connection, to hold open until the step's end is sampled.
-    pub fn into_connection(self) -> Box<dyn Connection> {
-        self.conn
-    }
 }
 
 fn unix_now_s() -> i64 {
@@ -164,7 +84,7 @@ pub fn inserter(c: ClientTable<'_>, pace: Pace) -> ThreadSpec<'_> {
         role: "inserter",
         body: Box::new(move |ctx: &mut ThreadCtx| {
             let _done = InserterDone(&state);
-            let mut session = Session::connect(dbms, spec)?;
+            let mut session = Session::connect(dbms, spec.max_tries, spec.max_reconnects)?;
             let mut generator = RowGenerator::new(spec, stream(spec.seed, step, client));
             let mut batch = RowBatch::default();
             let start = ctx.start();
@@ -285,7 +205,7 @@ pub fn deleter(
         client,
         role: "deleter",
         body: Box::new(move |ctx: &mut ThreadCtx| {
-            let mut session = Session::connect(dbms, spec)?;
+            let mut session = Session::connect(dbms, spec.max_tries, spec.max_reconnects)?;
             if let Ok(mut d) = state.deleters.lock() {
                 d.push(std::thread::current());
             }
@@ -351,7 +271,7 @@ pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
         client,
         role: "query",
         body: Box::new(move |ctx: &mut ThreadCtx| {
-            let mut session = Session::connect(dbms, spec)?;
+            let mut session = Session::connect(dbms, spec.max_tries, spec.max_reconnects)?;
             let mut generator =
                 QueryGenerator::new(spec, stream(spec.seed, step, 1_000_000 + client));
             let mut ids = Vec::with_capacity(POINT_QUERY_IDS);

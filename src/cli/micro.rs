@@ -1,0 +1,105 @@
+//! `ibench micro`: OLTP microbenchmarks (sysbench-style tables) against one target, at each
+//! client count of a list.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::run::launch;
+use super::target::{OutputArgs, TargetArgs};
+use crate::error::UsageError;
+use crate::spec::{MicroBenchmark, MicroSpec, RunSpec, WorkloadSpec};
+
+/// Flags of `ibench micro`.
+#[derive(Debug, Args)]
+pub struct MicroArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Benchmarks to run, in order (comma-separated).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "NAMES",
+        default_value = "point-select"
+    )]
+    pub benchmarks: Vec<MicroBenchmark>,
+    /// Client counts (comma-separated); each benchmark runs once per count.
+    #[arg(
+        short,
+        long,
+        value_delimiter = ',',
+        value_name = "N,N...",
+        default_value = "1,2,4,8"
+    )]
+    pub clients: Vec<usize>,
+    /// Number of tables (sbtest1 ... sbtestN); each query picks one at random.
+    #[arg(long, value_name = "N", default_value_t = MicroSpec::default().tables)]
+    pub tables: usize,
+    /// Rows per table.
+    #[arg(long, value_name = "N", default_value_t = MicroSpec::default().table_rows)]
+    pub table_rows: u64,
+    /// Duration of each benchmark at each client count, seconds.
+    #[arg(long, value_name = "SECS", default_value_t = MicroSpec::default().seconds)]
+    pub seconds: u64,
+    /// Use the tables as they are (e.g. from `sysbench ... prepare`) instead of creating and
+    /// loading them.
+    #[arg(long)]
+    pub no_prepare: bool,
+    /// Seed of every random value (rows and keys).
+    #[arg(long, value_name = "N", default_value_t = MicroSpec::default().seed)]
+    pub seed: u64,
+    /// Tries per statement on transient DBMS errors; 1 = no retry.
+    #[arg(long, value_name = "N", default_value_t = MicroSpec::default().max_tries)]
+    pub max_tries: u32,
+    /// Reconnects per client thread after a lost connection; 0 = fail at once.
+    #[arg(long, value_name = "N", default_value_t = MicroSpec::default().max_reconnects)]
+    pub max_reconnects: u32,
+    /// A step fails when its retried statements exceed this percent of its statements.
+    #[arg(long, value_name = "PCT", default_value_t = MicroSpec::default().max_error_pct)]
+    pub max_error_rate: f64,
+    /// Skip the DBMS maintenance pause between the load and the benchmarks.
+    #[arg(long)]
+    pub no_maintenance: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl MicroArgs {
+    /// Builds and validates the run's spec. `scratch_path` is the database file to use when
+    /// --path is not given.
+    pub fn to_spec(&self, scratch_path: PathBuf) -> Result<RunSpec, UsageError> {
+        let micro = MicroSpec {
+            benchmarks: self.benchmarks.clone(),
+            clients: self.clients.clone(),
+            tables: self.tables,
+            table_rows: self.table_rows,
+            seconds: self.seconds,
+            prepare: !self.no_prepare,
+            seed: self.seed,
+            max_tries: self.max_tries,
+            max_reconnects: self.max_reconnects,
+            max_error_pct: self.max_error_rate,
+        };
+        micro.validate()?;
+        if !micro.prepare && self.target.path.is_none() && self.target.url.is_none() {
+            return Err(UsageError::new(
+                "--no-prepare uses existing tables: give --path or --url to find them",
+            ));
+        }
+        self.target.run_spec(
+            &self.output,
+            scratch_path,
+            WorkloadSpec::Micro(micro),
+            !self.no_maintenance,
+        )
+    }
+}
+
+/// Runs `ibench micro`.
+pub fn execute(args: &MicroArgs) -> Result<()> {
+    launch(&args.target, &args.output, &|scratch| args.to_spec(scratch))
+}
