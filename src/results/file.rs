@@ -64,10 +64,12 @@ impl ResultsFile {
     pub fn save(&self, run: &RunResult) -> Result<()> {
         let tmp = self.path.with_extension("json.tmp");
         let write = || -> std::io::Result<()> {
-            let mut f = fs::File::create(&tmp)?;
+            // Buffered: serde writes a pretty document in many tiny pieces, each a syscall
+            // on a bare File (tens of thousands per save).
+            let mut f = std::io::BufWriter::new(fs::File::create(&tmp)?);
             serde_json::to_writer_pretty(&mut f, run)?;
             f.write_all(b"\n")?;
-            f.sync_all()?;
+            f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
             fs::rename(&tmp, &self.path)
         };
         write().with_context(|| format!("cannot write results to {}", self.path.display()))?;
