@@ -147,7 +147,13 @@ impl Mysql {
         }
         let opts = Opts::from_url(&text)
             .map_err(|e| UsageError::new(format!("invalid MySQL URL {}: {e}", url.redacted())))?;
-        let opts: Opts = OptsBuilder::from_opts(opts).pass(url.password()).into();
+        let mut builder = OptsBuilder::from_opts(opts).pass(url.password());
+        // The mysql crate switches a localhost TCP URL to the server's Unix socket unless told
+        // not to; a benchmark uses the transport the URL names (?socket=... for a socket).
+        if !text.contains("prefer_socket=") {
+            builder = builder.prefer_socket(false);
+        }
+        let opts: Opts = builder.into();
         let mut db = Mysql {
             opts,
             url,
