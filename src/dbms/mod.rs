@@ -18,6 +18,7 @@
 
 pub mod literal;
 pub mod mysql;
+pub mod pgwire;
 pub mod postgres;
 pub mod sqlite;
 pub mod url;

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::collections::HashMap;
 
 use anyhow::{Context, Result, bail};
-use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
-use postgres::{Client, Config, NoTls, Statement};
+use postgres::{Client, Config, NoTls};
 
 use super::literal::{self, Literal};
+use super::pgwire::{PgWire, Row, Statement, WireError};
 use super::url::ServerUrl;
 use super::{
     Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SbtestRows, SecondaryIndex,
@@ -191,15 +191,20 @@ impl std::error::Error for PgError {}
 /// Deadlock, serialization failure, lock not available, too many connections: transient;
 /// a closed connection or a server shutting down: connection lost.
 fn kind_of(e: &postgres::Error) -> super::ErrorKind {
-    use super::ErrorKind;
     if e.is_closed() {
-        return ErrorKind::ConnectionLost;
+        return super::ErrorKind::ConnectionLost;
     }
-    match e.code().map(|c| c.code()) {
+    kind_of_sqlstate(e.code().map(|c| c.code()))
+}
+
+/// What an error with SQLSTATE `code` means for a client (`None`: the client lost the
+/// server, an I/O error or an unexpected end).
+pub fn kind_of_sqlstate(code: Option<&str>) -> super::ErrorKind {
+    use super::ErrorKind;
+    match code {
         Some("40001" | "40P01" | "55P03" | "53300") => ErrorKind::Transient,
         Some(c) if c.starts_with("08") || c.starts_with("57P") => ErrorKind::ConnectionLost,
         Some(_) => ErrorKind::Fatal,
-        // No SQLSTATE: the client lost the server (I/O error, unexpected end).
         None => ErrorKind::ConnectionLost,
     }
 }
@@ -208,6 +213,9 @@ fn kind_of(e: &postgres::Error) -> super::ErrorKind {
 pub fn classify(e: &(dyn std::error::Error + 'static)) -> Option<super::ErrorKind> {
     if let Some(pg) = e.downcast_ref::<PgError>() {
         return Some(pg.kind);
+    }
+    if let Some(w) = e.downcast_ref::<WireError>() {
+        return Some(w.kind);
     }
     e.downcast_ref::<postgres::Error>().map(kind_of)
 }
@@ -234,8 +242,12 @@ impl Dbms for Postgres {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>> {
+        let wire = PgWire::connect(&self.config).map_err(|e| PgError {
+            message: format!("cannot connect to {}: {}", self.url.redacted(), e.message),
+            kind: e.kind,
+        })?;
         Ok(Box::new(PgConnection {
-            client: self.client()?,
+            wire,
             tables: Vec::new(),
             point_selects: Vec::new(),
             plain: self.plain,
@@ -351,8 +363,9 @@ struct TableStatements {
     inserts: HashMap<usize, Statement>,
 }
 
+/// A client thread's connection, over the lean wire client (see `pgwire.rs` for why).
 struct PgConnection {
-    client: Client,
+    wire: PgWire,
     tables: Vec<Option<TableStatements>>,
     /// Point select per sysbench-style table.
     point_selects: Vec<Option<Statement>>,
@@ -360,29 +373,32 @@ struct PgConnection {
     plain: bool,
 }
 
-/// Maps a client error to one naming the statement and table, keeping its kind; formats only
+/// Maps a wire error to one naming the statement and table, keeping its kind; formats only
 /// on error.
-fn sql_err<'a>(
-    what: &'a str,
-    table: &'a Table,
-) -> impl FnOnce(postgres::Error) -> anyhow::Error + 'a {
+fn sql_err<'a>(what: &'a str, table: &'a Table) -> impl FnOnce(WireError) -> anyhow::Error + 'a {
     move |e| {
         anyhow::Error::new(PgError {
-            message: format!("{what} {}: {}", table.name, error_text(&e)),
-            kind: kind_of(&e),
+            message: format!("{what} {}: {}", table.name, e.message),
+            kind: e.kind,
         })
     }
 }
 
+/// Ignores the rows of a statement run for its effect.
+fn no_rows(_: &Row<'_>) -> Result<(), WireError> {
+    Ok(())
+}
+
 impl PgConnection {
-    fn statements(&mut self, table: &Table) -> Result<&mut TableStatements> {
+    /// The connection and the statements of `table` (prepared on first use), borrowed apart.
+    fn parts(&mut self, table: &Table) -> Result<(&mut PgWire, &mut TableStatements)> {
         if self.tables.len() <= table.id {
             self.tables.resize_with(table.id + 1, || None);
         }
         if self.tables[table.id].is_none() {
-            let c = &mut self.client;
+            let w = &mut self.wire;
             let t = |sql: &str| sql.replace("{t}", &table.name);
-            let mut prep = |sql: &str| c.prepare(&t(sql)).map_err(sql_err("prepare on", table));
+            let mut prep = |sql: &str| w.prepare(&t(sql)).map_err(sql_err("prepare on", table));
             let s = TableStatements {
                 delete_range: prep(DELETE_RANGE)?,
                 min_id: prep(MIN_ID)?,
@@ -396,74 +412,97 @@ impl PgConnection {
             };
             self.tables[table.id] = Some(s);
         }
-        Ok(self.tables[table.id].as_mut().expect("just prepared"))
+        let s = self.tables[table.id].as_mut().expect("just prepared");
+        Ok((&mut self.wire, s))
     }
 
-    fn insert_statement(&mut self, table: &Table, rows: usize) -> Result<Statement> {
-        if let Some(s) = self.statements(table)?.inserts.get(&rows) {
-            return Ok(s.clone());
-        }
-        let mut sql = INSERT_PREFIX.replace("{t}", &table.name);
-        for i in 0..rows {
-            let p = i * 6;
-            if i > 0 {
-                sql.push(',');
+    /// The multi-row INSERT of `rows` rows into `table`, prepared on first use.
+    fn insert_statement(
+        &mut self,
+        table: &Table,
+        rows: usize,
+    ) -> Result<(&mut PgWire, &Statement)> {
+        let (wire, s) = self.parts(table)?;
+        let stmt = match s.inserts.entry(rows) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let mut sql = INSERT_PREFIX.replace("{t}", &table.name);
+                for i in 0..rows {
+                    let p = i * 6;
+                    if i > 0 {
+                        sql.push(',');
+                    }
+                    sql.push_str(&format!(
+                        "(${},${},${},${},${},${})",
+                        p + 1,
+                        p + 2,
+                        p + 3,
+                        p + 4,
+                        p + 5,
+                        p + 6
+                    ));
+                }
+                sql.push_str(INSERT_SUFFIX);
+                e.insert(
+                    wire.prepare(&sql)
+                        .map_err(sql_err("prepare insert into", table))?,
+                )
             }
-            sql.push_str(&format!(
-                "(${},${},${},${},${},${})",
-                p + 1,
-                p + 2,
-                p + 3,
-                p + 4,
-                p + 5,
-                p + 6
-            ));
-        }
-        sql.push_str(INSERT_SUFFIX);
-        let stmt = self
-            .client
-            .prepare(&sql)
-            .map_err(sql_err("prepare insert into", table))?;
-        self.statements(table)?.inserts.insert(rows, stmt.clone());
-        Ok(stmt)
+        };
+        Ok((wire, stmt))
     }
 
+    /// Runs a statement of `table` without parameters and returns its single `Option<i64>`.
     fn opt_i64(
         &mut self,
         table: &Table,
         pick: fn(&TableStatements) -> &Statement,
         what: &str,
     ) -> Result<Option<i64>> {
-        let stmt = pick(self.statements(table)?).clone();
-        let row = self
-            .client
-            .query_one(&stmt, &[])
-            .map_err(sql_err(what, table))?;
-        Ok(row.get(0))
+        let (wire, s) = self.parts(table)?;
+        let mut value = None;
+        wire.query(pick(s), &[], |r| {
+            value = r.get(0)?;
+            Ok(())
+        })
+        .map_err(sql_err(what, table))?;
+        Ok(value)
+    }
+
+    /// The point select of sysbench-style `table`, prepared on first use.
+    fn point_select_statement(&mut self, table: &Table) -> Result<(&mut PgWire, &Statement)> {
+        if self.point_selects.len() <= table.id {
+            self.point_selects.resize_with(table.id + 1, || None);
+        }
+        let slot = &mut self.point_selects[table.id];
+        if slot.is_none() {
+            let s = self
+                .wire
+                .prepare(&POINT_SELECT.replace("{t}", &table.name))
+                .map_err(sql_err("prepare on", table))?;
+            *slot = Some(s);
+        }
+        Ok((&mut self.wire, slot.as_ref().expect("just prepared")))
     }
 }
 
-/// Plain-SQL mode: runs `sql` (placeholders filled with `values`) over the simple-query
-/// protocol; returns the rows' first column as text, and the affected-row count.
+/// Plain-SQL mode (and one-off statements): runs `sql` (placeholders filled with `values`)
+/// over the simple-query protocol; returns the rows' first column as text, and the
+/// affected-row count.
 fn simple(
-    client: &mut Client,
+    wire: &mut PgWire,
     sql: &str,
     values: &[Literal<'_>],
     table: &Table,
 ) -> Result<(Vec<Option<String>>, u64)> {
     let text = literal::bind(&sql.replace("{t}", &table.name), values, false);
     let mut first = Vec::new();
-    let mut affected = 0;
-    for msg in client
-        .simple_query(&text)
-        .map_err(sql_err("plain SQL on", table))?
-    {
-        match msg {
-            postgres::SimpleQueryMessage::Row(row) => first.push(row.get(0).map(str::to_string)),
-            postgres::SimpleQueryMessage::CommandComplete(n) => affected = n,
-            _ => {}
-        }
-    }
+    let affected = wire
+        .simple_query(&text, |r| {
+            first.push(r.text(0).map(str::to_string));
+            Ok(())
+        })
+        .map_err(sql_err("SQL on", table))?;
     Ok((first, affected))
 }
 
@@ -479,12 +518,8 @@ impl Connection for PgConnection {
         if let Some(t) = self.tables.get_mut(table.id) {
             *t = None;
         }
-        self.client
-            .batch_execute(&DROP_TABLE.replace("{t}", &table.name))
-            .map_err(sql_err("drop table", table))?;
-        self.client
-            .batch_execute(&CREATE_TABLE.replace("{t}", &table.name))
-            .map_err(sql_err("create table", table))?;
+        simple(&mut self.wire, DROP_TABLE, &[], table)?;
+        simple(&mut self.wire, CREATE_TABLE, &[], table)?;
         Ok(())
     }
 
@@ -502,29 +537,30 @@ impl Connection for PgConnection {
         for index in indexes {
             let sql = CREATE_INDEX
                 .replace("{i}", &index.name_on(&table.name))
-                .replace("{t}", &table.name)
                 .replace("{c}", &index.columns().join(", "));
-            self.client
-                .batch_execute(&sql)
-                .map_err(sql_err("create index on", table))?;
+            simple(&mut self.wire, &sql, &[], table)?;
         }
         Ok(())
     }
 
     fn index_names(&mut self, table: &Table) -> Result<Vec<String>> {
-        let rows = self
-            .client
-            .query(INDEX_NAMES, &[&table.name])
-            .map_err(sql_err("list indexes of", table))?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        let (names, _) = simple(
+            &mut self.wire,
+            INDEX_NAMES,
+            &[Literal::Str(&table.name)],
+            table,
+        )?;
+        Ok(names.into_iter().flatten().collect())
     }
 
     fn table_exists(&mut self, table: &Table) -> Result<bool> {
-        let row = self
-            .client
-            .query_one(TABLE_EXISTS, &[&table.name])
-            .map_err(sql_err("look up table", table))?;
-        Ok(row.get(0))
+        let (rows, _) = simple(
+            &mut self.wire,
+            TABLE_EXISTS,
+            &[Literal::Str(&table.name)],
+            table,
+        )?;
+        Ok(rows.first() == Some(&Some("t".to_string())))
     }
 
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
@@ -532,20 +568,19 @@ impl Connection for PgConnection {
         if self.plain {
             let text = format!(
                 "{}{}{}",
-                INSERT_PREFIX.replace("{t}", &table.name),
+                INSERT_PREFIX,
                 literal::values(rows, &super::datetime_text(rows.dateandtime), false),
                 INSERT_SUFFIX
             );
-            let (first, _) = simple(&mut self.client, &text, &[], table)?;
+            let (first, _) = simple(&mut self.wire, &text, &[], table)?;
             return Ok(parse_i64(first.first())?.unwrap_or(0));
         }
-        let stmt = self.insert_statement(table, rows.len())?;
-        // Two small allocations per batch: query_raw needs an exact-size iterator of params.
+        // Two small allocations per batch: the values' references.
         let data: Vec<&str> = (0..rows.len()).map(|i| rows.data(i)).collect();
-        let mut params: Vec<&dyn ToSql> = Vec::with_capacity(rows.len() * 6);
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * 6);
         for (i, d) in data.iter().enumerate() {
             params.extend_from_slice(&[
-                &date as &dyn ToSql,
+                &date as &(dyn ToSql + Sync),
                 &rows.cashregisterid[i],
                 &rows.customerid[i],
                 &rows.productid[i],
@@ -553,53 +588,47 @@ impl Connection for PgConnection {
                 d,
             ]);
         }
-        let mut it = self
-            .client
-            .query_raw(&stmt, params)
-            .map_err(sql_err("insert into", table))?;
-        let row = it
-            .next()
-            .map_err(sql_err("insert into", table))?
-            .context("INSERT ... RETURNING gave no row")?;
-        Ok(row.get::<_, Option<i64>>(0).unwrap_or(0))
+        let (wire, stmt) = self.insert_statement(table, rows.len())?;
+        let mut last = None;
+        wire.query(stmt, &params, |r| {
+            last = r.get::<Option<i64>>(0)?;
+            Ok(())
+        })
+        .map_err(sql_err("insert into", table))?;
+        Ok(last.unwrap_or(0))
     }
 
     fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
         if self.plain {
             let values = [Literal::Int(lo), Literal::Int(hi)];
-            return Ok(simple(&mut self.client, DELETE_RANGE, &values, table)?.1);
+            return Ok(simple(&mut self.wire, DELETE_RANGE, &values, table)?.1);
         }
-        let stmt = self.statements(table)?.delete_range.clone();
-        self.client
-            .execute(&stmt, &[&lo, &hi])
+        let (wire, s) = self.parts(table)?;
+        wire.query(&s.delete_range, &[&lo, &hi], no_rows)
             .map_err(sql_err("delete from", table))
     }
 
     fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
         if self.plain {
-            return parse_i64(simple(&mut self.client, MIN_ID, &[], table)?.0.first());
+            return parse_i64(simple(&mut self.wire, MIN_ID, &[], table)?.0.first());
         }
         self.opt_i64(table, |s| &s.min_id, "select min from")
     }
 
     fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
         if self.plain {
-            return parse_i64(simple(&mut self.client, MAX_ID, &[], table)?.0.first());
+            return parse_i64(simple(&mut self.wire, MAX_ID, &[], table)?.0.first());
         }
         self.opt_i64(table, |s| &s.max_id, "select max from")
     }
 
     fn count_rows(&mut self, table: &Table) -> Result<u64> {
         if self.plain {
-            let n = parse_i64(simple(&mut self.client, COUNT_ROWS, &[], table)?.0.first())?;
+            let n = parse_i64(simple(&mut self.wire, COUNT_ROWS, &[], table)?.0.first())?;
             return Ok(n.unwrap_or(0) as u64);
         }
-        let stmt = self.statements(table)?.count_rows.clone();
-        let row = self
-            .client
-            .query_one(&stmt, &[])
-            .map_err(sql_err("count rows of", table))?;
-        Ok(row.get::<_, i64>(0) as u64)
+        let n = self.opt_i64(table, |s| &s.count_rows, "count rows of")?;
+        Ok(n.unwrap_or(0) as u64)
     }
 
     fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize> {
@@ -609,31 +638,21 @@ impl Connection for PgConnection {
                 RangeQuery::Register => (QUERY_REGISTER, Literal::Int(start as i64)),
                 RangeQuery::Pdc => (QUERY_PDC, Literal::Float(start)),
             };
-            return Ok(simple(&mut self.client, sql, &[value], table)?.0.len());
+            return Ok(simple(&mut self.wire, sql, &[value], table)?.0.len());
         }
-        let s = self.statements(table)?;
-        let stmt = match query {
-            RangeQuery::Market => s.market.clone(),
-            RangeQuery::Register => s.register.clone(),
-            RangeQuery::Pdc => s.pdc.clone(),
-        };
+        let (wire, s) = self.parts(table)?;
         let register = start as i32;
-        let param: &dyn ToSql = match query {
-            RangeQuery::Register => &register,
-            _ => &start,
+        let (stmt, param): (&Statement, &(dyn ToSql + Sync)) = match query {
+            RangeQuery::Market => (&s.market, &start),
+            RangeQuery::Register => (&s.register, &register),
+            RangeQuery::Pdc => (&s.pdc, &start),
         };
-        let mut it = self
-            .client
-            .query_raw(&stmt, [param])
-            .map_err(sql_err("range query on", table))?;
         let mut n = 0;
-        while it
-            .next()
-            .map_err(sql_err("range query on", table))?
-            .is_some()
-        {
+        wire.query(stmt, &[param], |_| {
             n += 1;
-        }
+            Ok(())
+        })
+        .map_err(sql_err("range query on", table))?;
         Ok(n)
     }
 
@@ -644,7 +663,7 @@ impl Connection for PgConnection {
         }
         if self.plain {
             let values = literal::point_ids(ids);
-            for v in simple(&mut self.client, QUERY_POINT, &values, table)?
+            for v in simple(&mut self.wire, QUERY_POINT, &values, table)?
                 .0
                 .iter()
             {
@@ -652,15 +671,14 @@ impl Connection for PgConnection {
             }
             return Ok(found.len());
         }
-        let stmt = self.statements(table)?.point.clone();
-        let params = (0..POINT_QUERY_IDS).map(|i| ids.get(i).unwrap_or(&ids[0]) as &dyn ToSql);
-        let mut it = self
-            .client
-            .query_raw(&stmt, params)
-            .map_err(sql_err("point query on", table))?;
-        while let Some(row) = it.next().map_err(sql_err("point query on", table))? {
-            found.push(row.get(0));
-        }
+        let (wire, s) = self.parts(table)?;
+        let params: [&(dyn ToSql + Sync); POINT_QUERY_IDS] =
+            std::array::from_fn(|i| ids.get(i).unwrap_or(&ids[0]) as &(dyn ToSql + Sync));
+        wire.query(&s.point, &params, |r| {
+            found.push(r.get(0)?);
+            Ok(())
+        })
+        .map_err(sql_err("point query on", table))?;
         Ok(found.len())
     }
 
@@ -668,11 +686,8 @@ impl Connection for PgConnection {
         if let Some(s) = self.point_selects.get_mut(table.id) {
             *s = None;
         }
-        for sql in [DROP_TABLE, CREATE_SBTEST] {
-            self.client
-                .batch_execute(&sql.replace("{t}", &table.name))
-                .map_err(sql_err("create table", table))?;
-        }
+        simple(&mut self.wire, DROP_TABLE, &[], table)?;
+        simple(&mut self.wire, CREATE_SBTEST, &[], table)?;
         Ok(())
     }
 
@@ -695,51 +710,42 @@ impl Connection for PgConnection {
                 &rows.pad[i],
             ]);
         }
-        self.client
-            .execute(&sql, &params)
+        // The load is not the measured path: a one-off (unnamed) statement per batch.
+        let stmt = self
+            .wire
+            .prepare_unnamed(&sql)
+            .map_err(sql_err("prepare insert into", table))?;
+        self.wire
+            .query(&stmt, &params, no_rows)
             .map_err(sql_err("insert into", table))?;
         Ok(())
     }
 
     fn create_sbtest_index(&mut self, table: &Table, index: &str) -> Result<()> {
-        let sql = CREATE_SBTEST_INDEX
-            .replace("{i}", index)
-            .replace("{t}", &table.name);
-        self.client
-            .batch_execute(&sql)
-            .map_err(sql_err("create index on", table))
+        simple(
+            &mut self.wire,
+            &CREATE_SBTEST_INDEX.replace("{i}", index),
+            &[],
+            table,
+        )?;
+        Ok(())
     }
 
     fn point_select(&mut self, table: &Table, id: i64) -> Result<usize> {
         if self.plain {
-            let (rows, _) = simple(&mut self.client, POINT_SELECT, &[Literal::Int(id)], table)?;
+            let (rows, _) = simple(&mut self.wire, POINT_SELECT, &[Literal::Int(id)], table)?;
             return Ok(rows.len());
         }
-        if self.point_selects.len() <= table.id {
-            self.point_selects.resize_with(table.id + 1, || None);
-        }
-        let stmt = match &self.point_selects[table.id] {
-            Some(s) => s.clone(),
-            None => {
-                let s = self
-                    .client
-                    .prepare(&POINT_SELECT.replace("{t}", &table.name))
-                    .map_err(sql_err("prepare on", table))?;
-                self.point_selects[table.id] = Some(s.clone());
-                s
-            }
-        };
+        let (wire, stmt) = self.point_select_statement(table)?;
         let id = id as i32;
-        let mut it = self
-            .client
-            .query_raw(&stmt, [&id as &dyn ToSql])
-            .map_err(sql_err("point select on", table))?;
         let mut n = 0;
-        while let Some(row) = it.next().map_err(sql_err("point select on", table))? {
+        wire.query(stmt, &[&id], |r| {
             // Read the value, as a client would.
-            std::hint::black_box(row.get::<_, &str>(0));
+            std::hint::black_box(r.get::<&str>(0)?);
             n += 1;
-        }
+            Ok(())
+        })
+        .map_err(sql_err("point select on", table))?;
         Ok(n)
     }
 }
