@@ -3,6 +3,7 @@
 //! and bad input.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -281,6 +282,90 @@ window.addEventListener('load', () => {
         png.starts_with(b"\x89PNG") && png.len() > 20_000,
         "screenshot {} bytes",
         png.len()
+    );
+}
+
+/// Whether PostgreSQL's server binaries are installed; in CI their absence fails the test.
+fn have_postgres() -> bool {
+    if Path::new("/usr/bin/pg_config").exists() {
+        return true;
+    }
+    let msg = "postgresql is not installed: apt-get install postgresql";
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{msg} (CI=true: server tests must run)");
+    }
+    eprintln!("skipping: {msg}");
+    false
+}
+
+#[test]
+fn two_managed_runs_differ_only_in_the_setting_they_were_given() {
+    if !have_postgres() {
+        return;
+    }
+    let bench = Bench::new();
+    // Tempdirs are 0700; the postgres user must enter the managed server's directory.
+    fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |label: &str, work_mem: &str| {
+        bench
+            .run(&[
+                "--server",
+                "postgres",
+                "--server-option",
+                &format!("work_mem={work_mem}"),
+                "--steps",
+                "l.i0,qp100",
+                "--l0-rows",
+                "2000",
+                "--query-seconds",
+                "1",
+                "--label",
+                label,
+            ])
+            .result()
+    };
+    let base = run("base", "4MB");
+    let variant = run("variant", "7MB");
+    // Each run had its own server on its own port.
+    assert_ne!(
+        base.environment.dbms.location,
+        variant.environment.dbms.location
+    );
+    let json = cmd(
+        &bench,
+        &[
+            "report", "base", "variant", "--base", "base", "--format", "json",
+        ],
+    );
+    json.assert_success();
+    let r: Value = serde_json::from_str(&json.stdout).unwrap();
+    let diffs: Vec<(String, String, String)> = r["groups"][1]["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["key"].as_str().unwrap().to_string(),
+                d["base"].as_str().unwrap().to_string(),
+                d["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        diffs,
+        [
+            (
+                "config.server.options".to_string(),
+                "work_mem=4MB".to_string(),
+                "work_mem=7MB".to_string()
+            ),
+            (
+                "setting.work_mem".to_string(),
+                "4MB".to_string(),
+                "7MB".to_string()
+            ),
+        ],
+        "only the setting given differs"
     );
 }
 

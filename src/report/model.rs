@@ -484,6 +484,10 @@ fn describe(run: &RunResult) -> BTreeMap<String, String> {
     for k in RUN_KEYS {
         out.remove(*k);
     }
+    if run.managed_server.is_some() {
+        // A managed server's URL names the free port it was given for this run only.
+        out.remove("config.target.url");
+    }
     out.retain(|k, _| !k.starts_with("config.server.data_dir"));
     for (k, v) in &run.environment.dbms.settings {
         if !INSTANCE_KEYS.contains(&k.as_str()) {
