@@ -540,3 +540,101 @@ rows_per_client = 120000
     assert!(small.stdout.contains("12000 rows"), "{}", small.stdout);
     assert!(small.stdout.contains("scale 0.1"), "{}", small.stdout);
 }
+
+/// Stops a server left running by `--keep-server` (SIGINT: PostgreSQL's fast shutdown) when
+/// dropped, even if the test failed.
+struct KeptServer(u32);
+
+impl Drop for KeptServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-INT", &self.0.to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Path::new(&format!("/proc/{}", self.0)).exists() && Instant::now() < deadline {
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn an_experiment_in_a_postgres_store_knows_its_complete_cells() {
+    if !have(&["/usr/bin/pg_config"], "postgresql") {
+        return;
+    }
+    let bench = server_bench();
+    // A throwaway PostgreSQL to hold the results, left running by a first run.
+    let setup = bench
+        .run(&[
+            "--server",
+            "postgres",
+            "--keep-server",
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "500",
+        ])
+        .result();
+    let _server = KeptServer(setup.managed_server.as_ref().unwrap().pid.unwrap());
+    let store = setup.environment.dbms.location.clone();
+    let file = write(
+        &bench,
+        "lite.toml",
+        r#"name = "lite"
+repeats = 2
+
+[workload]
+steps = "l.i0"
+
+[[target]]
+name = "lite"
+dbms = "sqlite"
+
+[[setup]]
+name = "s"
+rows_per_client = 500
+"#,
+    );
+    let out = bench.path("exp");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "experiment",
+            file.as_str(),
+            "--out",
+            path_str(&out),
+            "--results",
+            store.as_str(),
+            "-q",
+        ];
+        a.extend_from_slice(extra);
+        bench.run_raw(&a, &[])
+    };
+    args(&[]).assert_success();
+    let mut c = postgres::Client::connect(&store, postgres::NoTls).unwrap();
+    let ids: Vec<String> = c
+        .query(
+            "SELECT id FROM runs WHERE experiment = 'lite' AND status = 'complete' \
+             ORDER BY repeat",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ids.len(), 2);
+    // The dry run reads the same store: both cells complete, nothing left to run.
+    let dry = args(&["--dry-run"]);
+    dry.assert_success();
+    for id in &ids {
+        assert!(
+            dry.stdout.contains(&format!("complete: {id}")),
+            "{}",
+            dry.describe()
+        );
+    }
+    assert!(
+        dry.stdout.contains("for 0 cell(s) to run"),
+        "{}",
+        dry.describe()
+    );
+}
