@@ -520,6 +520,46 @@ fn report_bad_input_is_one_clear_line() {
     );
     assert_eq!(bad_out.stderr.lines().count(), 1, "{}", bad_out.stderr);
 
+    // A damaged run document in a sound store: one line naming the run and what is damaged.
+    let damaged = bench.path("damaged.db");
+    fs::copy(bench.out().join("results.db"), &damaged).unwrap();
+    {
+        let conn = rusqlite::Connection::open(&damaged).unwrap();
+        let (id, doc): (String, String) = conn
+            .query_row(
+                "SELECT id, document FROM runs WHERE label = 'base'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let mut doc: Value = serde_json::from_str(&doc).unwrap();
+        doc["steps"][0]["ops"]["insert"]["histogram"] = Value::from("not base64!");
+        conn.execute(
+            "UPDATE runs SET document = ?1 WHERE id = ?2",
+            [doc.to_string(), id.clone()],
+        )
+        .unwrap();
+        let out = bench.run_raw(
+            &[
+                "report",
+                "base",
+                "--results",
+                path_str(&damaged),
+                "--format",
+                "md",
+            ],
+            &[],
+        );
+        assert_eq!(out.code, Some(2), "{}", out.describe());
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.describe());
+        assert!(
+            out.stderr.contains(&format!("run {id} is damaged"))
+                && out.stderr.contains("insert histogram of step l.i0"),
+            "{}",
+            out.describe()
+        );
+    }
+
     // Corrupted store.
     let broken = bench.path("broken.db");
     fs::write(&broken, "not a database ".repeat(200)).unwrap();

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::error::UsageError;
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
 use crate::results::model::{RunResult, RunStatus, StepResult};
 
@@ -605,11 +606,17 @@ fn curve_quantiles() -> Vec<f64> {
     q
 }
 
-fn op_agg(steps: &[&StepResult], op: &str) -> Result<Option<OpAgg>> {
+/// `runs[i]` is the run of `steps[i]` (named when its histogram cannot be read).
+fn op_agg(runs: &[&RunResult], steps: &[&StepResult], op: &str) -> Result<Option<OpAgg>> {
     let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-    for s in steps {
+    for (run, s) in runs.iter().zip(steps) {
         let Some(r) = s.ops.get(op) else { continue };
-        let h = histogram::decode(&r.histogram)?;
+        let h = histogram::decode(&r.histogram).map_err(|e| {
+            UsageError::new(format!(
+                "run {} is damaged: the {op} histogram of step {}: {e:#}",
+                run.run_id, s.name
+            ))
+        })?;
         // A growing histogram, so runs with different ranges merge.
         merged
             .get_or_insert_with(crate::metrics::recorder::new_histogram)
@@ -656,11 +663,11 @@ fn metric_stats(defs: &[MetricDef], steps: &[&StepResult]) -> BTreeMap<String, S
 }
 
 fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
-    let steps: Vec<&StepResult> = group
+    let (runs, steps): (Vec<&RunResult>, Vec<&StepResult>) = group
         .runs
         .iter()
-        .filter_map(|r| r.steps.iter().find(|s| s.name == step))
-        .collect();
+        .filter_map(|r| Some((r, r.steps.iter().find(|s| s.name == step)?)))
+        .unzip();
     let incomplete = steps
         .iter()
         .filter(|s| s.status != RunStatus::Complete)
@@ -690,7 +697,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
     let op_names: BTreeSet<&String> = steps.iter().flat_map(|s| s.ops.keys()).collect();
     let mut ops = BTreeMap::new();
     for op in op_names {
-        if let Some(agg) = op_agg(&steps, op)? {
+        if let Some(agg) = op_agg(&runs, &steps, op)? {
             ops.insert(op.clone(), agg);
         }
     }
