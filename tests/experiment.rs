@@ -211,11 +211,41 @@ fn tiny_experiment_runs_every_cell_with_its_settings() {
     let rel = qp["groups"][1]["throughput"]["queries_per_s"]["relative"]
         .as_f64()
         .expect("relative value");
-    assert!(rel > 0.0, "{rel}");
+    // The runs' own documents: medians (of 2 repeats: the mean) of qp100 queries/s and of
+    // the recorded db/cache ratios, per cell.
+    let of_cell = |cell: &str, f: &dyn Fn(&RunResult) -> f64| -> f64 {
+        let v: Vec<f64> = runs
+            .iter()
+            .filter(|r| r.1 == cell)
+            .map(|r| f(&load_run(&out, &r.0)))
+            .collect();
+        assert_eq!(v.len(), 2);
+        (v[0] + v[1]) / 2.0
+    };
+    let qps = |r: &RunResult| r.steps[3].queries_per_s;
+    let ratio = |r: &RunResult| r.experiment.as_ref().unwrap().cache.as_ref().unwrap().ratio;
+    let (base_cell, variant_cell) = ("pg/base/glibc/small", "pg/more-work-mem/glibc/small");
+    let expected = of_cell(variant_cell, &qps) / of_cell(base_cell, &qps);
+    assert!(
+        (rel - expected).abs() < 1e-9,
+        "relative {rel} vs {expected}"
+    );
+    for (g, cell) in [(0, base_cell), (1, variant_cell)] {
+        let got = groups[g]["db_cache_ratio"]["median"].as_f64().unwrap();
+        let want = of_cell(cell, &ratio);
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{cell}: db/cache {got} vs {want}"
+        );
+    }
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(
         html.contains("relative to pg&#x2f;base&#x2f;glibc&#x2f;small")
             || html.contains("relative to pg/base/glibc/small")
+    );
+    assert!(
+        html.contains("<th>db&#x2f;cache</th>") || html.contains("<th>db/cache</th>"),
+        "the report shows the db/cache ratio"
     );
     assert!(out.join("report.md").exists());
 

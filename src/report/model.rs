@@ -294,6 +294,9 @@ pub struct GroupInfo {
     pub runs: Vec<RunRef>,
     /// Settings and options that differ from the base: `(key, base value, this value)`.
     pub differences: Vec<Difference>,
+    /// Database size / DBMS cache size at the end of the load, over the runs that recorded
+    /// it (experiment runs; docs/experiments.md).
+    pub db_cache_ratio: Option<Stat>,
 }
 
 /// A setting that differs from the base.
@@ -572,6 +575,13 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
         } else {
             differences(base, group)
         },
+        db_cache_ratio: Stat::of(
+            &group
+                .runs
+                .iter()
+                .filter_map(|r| Some(r.experiment.as_ref()?.cache.as_ref()?.ratio))
+                .collect::<Vec<_>>(),
+        ),
     }
 }
 
