@@ -368,6 +368,38 @@ mod tests {
     }
 
     #[test]
+    fn welch_matches_a_published_example() {
+        // Welch's t-test, example 1 of its Wikipedia article (t 2.46, df 24.99, p 0.021);
+        // neither series' lag-1 autocorrelation reaches Bartlett's bound, so n_eff = n.
+        let a = vec![vec![
+            27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
+            21.4,
+        ]];
+        let b = vec![vec![
+            27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
+            24.4,
+        ]];
+        let t = welch(&a, &b).unwrap();
+        assert_eq!((t.n_eff_a, t.n_eff_b), (15.0, 15.0));
+        assert!((t.t - 2.455356).abs() < 1e-5, "t = {}", t.t);
+        assert!((t.df - 24.988529).abs() < 1e-5, "df = {}", t.df);
+        assert!((t.p - 0.021378).abs() < 1e-5, "p = {}", t.p);
+    }
+
+    #[test]
+    fn effective_size_by_hand() {
+        // Five 1s then five 2s: r1 = 1.75 / 2.5 = 0.7 > 2 / sqrt(10), so
+        // n_eff = 10 * 0.3 / 1.7.
+        let v = [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0];
+        assert!((lag1_autocorrelation(&v) - 0.7).abs() < 1e-12);
+        assert!((effective_n(&v) - 3.0 / 1.7).abs() < 1e-12);
+        // Alternating values: negative r1 does not enlarge the sample.
+        let alt = [1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0];
+        assert!(lag1_autocorrelation(&alt) < 0.0);
+        assert_eq!(effective_n(&alt), 8.0);
+    }
+
+    #[test]
     fn p_wording() {
         assert_eq!(fmt_p(0.0001), "p<0.001");
         assert_eq!(fmt_p(0.005), "p<0.01");
