@@ -392,6 +392,17 @@ fn validation_reports_every_problem_with_its_line_and_runs_nothing() {
         err.starts_with(&format!("error: {file}:5: unknown field `bogus`")),
         "{err}"
     );
+    // A size too large to estimate is a validation error, not a panic.
+    let (file, err) = run(
+        "name = \"x\"\n[workload]\nsteps = \"qr100\"\nquery_seconds = 18446744073709551615\n\
+         [[target]]\nname = \"t\"\ndbms = \"sqlite\"\n",
+    );
+    assert!(
+        err.starts_with(&format!(
+            "error: {file}:2: query_seconds 18446744073709551615 is out of range"
+        )),
+        "{err}"
+    );
     // Several problems at once, each on its own line at its own place.
     let (file, err) = run(r#"name = "x"
 base = "lite/nope/glibc/default"
