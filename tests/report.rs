@@ -285,12 +285,15 @@ window.addEventListener('load', () => {
     );
 }
 
-/// Whether PostgreSQL's server binaries are installed; in CI their absence fails the test.
-fn have_postgres() -> bool {
-    if Path::new("/usr/bin/pg_config").exists() {
+/// Whether `files` (a server's binaries) exist; in CI their absence fails the test.
+fn have(files: &[&str], package: &str) -> bool {
+    if files.iter().all(|f| Path::new(f).exists()) {
         return true;
     }
-    let msg = "postgresql is not installed: apt-get install postgresql";
+    let msg = format!(
+        "{} not installed: apt-get install {package}",
+        files.join(", ")
+    );
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("{msg} (CI=true: server tests must run)");
     }
@@ -298,21 +301,20 @@ fn have_postgres() -> bool {
     false
 }
 
-#[test]
-fn two_managed_runs_differ_only_in_the_setting_they_were_given() {
-    if !have_postgres() {
-        return;
-    }
+/// Two runs on managed `server`s, `setting` = `base` and `variant`: the report names exactly
+/// that option and that setting as differing (not the ports, paths and ids that each new
+/// server instance has).
+fn only_the_given_setting_differs(server: &str, setting: &str, base: &str, variant: &str) {
     let bench = Bench::new();
-    // Tempdirs are 0700; the postgres user must enter the managed server's directory.
+    // Tempdirs are 0700; the server's user must enter the managed server's directory.
     fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
-    let run = |label: &str, work_mem: &str| {
+    let run = |label: &str, value: &str| {
         bench
             .run(&[
                 "--server",
-                "postgres",
+                server,
                 "--server-option",
-                &format!("work_mem={work_mem}"),
+                &format!("{setting}={value}"),
                 "--steps",
                 "l.i0,qp100",
                 "--l0-rows",
@@ -324,13 +326,10 @@ fn two_managed_runs_differ_only_in_the_setting_they_were_given() {
             ])
             .result()
     };
-    let base = run("base", "4MB");
-    let variant = run("variant", "7MB");
+    let a = run("base", base);
+    let b = run("variant", variant);
     // Each run had its own server on its own port.
-    assert_ne!(
-        base.environment.dbms.location,
-        variant.environment.dbms.location
-    );
+    assert_ne!(a.environment.dbms.location, b.environment.dbms.location);
     let json = cmd(
         &bench,
         &[
@@ -356,17 +355,31 @@ fn two_managed_runs_differ_only_in_the_setting_they_were_given() {
         [
             (
                 "config.server.options".to_string(),
-                "work_mem=4MB".to_string(),
-                "work_mem=7MB".to_string()
+                format!("{setting}={base}"),
+                format!("{setting}={variant}")
             ),
             (
-                "setting.work_mem".to_string(),
-                "4MB".to_string(),
-                "7MB".to_string()
+                format!("setting.{setting}"),
+                base.to_string(),
+                variant.to_string()
             ),
         ],
-        "only the setting given differs"
+        "{server}: only the setting given differs"
     );
+}
+
+#[test]
+fn two_managed_postgres_runs_differ_only_in_the_setting_they_were_given() {
+    if have(&["/usr/bin/pg_config"], "postgresql") {
+        only_the_given_setting_differs("postgres", "work_mem", "4MB", "7MB");
+    }
+}
+
+#[test]
+fn two_managed_mariadb_runs_differ_only_in_the_setting_they_were_given() {
+    if have(&["/usr/sbin/mariadbd"], "mariadb-server") {
+        only_the_given_setting_differs("mariadb", "innodb_old_blocks_time", "1000", "500");
+    }
 }
 
 #[test]

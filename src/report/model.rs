@@ -434,6 +434,8 @@ const INSTANCE_KEYS: &[&str] = &[
     "plugin_dir",
     "basedir",
     "pid-file",
+    "report_port",
+    "server_uid",
 ];
 
 /// Config paths that differ per run by construction.
@@ -494,7 +496,10 @@ fn describe(run: &RunResult) -> BTreeMap<String, String> {
     }
     out.retain(|k, _| !k.starts_with("config.server.data_dir"));
     for (k, v) in &run.environment.dbms.settings {
-        if !INSTANCE_KEYS.contains(&k.as_str()) {
+        // A managed server lives in a directory named after the run: a setting whose value
+        // names it (aria_log_dir_path, wsrep_data_home_dir, ...) is that instance's.
+        let names_the_run = !run.run_id.is_empty() && v.contains(run.run_id.as_str());
+        if !INSTANCE_KEYS.contains(&k.as_str()) && !names_the_run {
             out.insert(format!("setting.{k}"), v.clone());
         }
     }
