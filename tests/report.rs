@@ -136,6 +136,31 @@ fn report_aggregates_repeats_relative_to_a_base_in_every_format() {
         group_step(&r, "l.i1", "base")["ops"]["insert"]["count"],
         inserts
     );
+    // ... and the percentiles are those of the merged histogram (merged here, with the
+    // hdrhistogram crate), not a median of the runs' percentiles.
+    let mut merged = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    for run in &base {
+        let step = run.steps.iter().find(|s| s.name == "l.i1").unwrap();
+        merged
+            .add(ibench::metrics::histogram::decode(&step.ops["insert"].histogram).unwrap())
+            .unwrap();
+    }
+    let agg = &group_step(&r, "l.i1", "base")["ops"]["insert"];
+    for (key, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)] {
+        assert_eq!(
+            agg["percentiles_us"][key].as_u64().unwrap(),
+            merged.value_at_quantile(q),
+            "{key}: {agg}"
+        );
+    }
+    assert_eq!(agg["percentiles_us"]["max"].as_u64().unwrap(), merged.max());
+    let pct: f64 = agg["buckets_pct"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((pct - 100.0).abs() < 1e-6, "buckets add up to {pct}%");
     // The variant's setting is named as the difference from the base.
     let diffs = r["groups"][1]["differences"].as_array().unwrap();
     assert!(
