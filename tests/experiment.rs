@@ -211,11 +211,41 @@ fn tiny_experiment_runs_every_cell_with_its_settings() {
     let rel = qp["groups"][1]["throughput"]["queries_per_s"]["relative"]
         .as_f64()
         .expect("relative value");
-    assert!(rel > 0.0, "{rel}");
+    // The runs' own documents: medians (of 2 repeats: the mean) of qp100 queries/s and of
+    // the recorded db/cache ratios, per cell.
+    let of_cell = |cell: &str, f: &dyn Fn(&RunResult) -> f64| -> f64 {
+        let v: Vec<f64> = runs
+            .iter()
+            .filter(|r| r.1 == cell)
+            .map(|r| f(&load_run(&out, &r.0)))
+            .collect();
+        assert_eq!(v.len(), 2);
+        (v[0] + v[1]) / 2.0
+    };
+    let qps = |r: &RunResult| r.steps[3].queries_per_s;
+    let ratio = |r: &RunResult| r.experiment.as_ref().unwrap().cache.as_ref().unwrap().ratio;
+    let (base_cell, variant_cell) = ("pg/base/glibc/small", "pg/more-work-mem/glibc/small");
+    let expected = of_cell(variant_cell, &qps) / of_cell(base_cell, &qps);
+    assert!(
+        (rel - expected).abs() < 1e-9,
+        "relative {rel} vs {expected}"
+    );
+    for (g, cell) in [(0, base_cell), (1, variant_cell)] {
+        let got = groups[g]["db_cache_ratio"]["median"].as_f64().unwrap();
+        let want = of_cell(cell, &ratio);
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{cell}: db/cache {got} vs {want}"
+        );
+    }
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(
         html.contains("relative to pg&#x2f;base&#x2f;glibc&#x2f;small")
             || html.contains("relative to pg/base/glibc/small")
+    );
+    assert!(
+        html.contains("<th>db&#x2f;cache</th>") || html.contains("<th>db/cache</th>"),
+        "the report shows the db/cache ratio"
     );
     assert!(out.join("report.md").exists());
 
@@ -360,6 +390,17 @@ fn validation_reports_every_problem_with_its_line_and_runs_nothing() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.starts_with(&format!("error: {file}:5: unknown field `bogus`")),
+        "{err}"
+    );
+    // A size too large to estimate is a validation error, not a panic.
+    let (file, err) = run(
+        "name = \"x\"\n[workload]\nsteps = \"qr100\"\nquery_seconds = 18446744073709551615\n\
+         [[target]]\nname = \"t\"\ndbms = \"sqlite\"\n",
+    );
+    assert!(
+        err.starts_with(&format!(
+            "error: {file}:2: query_seconds 18446744073709551615 is out of range"
+        )),
         "{err}"
     );
     // Several problems at once, each on its own line at its own place.
@@ -539,4 +580,102 @@ rows_per_client = 120000
     small.assert_success();
     assert!(small.stdout.contains("12000 rows"), "{}", small.stdout);
     assert!(small.stdout.contains("scale 0.1"), "{}", small.stdout);
+}
+
+/// Stops a server left running by `--keep-server` (SIGINT: PostgreSQL's fast shutdown) when
+/// dropped, even if the test failed.
+struct KeptServer(u32);
+
+impl Drop for KeptServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-INT", &self.0.to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Path::new(&format!("/proc/{}", self.0)).exists() && Instant::now() < deadline {
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn an_experiment_in_a_postgres_store_knows_its_complete_cells() {
+    if !have(&["/usr/bin/pg_config"], "postgresql") {
+        return;
+    }
+    let bench = server_bench();
+    // A throwaway PostgreSQL to hold the results, left running by a first run.
+    let setup = bench
+        .run(&[
+            "--server",
+            "postgres",
+            "--keep-server",
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "500",
+        ])
+        .result();
+    let _server = KeptServer(setup.managed_server.as_ref().unwrap().pid.unwrap());
+    let store = setup.environment.dbms.location.clone();
+    let file = write(
+        &bench,
+        "lite.toml",
+        r#"name = "lite"
+repeats = 2
+
+[workload]
+steps = "l.i0"
+
+[[target]]
+name = "lite"
+dbms = "sqlite"
+
+[[setup]]
+name = "s"
+rows_per_client = 500
+"#,
+    );
+    let out = bench.path("exp");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "experiment",
+            file.as_str(),
+            "--out",
+            path_str(&out),
+            "--results",
+            store.as_str(),
+            "-q",
+        ];
+        a.extend_from_slice(extra);
+        bench.run_raw(&a, &[])
+    };
+    args(&[]).assert_success();
+    let mut c = postgres::Client::connect(&store, postgres::NoTls).unwrap();
+    let ids: Vec<String> = c
+        .query(
+            "SELECT id FROM runs WHERE experiment = 'lite' AND status = 'complete' \
+             ORDER BY repeat",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ids.len(), 2);
+    // The dry run reads the same store: both cells complete, nothing left to run.
+    let dry = args(&["--dry-run"]);
+    dry.assert_success();
+    for id in &ids {
+        assert!(
+            dry.stdout.contains(&format!("complete: {id}")),
+            "{}",
+            dry.describe()
+        );
+    }
+    assert!(
+        dry.stdout.contains("for 0 cell(s) to run"),
+        "{}",
+        dry.describe()
+    );
 }

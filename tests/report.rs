@@ -3,6 +3,7 @@
 //! and bad input.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -135,6 +136,31 @@ fn report_aggregates_repeats_relative_to_a_base_in_every_format() {
         group_step(&r, "l.i1", "base")["ops"]["insert"]["count"],
         inserts
     );
+    // ... and the percentiles are those of the merged histogram (merged here, with the
+    // hdrhistogram crate), not a median of the runs' percentiles.
+    let mut merged = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    for run in &base {
+        let step = run.steps.iter().find(|s| s.name == "l.i1").unwrap();
+        merged
+            .add(ibench::metrics::histogram::decode(&step.ops["insert"].histogram).unwrap())
+            .unwrap();
+    }
+    let agg = &group_step(&r, "l.i1", "base")["ops"]["insert"];
+    for (key, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)] {
+        assert_eq!(
+            agg["percentiles_us"][key].as_u64().unwrap(),
+            merged.value_at_quantile(q),
+            "{key}: {agg}"
+        );
+    }
+    assert_eq!(agg["percentiles_us"]["max"].as_u64().unwrap(), merged.max());
+    let pct: f64 = agg["buckets_pct"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((pct - 100.0).abs() < 1e-6, "buckets add up to {pct}%");
     // The variant's setting is named as the difference from the base.
     let diffs = r["groups"][1]["differences"].as_array().unwrap();
     assert!(
@@ -282,6 +308,103 @@ window.addEventListener('load', () => {
         "screenshot {} bytes",
         png.len()
     );
+}
+
+/// Whether `files` (a server's binaries) exist; in CI their absence fails the test.
+fn have(files: &[&str], package: &str) -> bool {
+    if files.iter().all(|f| Path::new(f).exists()) {
+        return true;
+    }
+    let msg = format!(
+        "{} not installed: apt-get install {package}",
+        files.join(", ")
+    );
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{msg} (CI=true: server tests must run)");
+    }
+    eprintln!("skipping: {msg}");
+    false
+}
+
+/// Two runs on managed `server`s, `setting` = `base` and `variant`: the report names exactly
+/// that option and that setting as differing (not the ports, paths and ids that each new
+/// server instance has).
+fn only_the_given_setting_differs(server: &str, setting: &str, base: &str, variant: &str) {
+    let bench = Bench::new();
+    // Tempdirs are 0700; the server's user must enter the managed server's directory.
+    fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |label: &str, value: &str| {
+        bench
+            .run(&[
+                "--server",
+                server,
+                "--server-option",
+                &format!("{setting}={value}"),
+                "--steps",
+                "l.i0,qp100",
+                "--l0-rows",
+                "2000",
+                "--query-seconds",
+                "1",
+                "--label",
+                label,
+            ])
+            .result()
+    };
+    let a = run("base", base);
+    let b = run("variant", variant);
+    // Each run had its own server on its own port.
+    assert_ne!(a.environment.dbms.location, b.environment.dbms.location);
+    let json = cmd(
+        &bench,
+        &[
+            "report", "base", "variant", "--base", "base", "--format", "json",
+        ],
+    );
+    json.assert_success();
+    let r: Value = serde_json::from_str(&json.stdout).unwrap();
+    let diffs: Vec<(String, String, String)> = r["groups"][1]["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["key"].as_str().unwrap().to_string(),
+                d["base"].as_str().unwrap().to_string(),
+                d["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        diffs,
+        [
+            (
+                "config.server.options".to_string(),
+                format!("{setting}={base}"),
+                format!("{setting}={variant}")
+            ),
+            (
+                format!("setting.{setting}"),
+                base.to_string(),
+                variant.to_string()
+            ),
+        ],
+        "{server}: only the setting given differs"
+    );
+}
+
+#[test]
+fn two_managed_postgres_runs_differ_only_in_the_setting_they_were_given() {
+    if have(&["/usr/bin/pg_config"], "postgresql") {
+        only_the_given_setting_differs("postgres", "work_mem", "4MB", "7MB");
+    }
+}
+
+#[test]
+fn two_managed_mariadb_runs_differ_only_in_the_setting_they_were_given() {
+    if have(&["/usr/sbin/mariadbd"], "mariadb-server") {
+        only_the_given_setting_differs("mariadb", "innodb_old_blocks_time", "1000", "500");
+    }
 }
 
 #[test]
@@ -434,6 +557,46 @@ fn report_bad_input_is_one_clear_line() {
             .contains("cannot write /proc/nope/report.html")
     );
     assert_eq!(bad_out.stderr.lines().count(), 1, "{}", bad_out.stderr);
+
+    // A damaged run document in a sound store: one line naming the run and what is damaged.
+    let damaged = bench.path("damaged.db");
+    fs::copy(bench.out().join("results.db"), &damaged).unwrap();
+    {
+        let conn = rusqlite::Connection::open(&damaged).unwrap();
+        let (id, doc): (String, String) = conn
+            .query_row(
+                "SELECT id, document FROM runs WHERE label = 'base'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let mut doc: Value = serde_json::from_str(&doc).unwrap();
+        doc["steps"][0]["ops"]["insert"]["histogram"] = Value::from("not base64!");
+        conn.execute(
+            "UPDATE runs SET document = ?1 WHERE id = ?2",
+            [doc.to_string(), id.clone()],
+        )
+        .unwrap();
+        let out = bench.run_raw(
+            &[
+                "report",
+                "base",
+                "--results",
+                path_str(&damaged),
+                "--format",
+                "md",
+            ],
+            &[],
+        );
+        assert_eq!(out.code, Some(2), "{}", out.describe());
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.describe());
+        assert!(
+            out.stderr.contains(&format!("run {id} is damaged"))
+                && out.stderr.contains("insert histogram of step l.i0"),
+            "{}",
+            out.describe()
+        );
+    }
 
     // Corrupted store.
     let broken = bench.path("broken.db");

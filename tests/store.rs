@@ -164,3 +164,97 @@ fn unknown_runs_missing_and_broken_stores_are_usage_errors() {
     assert!(out.stderr.contains("no-such-run"), "{}", out.describe());
     assert!(!a.run_id.is_empty());
 }
+
+#[test]
+fn a_label_that_begins_run_ids_is_still_the_label() {
+    let bench = Bench::new();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    // Run ids are ibench-<time>-sqlite: the label "ibench" is a prefix of every one of them.
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            bench
+                .run(&["--steps", "l.i0", "--l0-rows", "500", "--label", "ibench"])
+                .result()
+        })
+        .collect();
+    bench
+        .run(&["--steps", "l.i0", "--l0-rows", "500", "--label", "other"])
+        .result();
+    let report = store_cmd(
+        &bench,
+        &["report", "ibench", "--format", "json", "--results", &store],
+    );
+    report.assert_success();
+    let r: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    assert_eq!(
+        r["groups"].as_array().unwrap().len(),
+        1,
+        "{}",
+        report.stdout
+    );
+    let ids: Vec<&str> = r["groups"][0]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [runs[0].run_id.as_str(), runs[1].run_id.as_str()]);
+    // show: the latest run with the label.
+    let show = store_cmd(&bench, &["show", "ibench", "--results", &store]);
+    show.assert_success();
+    assert!(show.stdout.contains(&runs[1].run_id), "{}", show.describe());
+    // A unique id prefix still names its run.
+    let id = &runs[0].run_id;
+    let prefix = &id[..id.len() - 1];
+    let out = store_cmd(&bench, &["show", prefix, "--results", &store]);
+    if runs[1].run_id.starts_with(prefix) {
+        assert_eq!(out.code, Some(2), "{}", out.describe());
+    } else {
+        out.assert_success();
+        assert!(out.stdout.contains(id.as_str()), "{}", out.describe());
+    }
+}
+
+#[test]
+fn another_sqlite_database_is_not_taken_for_a_store() {
+    let bench = Bench::new();
+    // The benchmark's own database: an SQLite file with tables and no store schema.
+    bench
+        .run(&[
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "500",
+            "--path",
+            path_str(&bench.db()),
+        ])
+        .result();
+    let tables = || {
+        let conn = crate::common::open_db(&bench.db());
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap();
+        stmt.query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+    };
+    let before = tables();
+    assert!(!before.is_empty());
+    let db = bench.db();
+    for cmd in [&["list"][..], &["report"][..], &["show", "x"][..]] {
+        let mut args = cmd.to_vec();
+        args.extend(["--results", path_str(&db)]);
+        let out = store_cmd(&bench, &args);
+        assert_eq!(out.code, Some(2), "{}", out.describe());
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.describe());
+        assert!(
+            out.stderr.contains("not a usable ibench results database")
+                && out.stderr.contains("another SQLite database"),
+            "{}",
+            out.describe()
+        );
+    }
+    assert_eq!(tables(), before, "no store tables added to it");
+}

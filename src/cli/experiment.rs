@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::error::UsageError;
 use crate::experiment::{self, runner};
-use crate::results::store::Store;
+use crate::results::store::{Store, is_postgres_url};
 
 /// Flags of `ibench experiment`.
 #[derive(Debug, Args)]
@@ -53,7 +53,7 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| out.join("results.db"));
     if args.dry_run {
-        let done = if store.exists() {
+        let done = if is_postgres_url(&store) || store.exists() {
             let runs = Store::open(&store)?.experiment_runs(&plan.name)?;
             runner::completed(&plan, &runs)?
         } else {

@@ -102,8 +102,15 @@ pub fn cell(
     if maintenance && has_query {
         s += r.pause_s;
     }
-    Duration::from_secs_f64(s)
+    // Sizes are validated after they are estimated (and huge ones may be valid): an estimate
+    // is capped so that neither it nor the sum over every cell can overflow.
+    Duration::try_from_secs_f64(s)
+        .unwrap_or(MAX_ESTIMATE)
+        .min(MAX_ESTIMATE)
 }
+
+/// The largest estimate of one cell (100 years); 10,000 cells of it still add up.
+pub const MAX_ESTIMATE: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// `1h02m`, `3m05s`, `42s`.
 pub fn human(d: Duration) -> String {
@@ -134,5 +141,20 @@ mod tests {
         assert_eq!(human(Duration::from_secs(42)), "42s");
         assert_eq!(human(Duration::from_secs(185)), "3m05s");
         assert_eq!(human(Duration::from_secs(3720)), "1h02m");
+    }
+
+    #[test]
+    fn huge_sizes_give_a_capped_estimate_not_a_panic() {
+        let w = InsertBenchmarkSpec {
+            clients: 1024,
+            steps: vec![Step::LoadInitial, Step::QueryRange(100)],
+            l0_rows: u64::MAX,
+            query_seconds: u64::MAX,
+            ..InsertBenchmarkSpec::default()
+        };
+        let d = cell(DbmsName::Sqlite, Engine::Innodb, &w, true);
+        assert_eq!(d, MAX_ESTIMATE);
+        let total: Duration = std::iter::repeat_n(d, crate::experiment::plan::MAX_CELLS).sum();
+        assert!(total >= MAX_ESTIMATE);
     }
 }

@@ -10,7 +10,7 @@
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::results::model::{RunResult, StepResult};
+use crate::results::model::{RunResult, Series, StepResult};
 
 /// Default significance level.
 pub const DEFAULT_ALPHA: f64 = 0.01;
@@ -159,16 +159,35 @@ fn trim(v: Vec<f64>) -> Vec<f64> {
     }
 }
 
-fn op_series(s: &StepResult, op: &str, rows: bool) -> Vec<f64> {
+fn op_series(s: &StepResult, op: &str) -> Vec<f64> {
     s.per_second
         .total
         .ops
         .get(op)
-        .map(|x| {
-            let v = if rows { &x.rows } else { &x.max_us };
-            v.iter().map(|&v| v as f64).collect()
-        })
+        .map(|x| x.rows.iter().map(|&v| v as f64).collect())
         .unwrap_or_default()
+}
+
+/// The largest response time of each second in which at least one `op` completed (a second
+/// with none has no response time: its recorded 0 is not a sample, and counting it would pull
+/// the mean down exactly where a stall is), first and last second dropped.
+fn max_response_series(s: &StepResult, op: &str) -> Vec<f64> {
+    s.per_second
+        .total
+        .ops
+        .get(op)
+        .map(max_response)
+        .unwrap_or_default()
+}
+
+fn max_response(x: &Series) -> Vec<f64> {
+    let ops = trim(x.ops.iter().map(|&v| v as f64).collect());
+    let max = trim(x.max_us.iter().map(|&v| v as f64).collect());
+    max.into_iter()
+        .zip(ops)
+        .filter(|(_, n)| *n > 0.0)
+        .map(|(m, _)| m)
+        .collect()
 }
 
 /// The per-op divisor of a step's cost series: rows inserted per second in load steps,
@@ -179,7 +198,7 @@ fn ops_per_second(s: &StepResult) -> Vec<f64> {
         .as_ref()
         .map(|e| e.per.as_str())
         .unwrap_or("insert");
-    op_series(s, per, true)
+    op_series(s, per)
 }
 
 fn per_op_series(cost: &[f64], ops: &[f64], scale: f64) -> Vec<f64> {
@@ -197,7 +216,7 @@ pub fn series_defs(step: &StepResult) -> Vec<SeriesDef> {
         if step.per_second.total.ops.contains_key(op) {
             out.push(SeriesDef {
                 name: name.to_string(),
-                get: Box::new(move |s| trim(op_series(s, op, true))),
+                get: Box::new(move |s| trim(op_series(s, op))),
             });
         }
     }
@@ -205,7 +224,7 @@ pub fn series_defs(step: &StepResult) -> Vec<SeriesDef> {
         if step.per_second.total.ops.contains_key(op) {
             out.push(SeriesDef {
                 name: format!("{op} max response us"),
-                get: Box::new(move |s| trim(op_series(s, op, false))),
+                get: Box::new(move |s| max_response_series(s, op)),
             });
         }
     }
@@ -349,10 +368,55 @@ mod tests {
     }
 
     #[test]
+    fn welch_matches_a_published_example() {
+        // Welch's t-test, example 1 of its Wikipedia article (t 2.46, df 24.99, p 0.021);
+        // neither series' lag-1 autocorrelation reaches Bartlett's bound, so n_eff = n.
+        let a = vec![vec![
+            27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
+            21.4,
+        ]];
+        let b = vec![vec![
+            27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
+            24.4,
+        ]];
+        let t = welch(&a, &b).unwrap();
+        assert_eq!((t.n_eff_a, t.n_eff_b), (15.0, 15.0));
+        assert!((t.t - 2.455356).abs() < 1e-5, "t = {}", t.t);
+        assert!((t.df - 24.988529).abs() < 1e-5, "df = {}", t.df);
+        assert!((t.p - 0.021378).abs() < 1e-5, "p = {}", t.p);
+    }
+
+    #[test]
+    fn effective_size_by_hand() {
+        // Five 1s then five 2s: r1 = 1.75 / 2.5 = 0.7 > 2 / sqrt(10), so
+        // n_eff = 10 * 0.3 / 1.7.
+        let v = [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0];
+        assert!((lag1_autocorrelation(&v) - 0.7).abs() < 1e-12);
+        assert!((effective_n(&v) - 3.0 / 1.7).abs() < 1e-12);
+        // Alternating values: negative r1 does not enlarge the sample.
+        let alt = [1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0];
+        assert!(lag1_autocorrelation(&alt) < 0.0);
+        assert_eq!(effective_n(&alt), 8.0);
+    }
+
+    #[test]
     fn p_wording() {
         assert_eq!(fmt_p(0.0001), "p<0.001");
         assert_eq!(fmt_p(0.005), "p<0.01");
         assert_eq!(fmt_p(0.25), "p=0.250");
+    }
+
+    #[test]
+    fn seconds_without_a_completed_op_are_no_response_time_sample() {
+        // A stall: nothing completes in seconds 3 and 4, then the op that waited completes
+        // after 2.5 s. The seconds with no op recorded 0, which is not a response time.
+        let x = Series {
+            ops: vec![5, 10, 10, 0, 0, 1, 10, 4],
+            rows: vec![5, 10, 10, 0, 0, 1, 10, 4],
+            max_us: vec![900, 1000, 1000, 0, 0, 2_500_000, 1000, 800],
+        };
+        assert_eq!(max_response(&x), vec![1000.0, 1000.0, 2_500_000.0, 1000.0]);
+        assert!(max_response(&Series::default()).is_empty());
     }
 
     #[test]

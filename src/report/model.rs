@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::error::UsageError;
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
 use crate::results::model::{RunResult, RunStatus, StepResult};
 
@@ -293,6 +294,9 @@ pub struct GroupInfo {
     pub runs: Vec<RunRef>,
     /// Settings and options that differ from the base: `(key, base value, this value)`.
     pub differences: Vec<Difference>,
+    /// Database size / DBMS cache size at the end of the load, over the runs that recorded
+    /// it (experiment runs; docs/experiments.md).
+    pub db_cache_ratio: Option<Stat>,
 }
 
 /// A setting that differs from the base.
@@ -430,6 +434,8 @@ const INSTANCE_KEYS: &[&str] = &[
     "plugin_dir",
     "basedir",
     "pid-file",
+    "report_port",
+    "server_uid",
 ];
 
 /// Config paths that differ per run by construction.
@@ -484,9 +490,16 @@ fn describe(run: &RunResult) -> BTreeMap<String, String> {
     for k in RUN_KEYS {
         out.remove(*k);
     }
+    if run.managed_server.is_some() {
+        // A managed server's URL names the free port it was given for this run only.
+        out.remove("config.target.url");
+    }
     out.retain(|k, _| !k.starts_with("config.server.data_dir"));
     for (k, v) in &run.environment.dbms.settings {
-        if !INSTANCE_KEYS.contains(&k.as_str()) {
+        // A managed server lives in a directory named after the run: a setting whose value
+        // names it (aria_log_dir_path, wsrep_data_home_dir, ...) is that instance's.
+        let names_the_run = !run.run_id.is_empty() && v.contains(run.run_id.as_str());
+        if !INSTANCE_KEYS.contains(&k.as_str()) && !names_the_run {
             out.insert(format!("setting.{k}"), v.clone());
         }
     }
@@ -567,6 +580,13 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
         } else {
             differences(base, group)
         },
+        db_cache_ratio: Stat::of(
+            &group
+                .runs
+                .iter()
+                .filter_map(|r| Some(r.experiment.as_ref()?.cache.as_ref()?.ratio))
+                .collect::<Vec<_>>(),
+        ),
     }
 }
 
@@ -601,11 +621,17 @@ fn curve_quantiles() -> Vec<f64> {
     q
 }
 
-fn op_agg(steps: &[&StepResult], op: &str) -> Result<Option<OpAgg>> {
+/// `runs[i]` is the run of `steps[i]` (named when its histogram cannot be read).
+fn op_agg(runs: &[&RunResult], steps: &[&StepResult], op: &str) -> Result<Option<OpAgg>> {
     let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-    for s in steps {
+    for (run, s) in runs.iter().zip(steps) {
         let Some(r) = s.ops.get(op) else { continue };
-        let h = histogram::decode(&r.histogram)?;
+        let h = histogram::decode(&r.histogram).map_err(|e| {
+            UsageError::new(format!(
+                "run {} is damaged: the {op} histogram of step {}: {e:#}",
+                run.run_id, s.name
+            ))
+        })?;
         // A growing histogram, so runs with different ranges merge.
         merged
             .get_or_insert_with(crate::metrics::recorder::new_histogram)
@@ -652,11 +678,11 @@ fn metric_stats(defs: &[MetricDef], steps: &[&StepResult]) -> BTreeMap<String, S
 }
 
 fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
-    let steps: Vec<&StepResult> = group
+    let (runs, steps): (Vec<&RunResult>, Vec<&StepResult>) = group
         .runs
         .iter()
-        .filter_map(|r| r.steps.iter().find(|s| s.name == step))
-        .collect();
+        .filter_map(|r| Some((r, r.steps.iter().find(|s| s.name == step)?)))
+        .unzip();
     let incomplete = steps
         .iter()
         .filter(|s| s.status != RunStatus::Complete)
@@ -686,7 +712,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
     let op_names: BTreeSet<&String> = steps.iter().flat_map(|s| s.ops.keys()).collect();
     let mut ops = BTreeMap::new();
     for op in op_names {
-        if let Some(agg) = op_agg(&steps, op)? {
+        if let Some(agg) = op_agg(&runs, &steps, op)? {
             ops.insert(op.clone(), agg);
         }
     }

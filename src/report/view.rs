@@ -379,6 +379,7 @@ fn settings_table(r: &Report) -> Option<ViewTable> {
 }
 
 fn runs_table(r: &Report) -> ViewTable {
+    let with_ratio = r.groups.iter().any(|g| g.db_cache_ratio.is_some());
     let rows = r
         .groups
         .iter()
@@ -395,7 +396,7 @@ fn runs_table(r: &Report) -> ViewTable {
                     }
                 })
                 .collect();
-            vec![
+            let mut row = vec![
                 if g.is_base {
                     Cell::marked(format!("{} (base)", g.name), "base")
                 } else {
@@ -404,16 +405,35 @@ fn runs_table(r: &Report) -> ViewTable {
                 Cell::plain(g.dbms.clone()),
                 Cell::plain(g.clients.to_string()),
                 Cell::plain(g.malloc.clone().unwrap_or_else(|| "-".to_string())),
-                Cell::plain(runs.len().to_string()),
-                Cell::plain(runs.join(", ")),
-            ]
+            ];
+            if with_ratio {
+                row.push(
+                    g.db_cache_ratio
+                        .as_ref()
+                        .map(|s| Cell::stat(s, 2))
+                        .unwrap_or_else(|| Cell::plain("-")),
+                );
+            }
+            row.push(Cell::plain(runs.len().to_string()));
+            row.push(Cell::plain(runs.join(", ")));
+            row
         })
         .collect();
+    let mut header: Vec<String> = ["config", "dbms", "clients", "malloc"]
+        .map(String::from)
+        .to_vec();
+    if with_ratio {
+        header.push("db/cache".to_string());
+    }
+    header.extend(["runs", "run ids"].map(String::from));
     ViewTable {
-        title: "configurations compared".to_string(),
-        header: ["config", "dbms", "clients", "malloc", "runs", "run ids"]
-            .map(String::from)
-            .to_vec(),
+        title: if with_ratio {
+            "configurations compared (db/cache: database size / DBMS cache size after the load)"
+                .to_string()
+        } else {
+            "configurations compared".to_string()
+        },
+        header,
         rows,
     }
 }

@@ -251,6 +251,25 @@ impl Store {
         match &mut self.backend {
             Backend::Sqlite(conn) => {
                 let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+                if version == 0 {
+                    // A new store is empty; an SQLite file with tables but no schema version
+                    // is another program's database (a benchmark database, say), and must not
+                    // get ibench's tables.
+                    let mut stmt = conn.prepare(
+                        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') \
+                         AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4",
+                    )?;
+                    let tables = stmt
+                        .query_map([], |r| r.get::<_, String>(0))?
+                        .collect::<rusqlite::Result<Vec<_>>>()?;
+                    if !tables.is_empty() {
+                        anyhow::bail!(
+                            "it is another SQLite database (tables {}{}), not an ibench store",
+                            tables[..tables.len().min(3)].join(", "),
+                            if tables.len() > 3 { ", ..." } else { "" }
+                        );
+                    }
+                }
                 let version = check_version(version)?;
                 for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
                     let tx = conn.transaction()?;
@@ -453,14 +472,11 @@ impl Store {
             .collect())
     }
 
-    /// The runs `name` stands for: the run with that id or unique id prefix, or else every
-    /// run with that label, oldest first. Unknown names are usage errors.
+    /// The runs `name` stands for: the run with that id, else every run with that label
+    /// (oldest first), else the run with that unique id prefix. Unknown names are usage errors.
     pub fn load_all(&self, name: &str) -> Result<Vec<RunResult>> {
-        let by_id = self.rows(
-            "SELECT id FROM runs WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1 LIMIT 1",
-            &[name],
-        )?;
-        if !by_id.is_empty() {
+        let exact = self.rows("SELECT id FROM runs WHERE id = ?1", &[name])?;
+        if !exact.is_empty() {
             return Ok(vec![self.load(name)?]);
         }
         let documents = self.documents(
@@ -468,6 +484,13 @@ impl Store {
             &[name],
         )?;
         if documents.is_empty() {
+            let by_prefix = self.rows(
+                "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1 LIMIT 1",
+                &[name],
+            )?;
+            if !by_prefix.is_empty() {
+                return Ok(vec![self.load(name)?]);
+            }
             let hint = if self.list()?.is_empty() {
                 "the store is empty: run `ibench run` first".to_string()
             } else {
@@ -528,10 +551,16 @@ impl Store {
         .with_context(|| format!("cannot delete run {id} from {}", self.path.display()))
     }
 
-    /// The run named `name`: its id, a unique prefix of an id, or a label (the latest run
-    /// with that label). Unknown or ambiguous names are usage errors.
+    /// The run named `name`: its id, a label (the latest run with that label), or a unique
+    /// prefix of an id. Unknown or ambiguous names are usage errors.
     pub fn load(&self, name: &str) -> Result<RunResult> {
         let mut documents = self.documents("SELECT document FROM runs WHERE id = ?1", &[name])?;
+        if documents.is_empty() {
+            documents = self.documents(
+                "SELECT document FROM runs WHERE label = ?1 ORDER BY started_at DESC LIMIT 1",
+                &[name],
+            )?;
+        }
         if documents.is_empty() {
             documents = self.documents(
                 "SELECT document FROM runs WHERE substr(id, 1, length(?1)) = ?1",
@@ -544,12 +573,6 @@ impl Store {
                 ))
                 .into());
             }
-        }
-        if documents.is_empty() {
-            documents = self.documents(
-                "SELECT document FROM runs WHERE label = ?1 ORDER BY started_at DESC LIMIT 1",
-                &[name],
-            )?;
         }
         let document = documents.into_iter().next().ok_or_else(|| {
             UsageError::new(format!(
