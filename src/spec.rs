@@ -17,6 +17,10 @@ use crate::error::UsageError;
 /// and the 65535 parameters of the PostgreSQL and MySQL protocols.
 pub const MAX_BATCH: usize = 5_000;
 
+/// Most rows per client a load step may insert (10^12: far beyond any run, and far from
+/// overflowing the arithmetic on row counts).
+pub const MAX_ROWS: u64 = 1_000_000_000_000;
+
 /// Longest duration a flag may give, seconds (one year).
 pub const MAX_SECONDS: u64 = 31_536_000;
 
@@ -397,6 +401,11 @@ impl InsertBenchmarkSpec {
             if !(1..=10_000).contains(&batch) {
                 return err(format!(
                     "{batch_flag} {batch} is out of range: expected 1..=10000"
+                ));
+            }
+            if n > MAX_ROWS {
+                return err(format!(
+                    "{flag} {n} is out of range: expected at most {MAX_ROWS} rows per client"
                 ));
             }
             if self.steps.contains(&step) {

@@ -96,6 +96,8 @@ fn zero_l0_rows_is_rejected_and_leaves_the_database_alone() {
         .result();
     let o = bench.run(&["--steps", "l.i0", "--path", path_str(&db), "--l0-rows", "0"]);
     assert_usage_error(&o, &["--l0-rows"], Leaves::Nothing);
+    let o = bench.run(&["--l1-rows", "18446744073709551615"]);
+    assert_usage_error(&o, &["--l1-rows 18446744073709551615"], Leaves::Nothing);
     assert_eq!(
         id_range(&open_db(&db), "pi1"),
         (1000, 1, 1000),

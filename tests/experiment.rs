@@ -5,7 +5,6 @@
 //! `file:line` line per problem, exit 2, nothing run).
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::thread::sleep;
@@ -14,34 +13,7 @@ use std::time::{Duration, Instant};
 use ibench::results::model::RunResult;
 use rusqlite::Connection;
 
-use crate::common::{Bench, ibench, path_str};
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// Whether `files` exist; in CI their absence fails the test, locally it is skipped.
-fn have(files: &[&str], package: &str) -> bool {
-    if files.iter().all(|f| Path::new(f).exists()) {
-        return true;
-    }
-    let msg = format!(
-        "{} not installed: apt-get install {package}",
-        files.join(", ")
-    );
-    if ci() {
-        panic!("{msg} (CI=true: server tests must run)");
-    }
-    eprintln!("skipping: {msg}");
-    false
-}
-
-/// A bench whose directory the `postgres` user can enter.
-fn server_bench() -> Bench {
-    let bench = Bench::new();
-    fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
-    bench
-}
+use crate::common::{Bench, have_files, ibench, path_str, server_bench};
 
 /// Writes `text` as `name` in the bench and returns its path.
 fn write(bench: &Bench, name: &str, text: &str) -> String {
@@ -105,7 +77,7 @@ dbms_cache = "24M"
 
 #[test]
 fn tiny_experiment_runs_every_cell_with_its_settings() {
-    if !have(&["/usr/bin/pg_config"], "postgresql") {
+    if !have_files(&["/usr/bin/pg_config"], "postgresql") {
         return;
     }
     let bench = server_bench();
@@ -294,7 +266,7 @@ fn mariadbd_in(dir: &Path) -> Vec<u32> {
 
 #[test]
 fn killed_experiment_resumes_without_redoing_complete_cells() {
-    if !have(&["/usr/sbin/mariadbd"], "mariadb-server") {
+    if !have_files(&["/usr/sbin/mariadbd"], "mariadb-server") {
         return;
     }
     let bench = server_bench();
@@ -441,7 +413,7 @@ options = { no_such_pragma = 1 }
     }
 
     // Settings the server itself rejects, named where they were written.
-    if have(&["/usr/sbin/mariadbd"], "mariadb-server") {
+    if have_files(&["/usr/sbin/mariadbd"], "mariadb-server") {
         let (file, err) = run(r#"name = "x"
 
 [[target]]
@@ -474,7 +446,7 @@ options = { innodb_io_capacity = "lots" }
         );
     }
     // MyRocks parses its column family options only when it starts: ibench starts it once.
-    if have(
+    if have_files(
         &["/usr/sbin/mariadbd", "/usr/lib/mysql/plugin/ha_rocksdb.so"],
         "mariadb-server mariadb-plugin-rocksdb",
     ) {
@@ -600,7 +572,7 @@ impl Drop for KeptServer {
 
 #[test]
 fn an_experiment_in_a_postgres_store_knows_its_complete_cells() {
-    if !have(&["/usr/bin/pg_config"], "postgresql") {
+    if !have_files(&["/usr/bin/pg_config"], "postgresql") {
         return;
     }
     let bench = server_bench();

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Bench, Outcome, path_str};
+use crate::common::{Bench, Outcome, have_files, path_str};
 
 /// Short runs with every kind of step (`label` tags the configuration).
 fn short_run(bench: &Bench, label: &str, extra: &[&str]) -> ibench::results::model::RunResult {
@@ -310,22 +310,6 @@ window.addEventListener('load', () => {
     );
 }
 
-/// Whether `files` (a server's binaries) exist; in CI their absence fails the test.
-fn have(files: &[&str], package: &str) -> bool {
-    if files.iter().all(|f| Path::new(f).exists()) {
-        return true;
-    }
-    let msg = format!(
-        "{} not installed: apt-get install {package}",
-        files.join(", ")
-    );
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{msg} (CI=true: server tests must run)");
-    }
-    eprintln!("skipping: {msg}");
-    false
-}
-
 /// Two runs on managed `server`s, `setting` = `base` and `variant`: the report names exactly
 /// that option and that setting as differing (not the ports, paths and ids that each new
 /// server instance has).
@@ -395,14 +379,14 @@ fn only_the_given_setting_differs(server: &str, setting: &str, base: &str, varia
 
 #[test]
 fn two_managed_postgres_runs_differ_only_in_the_setting_they_were_given() {
-    if have(&["/usr/bin/pg_config"], "postgresql") {
+    if have_files(&["/usr/bin/pg_config"], "postgresql") {
         only_the_given_setting_differs("postgres", "work_mem", "4MB", "7MB");
     }
 }
 
 #[test]
 fn two_managed_mariadb_runs_differ_only_in_the_setting_they_were_given() {
-    if have(&["/usr/sbin/mariadbd"], "mariadb-server") {
+    if have_files(&["/usr/sbin/mariadbd"], "mariadb-server") {
         only_the_given_setting_differs("mariadb", "innodb_old_blocks_time", "1000", "500");
     }
 }
@@ -426,10 +410,13 @@ fn compare_finds_a_slowdown_and_not_a_rerun() {
         a.extend_from_slice(extra);
         bench.run(&a).result()
     };
-    with("a", &[]);
-    with("a2", &[]);
+    // Two runs of each: a label pools its runs' seconds, so one run whose rate drifts (a
+    // loaded machine) cannot hide the change alone.
+    let a1 = with("a", &[]).run_id;
+    let a2 = with("a", &[]).run_id;
     // The slowdown: every statement compiled from its text again (no prepared statements),
     // which costs the short range queries (a few microseconds each) 4-10x their rate.
+    with("slow", &["--plain-sql"]);
     with("slow", &["--plain-sql"]);
 
     let row = |rows: &Value, step: &str, metric: &str| -> Value {
@@ -440,7 +427,7 @@ fn compare_finds_a_slowdown_and_not_a_rerun() {
             .unwrap_or_else(|| panic!("no row {step} {metric} in {rows}"))
             .clone()
     };
-    let same = cmd(&bench, &["compare", "a", "a2", "--json"]);
+    let same = cmd(&bench, &["compare", &a1, &a2, "--json"]);
     same.assert_success();
     let rows: Value = serde_json::from_str(&same.stdout).unwrap();
     // The background writer is rate-limited: the same config holds the same rate.
@@ -475,6 +462,44 @@ fn compare_finds_a_slowdown_and_not_a_rerun() {
             .lines()
             .any(|l| l.contains("qr100") && l.contains("qps -"))
     );
+}
+
+#[test]
+fn a_failed_repeat_is_marked_and_does_not_move_the_figures() {
+    let bench = Bench::new();
+    let run = short_run(&bench, "x", &[]);
+    // The same run, failed part-way through its last step at a tenth of the rate, imported
+    // as a second repeat of "x".
+    let file = bench.path("failed.json");
+    let mut doc: Value =
+        serde_json::from_str(&fs::read_to_string(run_file(&bench, &run.run_id)).unwrap()).unwrap();
+    doc["run_id"] = Value::from(format!("{}-failed", run.run_id));
+    doc["status"] = Value::from("failed");
+    let last = doc["steps"].as_array_mut().unwrap().last_mut().unwrap();
+    last["status"] = Value::from("failed");
+    let qps = last["queries_per_s"].as_f64().unwrap();
+    last["queries_per_s"] = Value::from(qps / 10.0);
+    fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
+    cmd(&bench, &["import", path_str(&file)]).assert_success();
+
+    let out = cmd(&bench, &["report", "x", "--format", "json"]);
+    out.assert_success();
+    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    let g = group_step(&r, "qp100", "x");
+    assert_eq!(g["incomplete"], serde_json::json!(["failed"]), "{g}");
+    let q = &g["throughput"]["queries_per_s"];
+    assert_eq!(q["n"], 1, "only the complete repeat counts: {q}");
+    assert_eq!(q["median"].as_f64().unwrap(), qps, "{q}");
+    // A step every repeat completed still has both.
+    assert_eq!(
+        group_step(&r, "l.i0", "x")["throughput"]["inserts_per_s"]["n"],
+        2
+    );
+}
+
+/// The results file of run `id`.
+fn run_file(bench: &Bench, id: &str) -> PathBuf {
+    bench.out().join(format!("{id}.json"))
 }
 
 #[test]

@@ -263,8 +263,15 @@ pub fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     let v: f64 = num.trim().parse().ok()?;
-    (v.is_finite() && v > 0.0).then_some((v * mult as f64) as u64)
+    let bytes = v * mult as f64;
+    (v.is_finite() && v > 0.0 && bytes <= MAX_SIZE as f64).then_some(bytes as u64)
 }
+
+/// Largest size a file may give (1 PiB): beyond it a value is a typo, and the arithmetic on
+/// it would overflow.
+const MAX_SIZE: u64 = 1 << 50;
+/// Largest multiple of the estimated database size a cache may be.
+const MAX_CACHE_TIMES: f64 = 1000.0;
 
 /// The DBMS cache a setup asks for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -278,7 +285,7 @@ fn parse_cache(s: &str) -> Option<CacheSize> {
     let t = s.trim();
     if let Some(x) = t.strip_suffix(['x', 'X']) {
         let v: f64 = x.trim().parse().ok()?;
-        return (v.is_finite() && v > 0.0).then_some(CacheSize::Times(v));
+        return (v.is_finite() && v > 0.0 && v <= MAX_CACHE_TIMES).then_some(CacheSize::Times(v));
     }
     parse_size(t).map(CacheSize::Bytes)
 }
@@ -301,7 +308,7 @@ fn cache_value(dbms: DbmsName, engine: Engine, bytes: u64) -> String {
     } else {
         mib
     };
-    let bytes = bytes.max(min).div_ceil(mib) * mib;
+    let bytes = bytes.clamp(min, MAX_SIZE).div_ceil(mib) * mib;
     match dbms {
         DbmsName::Mariadb => bytes.to_string(),
         DbmsName::Postgres => format!("{}MB", bytes / mib),
@@ -324,7 +331,7 @@ pub fn estimated_loaded_bytes(w: &InsertBenchmarkSpec) -> u64 {
             (Step::LoadMoreSmall, w.l2_rows),
         ] {
             if w.steps.contains(&step) {
-                rows += n;
+                rows = rows.saturating_add(n);
             }
         }
     }
@@ -602,7 +609,7 @@ pub fn build(
                         c,
                         format!(
                             "dbms_cache {:?} is not a size: expected bytes, a size such as 64M or \
-                             1G, or a multiple of the estimated database size such as 0.5x",
+                             1G, or a multiple of the estimated database size such as 0.5x (at most 1P, 1000x)",
                             c.get_ref()
                         ),
                     );
@@ -750,7 +757,10 @@ pub fn build(
         {
             let bytes = match size {
                 CacheSize::Bytes(b) => *b,
-                CacheSize::Times(x) => (estimated_loaded_bytes(workload_spec) as f64 * x) as u64,
+                CacheSize::Times(x) => {
+                    // A float-to-int cast saturates; clamp keeps it in range of the setting.
+                    ((estimated_loaded_bytes(workload_spec) as f64 * x) as u64).min(MAX_SIZE)
+                }
             };
             options.push((setting.to_string(), cache_value(dbms, engine, bytes)));
             settings.push(Located {
@@ -1404,6 +1414,13 @@ dbms_cache = "8M"
         assert_eq!(parse_size("1.5K"), Some(1536));
         assert_eq!(parse_size("12x"), None);
         assert_eq!(parse_size("-1M"), None);
+        assert_eq!(parse_size("99999999999T"), None);
+        assert_eq!(parse_size("1024T"), Some(1 << 50));
+        assert_eq!(parse_cache("1e300x"), None);
+        assert_eq!(
+            cache_value(DbmsName::Mariadb, Engine::Rocksdb, u64::MAX),
+            MAX_SIZE.to_string()
+        );
         assert_eq!(parse_cache("0.5x"), Some(CacheSize::Times(0.5)));
         assert_eq!(parse_cache("2M"), Some(CacheSize::Bytes(2 << 20)));
         assert_eq!(parse_cache("abc"), None);

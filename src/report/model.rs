@@ -688,6 +688,17 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .filter(|s| s.status != RunStatus::Complete)
         .map(|s| format!("{:?}", s.status).to_lowercase())
         .collect();
+    // A failed or interrupted step's figures cover only part of the step: they go into the
+    // aggregate only when no repeat completed it (and the step is marked either way).
+    let (runs, steps): (Vec<&RunResult>, Vec<&StepResult>) =
+        if steps.iter().any(|s| s.status == RunStatus::Complete) {
+            runs.into_iter()
+                .zip(steps)
+                .filter(|(_, s)| s.status == RunStatus::Complete)
+                .unzip()
+        } else {
+            (runs, steps)
+        };
     let slas: Vec<_> = steps.iter().filter_map(|s| s.sla.as_ref()).collect();
     let sla = slas.first().map(|first| SlaAgg {
         target: first.target_inserts_per_s,

@@ -365,10 +365,19 @@ pub fn have(server: &str, engine: &str) -> bool {
         ),
         _ => (&["/usr/sbin/mariadbd"], "mariadb-server"),
     };
+    have_files(files, package)
+}
+
+/// Whether `files` exist; in CI their absence fails the test naming the Debian `package`
+/// that installs them, locally the test is skipped with a message.
+pub fn have_files(files: &[&str], package: &str) -> bool {
     if files.iter().all(|f| Path::new(f).exists()) {
         return true;
     }
-    let msg = format!("{server} ({engine}) is not installed: apt-get install {package}");
+    let msg = format!(
+        "{} not installed: apt-get install {package}",
+        files.join(", ")
+    );
     if ci() {
         panic!("{msg} (CI=true: server tests must run; .ci/run installs these)");
     }
