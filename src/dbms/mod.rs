@@ -18,6 +18,7 @@
 
 pub mod literal;
 pub mod mysql;
+pub mod mywire;
 pub mod pgwire;
 pub mod postgres;
 pub mod sqlite;

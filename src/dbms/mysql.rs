@@ -11,12 +11,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use chrono::{Datelike, Timelike};
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder, Params, Statement, Value};
+use mysql::{Conn, Opts, OptsBuilder};
 use serde::{Deserialize, Serialize};
 
 use super::literal::{self, Literal};
+use super::mywire::{Done, MyWire, MyWireError, Param, Statement, Value as WireValue};
 use super::url::ServerUrl;
 use super::{
     Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SbtestRows, SecondaryIndex,
@@ -230,12 +230,15 @@ impl Dbms for Mysql {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>> {
+        let wire = MyWire::connect(&self.opts).map_err(|e| MyWireError {
+            message: format!("cannot connect to {}: {}", self.url.redacted(), e.message),
+            kind: e.kind,
+        })?;
         Ok(Box::new(MyConnection {
-            conn: self.conn()?,
+            wire,
             engine: self.engine,
             tables: Vec::new(),
             point_selects: Vec::new(),
-            date: (i64::MIN, Value::NULL),
             plain: self.plain,
             id_step: self.id_step,
         }))
@@ -298,16 +301,26 @@ impl Dbms for Mysql {
     }
 }
 
+/// What a server error with `code` means for a client: deadlock, lock wait timeout, too many
+/// connections are transient; server gone away, connection killed, shutdown: connection lost.
+pub fn kind_of_code(code: u16) -> super::ErrorKind {
+    use super::ErrorKind;
+    match code {
+        1213 | 1205 | 1040 => ErrorKind::Transient,
+        2006 | 2013 | 1927 | 1053 => ErrorKind::ConnectionLost,
+        _ => ErrorKind::Fatal,
+    }
+}
+
 /// Deadlock, lock wait timeout, too many connections: transient; a lost connection (I/O or
 /// driver error, server gone away): connection lost.
 pub fn classify(e: &(dyn std::error::Error + 'static)) -> Option<super::ErrorKind> {
     use super::ErrorKind;
+    if let Some(w) = e.downcast_ref::<MyWireError>() {
+        return Some(w.kind);
+    }
     Some(match e.downcast_ref::<mysql::Error>()? {
-        mysql::Error::MySqlError(m) => match m.code {
-            1213 | 1205 | 1040 => ErrorKind::Transient,
-            2006 | 2013 | 1927 | 1053 => ErrorKind::ConnectionLost,
-            _ => ErrorKind::Fatal,
-        },
+        mysql::Error::MySqlError(m) => kind_of_code(m.code),
         mysql::Error::IoError(_) | mysql::Error::DriverError(_) | mysql::Error::CodecError(_) => {
             ErrorKind::ConnectionLost
         }
@@ -326,14 +339,13 @@ struct TableStatements {
     inserts: HashMap<usize, Statement>,
 }
 
+/// A client thread's connection, over the lean wire client (see `mywire.rs` for why).
 struct MyConnection {
-    conn: Conn,
+    wire: MyWire,
     engine: Engine,
     tables: Vec<Option<TableStatements>>,
     /// Point select per sysbench-style table.
     point_selects: Vec<Option<Statement>>,
-    /// Last `dateandtime` as a DATETIME value, converted once per second.
-    date: (i64, Value),
     /// Plain-SQL mode: text protocol with values inlined, nothing prepared.
     plain: bool,
     /// `auto_increment_increment` of the server.
@@ -344,16 +356,32 @@ fn t(sql: &str, table: &Table) -> String {
     sql.replace("{t}", &table.name)
 }
 
+/// Maps a wire error to one naming what was done, keeping its kind; formats only on error.
+fn sql_err<'a>(what: &'a str, name: &'a str) -> impl FnOnce(MyWireError) -> anyhow::Error + 'a {
+    move |e| {
+        anyhow::Error::new(MyWireError {
+            message: format!("{what} {name}: {}", e.message),
+            kind: e.kind,
+        })
+    }
+}
+
+/// Ignores rows.
+fn no_rows(_: WireValue<'_>) -> Result<(), MyWireError> {
+    Ok(())
+}
+
 impl MyConnection {
-    fn statements(&mut self, table: &Table) -> Result<&mut TableStatements> {
+    /// The connection and the statements of `table` (prepared on first use), borrowed apart.
+    fn parts(&mut self, table: &Table) -> Result<(&mut MyWire, &mut TableStatements)> {
         if self.tables.len() <= table.id {
             self.tables.resize_with(table.id + 1, || None);
         }
         if self.tables[table.id].is_none() {
-            let c = &mut self.conn;
+            let w = &mut self.wire;
             let mut prep = |sql: &str| {
-                c.prep(t(sql, table))
-                    .with_context(|| format!("prepare statement on {}", table.name))
+                w.prepare(&t(sql, table))
+                    .map_err(|e| sql_err("prepare statement on", &table.name)(e))
             };
             let s = TableStatements {
                 delete_range: prep(DELETE_RANGE)?,
@@ -366,13 +394,14 @@ impl MyConnection {
             };
             self.tables[table.id] = Some(s);
         }
-        Ok(self.tables[table.id].as_mut().expect("just prepared"))
+        let s = self.tables[table.id].as_mut().expect("just prepared");
+        Ok((&mut self.wire, s))
     }
 
     fn first_i64(
         &mut self,
         table: &Table,
-        pick: fn(&TableStatements) -> &Statement,
+        pick: fn(&TableStatements) -> Statement,
         sql: &str,
     ) -> Result<Option<i64>> {
         if self.plain {
@@ -383,43 +412,48 @@ impl MyConnection {
                 .copied()
                 .flatten());
         }
-        let stmt = pick(self.statements(table)?).clone();
-        let v: Option<Option<i64>> = self.conn.exec_first(&stmt, ())?;
-        Ok(v.flatten())
+        let (wire, s) = self.parts(table)?;
+        let mut value = None;
+        wire.execute(&pick(s), &[], |v| {
+            value = v.as_i64();
+            Ok(())
+        })
+        .map_err(sql_err("query", &table.name))?;
+        Ok(value)
+    }
+
+    /// Runs one-off SQL text (DDL) on the connection.
+    fn run(&mut self, sql: &str, what: &str, name: &str) -> Result<()> {
+        self.wire.query(sql, no_rows).map_err(sql_err(what, name))?;
+        Ok(())
     }
 }
 
 impl MyConnection {
-    /// The largest id of the multi-row insert just done: LAST_INSERT_ID() is the first.
-    fn last_id(&self, rows: usize) -> i64 {
-        self.conn.last_insert_id() as i64 + (rows as i64 - 1) * self.id_step
+    /// The largest id of a multi-row insert whose first id is `first`.
+    fn last_id(&self, first: u64, rows: usize) -> i64 {
+        first as i64 + (rows as i64 - 1) * self.id_step
     }
 
     /// Plain-SQL mode: runs `sql` with `values` inlined over the text protocol; returns the
-    /// rows' first column, and the affected-row count.
+    /// rows' first column as an integer where it is one, and the statement's outcome.
     fn plain_query(
         &mut self,
         sql: &str,
         values: &[Literal<'_>],
         table: &Table,
-    ) -> Result<(Vec<Option<i64>>, u64)> {
+    ) -> Result<(Vec<Option<i64>>, Done)> {
         let text = literal::bind(&t(sql, table), values, true);
-        let mut result = self
-            .conn
-            .query_iter(text)
-            .with_context(|| format!("plain SQL on {}", table.name))?;
         let mut first = Vec::new();
-        for row in result.by_ref() {
-            let row = row?;
-            // Range queries return prices here; only integer columns are read back as ids.
-            first.push(
-                row.get_opt::<Option<i64>, _>(0)
-                    .and_then(|v| v.ok())
-                    .flatten(),
-            );
-        }
-        drop(result);
-        Ok((first, self.conn.affected_rows()))
+        let done = self
+            .wire
+            .query(&text, |v| {
+                // Range queries return prices here; only integer columns are read as ids.
+                first.push(v.as_i64());
+                Ok(())
+            })
+            .map_err(sql_err("plain SQL on", &table.name))?;
+        Ok((first, done))
     }
 }
 
@@ -428,13 +462,9 @@ impl Connection for MyConnection {
         if let Some(s) = self.tables.get_mut(table.id) {
             *s = None;
         }
-        self.conn
-            .query_drop(t(DROP_TABLE, table))
-            .with_context(|| format!("drop table {}", table.name))?;
-        self.conn
-            .query_drop(t(CREATE_TABLE, table).replace("{e}", self.engine.sql_name()))
-            .with_context(|| format!("create table {}", table.name))?;
-        Ok(())
+        self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
+        let create = t(CREATE_TABLE, table).replace("{e}", self.engine.sql_name());
+        self.run(&create, "create table", &table.name)
     }
 
     fn create_indexes(
@@ -456,110 +486,110 @@ impl Connection for MyConnection {
                 })
                 .collect();
             let sql = format!("{}{}", t(ALTER_ADD_INDEX, table), adds.join(", "));
-            self.conn
-                .query_drop(sql)
-                .with_context(|| format!("create indexes on {}", table.name))?;
-            return Ok(());
+            return self.run(&sql, "create indexes on", &table.name);
         }
         for i in indexes {
             let (name, cols) = ddl(i);
             let sql = t(CREATE_INDEX, table)
                 .replace("{i}", &name)
                 .replace("{c}", &cols);
-            self.conn
-                .query_drop(sql)
-                .with_context(|| format!("create index {name}"))?;
+            self.run(&sql, "create index", &name)?;
         }
         Ok(())
     }
 
     fn index_names(&mut self, table: &Table) -> Result<Vec<String>> {
-        Ok(self.conn.exec(INDEX_NAMES, (&table.name,))?)
+        let sql = literal::bind(INDEX_NAMES, &[Literal::Str(&table.name)], true);
+        let mut names = Vec::new();
+        self.wire
+            .query(&sql, |v| {
+                if let WireValue::Bytes(b) = v {
+                    names.push(String::from_utf8_lossy(b).into_owned());
+                }
+                Ok(())
+            })
+            .map_err(sql_err("list indexes of", &table.name))?;
+        Ok(names)
     }
 
     fn table_exists(&mut self, table: &Table) -> Result<bool> {
-        let n: Option<i64> = self.conn.exec_first(TABLE_EXISTS, (&table.name,))?;
-        Ok(n.unwrap_or(0) > 0)
+        let sql = literal::bind(TABLE_EXISTS, &[Literal::Str(&table.name)], true);
+        let mut n = 0;
+        self.wire
+            .query(&sql, |v| {
+                n = v.as_i64().unwrap_or(0);
+                Ok(())
+            })
+            .map_err(sql_err("look up table", &table.name))?;
+        Ok(n > 0)
     }
 
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
         let n = rows.len();
         if self.plain {
             let date = super::datetime_text(rows.dateandtime);
-            let text = format!(
-                "{}{}",
-                t(INSERT_PREFIX, table),
-                literal::values(rows, &date, true)
-            );
-            self.conn
-                .query_drop(text)
-                .with_context(|| format!("insert into {}", table.name))?;
-            return Ok(self.last_id(n));
+            let text = format!("{}{}", INSERT_PREFIX, literal::values(rows, &date, true));
+            let (_, done) = self.plain_query(&text, &[], table)?;
+            return Ok(self.last_id(done.last_insert_id, n));
         }
-        let stmt = match self.statements(table)?.inserts.get(&n) {
-            Some(s) => s.clone(),
+        let date = super::datetime(rows.dateandtime);
+        // One allocation per batch: the parameters' list.
+        let mut params = Vec::with_capacity(n * 6);
+        for i in 0..n {
+            params.extend_from_slice(&[
+                Param::DateTime(date),
+                Param::Int(i64::from(rows.cashregisterid[i])),
+                Param::Int(i64::from(rows.customerid[i])),
+                Param::Int(i64::from(rows.productid[i])),
+                Param::Double(rows.price[i]),
+                Param::Bytes(rows.data(i).as_bytes()),
+            ]);
+        }
+        let (wire, s) = self.parts(table)?;
+        let stmt = match s.inserts.get(&n) {
+            Some(s) => *s,
             None => {
                 let mut sql = t(INSERT_PREFIX, table);
                 sql.push_str(&vec![INSERT_ROW; n].join(","));
-                let s = self
-                    .conn
-                    .prep(sql)
-                    .with_context(|| format!("prepare insert into {}", table.name))?;
-                self.statements(table)?.inserts.insert(n, s.clone());
-                s
+                let stmt = wire
+                    .prepare(&sql)
+                    .map_err(sql_err("prepare insert into", &table.name))?;
+                s.inserts.insert(n, stmt);
+                stmt
             }
         };
-        if self.date.0 != rows.dateandtime {
-            let d = super::datetime(rows.dateandtime);
-            let v = Value::Date(
-                d.year() as u16,
-                d.month() as u8,
-                d.day() as u8,
-                d.hour() as u8,
-                d.minute() as u8,
-                d.second() as u8,
-                0,
-            );
-            self.date = (rows.dateandtime, v);
-        }
-        let mut params = Vec::with_capacity(n * 6);
-        for i in 0..n {
-            params.push(self.date.1.clone());
-            params.push(Value::Int(rows.cashregisterid[i] as i64));
-            params.push(Value::Int(rows.customerid[i] as i64));
-            params.push(Value::Int(rows.productid[i] as i64));
-            params.push(Value::Double(rows.price[i]));
-            params.push(Value::Bytes(rows.data(i).as_bytes().to_vec()));
-        }
-        self.conn
-            .exec_drop(&stmt, Params::Positional(params))
-            .with_context(|| format!("insert into {}", table.name))?;
-        Ok(self.last_id(n))
+        let done = wire
+            .execute(&stmt, &params, no_rows)
+            .map_err(sql_err("insert into", &table.name))?;
+        Ok(self.last_id(done.last_insert_id, n))
     }
 
     fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
         if self.plain {
             let values = [Literal::Int(lo), Literal::Int(hi)];
-            return Ok(self.plain_query(DELETE_RANGE, &values, table)?.1);
+            return Ok(self
+                .plain_query(DELETE_RANGE, &values, table)?
+                .1
+                .affected_rows);
         }
-        let stmt = self.statements(table)?.delete_range.clone();
-        self.conn
-            .exec_drop(&stmt, (lo, hi))
-            .with_context(|| format!("delete from {}", table.name))?;
-        Ok(self.conn.affected_rows())
+        let (wire, s) = self.parts(table)?;
+        let done = wire
+            .execute(&s.delete_range, &[Param::Int(lo), Param::Int(hi)], no_rows)
+            .map_err(sql_err("delete from", &table.name))?;
+        Ok(done.affected_rows)
     }
 
     fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        self.first_i64(table, |s| &s.min_id, MIN_ID)
+        self.first_i64(table, |s| s.min_id, MIN_ID)
     }
 
     fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        self.first_i64(table, |s| &s.max_id, MAX_ID)
+        self.first_i64(table, |s| s.max_id, MAX_ID)
     }
 
     fn count_rows(&mut self, table: &Table) -> Result<u64> {
         Ok(self
-            .first_i64(table, |s| &s.count_rows, COUNT_ROWS)?
+            .first_i64(table, |s| s.count_rows, COUNT_ROWS)?
             .unwrap_or(0) as u64)
     }
 
@@ -576,30 +606,27 @@ impl Connection for MyConnection {
             };
             return Ok(self.plain_query(sql, &[value], table)?.0.len());
         }
-        let stmt = match &self.statements(table)?.ranges[slot] {
-            Some(s) => s.clone(),
+        let (wire, s) = self.parts(table)?;
+        let stmt = match s.ranges[slot] {
+            Some(stmt) => stmt,
             None => {
-                let s = self
-                    .conn
-                    .prep(t(sql, table))
-                    .with_context(|| format!("prepare range query on {}", table.name))?;
-                self.statements(table)?.ranges[slot] = Some(s.clone());
-                s
+                let stmt = wire
+                    .prepare(&t(sql, table))
+                    .map_err(sql_err("prepare range query on", &table.name))?;
+                s.ranges[slot] = Some(stmt);
+                stmt
             }
         };
         let param = match query {
-            RangeQuery::Register => Value::Int(start as i64),
-            _ => Value::Double(start),
+            RangeQuery::Register => Param::Int(start as i64),
+            _ => Param::Double(start),
         };
-        let result = self
-            .conn
-            .exec_iter(&stmt, Params::Positional(vec![param]))
-            .with_context(|| format!("range query on {}", table.name))?;
         let mut n = 0;
-        for row in result {
-            row?;
+        wire.execute(&stmt, &[param], |_| {
             n += 1;
-        }
+            Ok(())
+        })
+        .map_err(sql_err("range query on", &table.name))?;
         Ok(n)
     }
 
@@ -618,21 +645,14 @@ impl Connection for MyConnection {
             );
             return Ok(found.len());
         }
-        let stmt = self.statements(table)?.point.clone();
-        let params: Vec<Value> = (0..POINT_QUERY_IDS)
-            .map(|i| Value::Int(*ids.get(i).unwrap_or(&ids[0])))
-            .collect();
-        let result = self
-            .conn
-            .exec_iter(&stmt, Params::Positional(params))
-            .with_context(|| format!("point query on {}", table.name))?;
-        for row in result {
-            let row = row?;
-            let id: i64 = row
-                .get(0)
-                .context("point query row without transactionid")?;
-            found.push(id);
-        }
+        let params: [Param; POINT_QUERY_IDS] =
+            std::array::from_fn(|i| Param::Int(*ids.get(i).unwrap_or(&ids[0])));
+        let (wire, s) = self.parts(table)?;
+        wire.execute(&s.point, &params, |v| {
+            found.push(v.as_i64().unwrap_or(i64::MIN));
+            Ok(())
+        })
+        .map_err(sql_err("point query on", &table.name))?;
         Ok(found.len())
     }
 
@@ -640,39 +660,32 @@ impl Connection for MyConnection {
         if let Some(s) = self.point_selects.get_mut(table.id) {
             *s = None;
         }
-        self.conn
-            .query_drop(t(DROP_TABLE, table))
-            .with_context(|| format!("drop table {}", table.name))?;
-        self.conn
-            .query_drop(t(CREATE_SBTEST, table).replace("{e}", self.engine.sql_name()))
-            .with_context(|| format!("create table {}", table.name))?;
-        Ok(())
+        self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
+        let create = t(CREATE_SBTEST, table).replace("{e}", self.engine.sql_name());
+        self.run(&create, "create table", &table.name)
     }
 
     fn insert_sbtest(&mut self, table: &Table, rows: &SbtestRows) -> Result<()> {
+        // The load is not the measured path: one text statement per batch.
         let mut sql = t(INSERT_SBTEST_PREFIX, table);
-        let mut params = Vec::with_capacity(4 * rows.len());
         for i in 0..rows.len() {
             if i > 0 {
                 sql.push(',');
             }
-            sql.push_str(INSERT_SBTEST_ROW);
-            params.extend([
-                Value::Int(rows.id[i]),
-                Value::Int(i64::from(rows.k[i])),
-                Value::Bytes(rows.c[i].clone().into_bytes()),
-                Value::Bytes(rows.pad[i].clone().into_bytes()),
-            ]);
+            let values = [
+                Literal::Int(rows.id[i]),
+                Literal::Int(i64::from(rows.k[i])),
+                Literal::Str(&rows.c[i]),
+                Literal::Str(&rows.pad[i]),
+            ];
+            sql.push_str(&literal::bind(INSERT_SBTEST_ROW, &values, true));
         }
-        self.conn
-            .exec_drop(sql, Params::Positional(params))
-            .with_context(|| format!("insert into {}", table.name))
+        self.run(&sql, "insert into", &table.name)
     }
 
     fn create_sbtest_index(&mut self, table: &Table, index: &str) -> Result<()> {
-        self.conn
-            .query_drop(t(CREATE_SBTEST_INDEX, table).replace("{i}", index))
-            .with_context(|| format!("create index {index}"))
+        let sql = t(CREATE_SBTEST_INDEX, table).replace("{i}", index);
+        self.run(&sql, "create index", index)
     }
 
     fn point_select(&mut self, table: &Table, id: i64) -> Result<usize> {
@@ -685,27 +698,26 @@ impl Connection for MyConnection {
         if self.point_selects.len() <= table.id {
             self.point_selects.resize_with(table.id + 1, || None);
         }
-        let stmt = match &self.point_selects[table.id] {
-            Some(s) => s.clone(),
+        let stmt = match self.point_selects[table.id] {
+            Some(s) => s,
             None => {
                 let s = self
-                    .conn
-                    .prep(t(POINT_SELECT, table))
-                    .with_context(|| format!("prepare statement on {}", table.name))?;
-                self.point_selects[table.id] = Some(s.clone());
+                    .wire
+                    .prepare(&t(POINT_SELECT, table))
+                    .map_err(sql_err("prepare statement on", &table.name))?;
+                self.point_selects[table.id] = Some(s);
                 s
             }
         };
-        let result = self
-            .conn
-            .exec_iter(&stmt, (id,))
-            .with_context(|| format!("point select on {}", table.name))?;
         let mut n = 0;
-        for row in result {
-            // Read the value, as a client would.
-            std::hint::black_box(row?.as_ref(0));
-            n += 1;
-        }
+        self.wire
+            .execute(&stmt, &[Param::Int(id)], |v| {
+                // Read the value, as a client would.
+                std::hint::black_box(v);
+                n += 1;
+                Ok(())
+            })
+            .map_err(sql_err("point select on", &table.name))?;
         Ok(n)
     }
 }
