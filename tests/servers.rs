@@ -184,7 +184,8 @@ fn managed_mariadb(engine: &str, cnf_text: &str, variable: &str, expected: u64) 
         "--keep-server",
     ];
     args.extend_from_slice(SMALL);
-    let run = bench.run(&args).result();
+    let outcome = bench.run(&args);
+    let run = outcome.result();
     check_results(&run, 2, 5000);
     let pid = run.managed_server.as_ref().unwrap().pid.unwrap();
     let kept = Kept {
@@ -195,16 +196,20 @@ fn managed_mariadb(engine: &str, cnf_text: &str, variable: &str, expected: u64) 
     let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).expect("connect");
     let v: Option<u64> = c.query_first(format!("SELECT @@{variable}")).unwrap();
     assert_eq!(v, Some(expected), "{variable} from --server-config");
-    // The size the DBMS reports agrees with the test's own query (MyRocks: SST files plus
-    // memtables; background compaction may have moved it a little since).
-    let size_sql = if engine == "rocksdb" {
-        ibench::dbms::mysql::ROCKSDB_SIZE
+    // The size the DBMS reports agrees with an independent reading (MyRocks: the same SQL over
+    // SST files plus memtables, which background compaction may have moved a little since;
+    // InnoDB: the tablespace files of the schema on disk).
+    let now = if engine == "rocksdb" {
+        let n: Option<u64> = c.query_first(ibench::dbms::mysql::ROCKSDB_SIZE).unwrap();
+        n.unwrap() as f64
     } else {
-        "SELECT sum(data_length + index_length) FROM information_schema.tables \
-         WHERE table_schema = database()"
+        let db: Option<String> = c.query_first("SELECT database()").unwrap();
+        let dir = outcome.new_results[0]
+            .with_extension("server")
+            .join("data")
+            .join(db.unwrap());
+        ibd_bytes(&dir) as f64
     };
-    let now: Option<u64> = c.query_first(size_sql).unwrap();
-    let now = now.unwrap() as f64;
     let reported = run
         .steps
         .last()
@@ -215,10 +220,21 @@ fn managed_mariadb(engine: &str, cnf_text: &str, variable: &str, expected: u64) 
         .db_size
         .dbms_bytes;
     let reported = reported.expect("DBMS-reported size") as f64;
-    assert!(
-        reported > 100_000.0,
-        "{engine}: {reported} bytes for 10000 rows"
-    );
+    // Every step, the load included (whose table statistics InnoDB has not yet updated).
+    for s in &run.steps {
+        let size = s
+            .efficiency
+            .as_ref()
+            .unwrap()
+            .db_size
+            .dbms_bytes
+            .unwrap_or(0);
+        assert!(
+            size > 100_000,
+            "{engine} {}: {size} bytes for 10000 rows",
+            s.name
+        );
+    }
     assert!(
         (reported - now).abs() <= 0.1 * now,
         "{engine}: reported {reported}, SQL now {now}"
@@ -244,6 +260,17 @@ fn managed_mariadb(engine: &str, cnf_text: &str, variable: &str, expected: u64) 
     }
     drop(c);
     kept.stop();
+}
+
+/// Bytes allocated on disk to the `.ibd` files in `dir`.
+fn ibd_bytes(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "ibd"))
+        .map(|e| e.metadata().unwrap().blocks() * 512)
+        .sum()
 }
 
 #[test]
