@@ -21,6 +21,25 @@ const SMALL: &[&str] = &[
     "1",
 ];
 
+/// Kills the server `pid` with SIGKILL; ibench must then stop within seconds and exit 1.
+fn kill_9_and_finish(child: crate::common::Running, pid: u32) -> Outcome {
+    let killed_at = Instant::now();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.finish(Duration::from_secs(60));
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(30),
+        "stopped within seconds"
+    );
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    out
+}
+
 /// Processes whose command line mentions `needle`.
 fn processes_with(needle: &str) -> Vec<u32> {
     fs::read_dir("/proc")
@@ -781,20 +800,7 @@ fn a_killed_server_fails_the_step_quickly_and_keeps_the_results() {
     let (child, run) = spawn_until_step(&bench, &args, 2);
     std::thread::sleep(Duration::from_millis(1_000));
     let pid = run.managed_server.unwrap().pid.unwrap();
-    let killed_at = Instant::now();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let out = child.finish(Duration::from_secs(60));
-    assert!(
-        killed_at.elapsed() < Duration::from_secs(30),
-        "stopped within seconds"
-    );
-    assert_eq!(out.code, Some(1), "{}", out.describe());
+    let out = kill_9_and_finish(child, pid);
     let line = out
         .stderr
         .lines()
@@ -877,20 +883,7 @@ fn an_external_server_killed_mid_step_fails_the_step_and_keeps_the_results() {
         "1",
     ]);
     std::thread::sleep(Duration::from_secs(3));
-    let killed_at = Instant::now();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let out = child.finish(Duration::from_secs(60));
-    assert!(
-        killed_at.elapsed() < Duration::from_secs(30),
-        "stopped within seconds"
-    );
-    assert_eq!(out.code, Some(1), "{}", out.describe());
+    let out = kill_9_and_finish(child, pid);
     let errors: Vec<&str> = out
         .stderr
         .lines()

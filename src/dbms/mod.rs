@@ -21,6 +21,7 @@ pub mod mysql;
 pub mod mywire;
 pub mod pgwire;
 pub mod postgres;
+pub mod socket;
 pub mod sqlite;
 pub mod url;
 
@@ -117,9 +118,39 @@ pub enum ErrorKind {
     Fatal,
 }
 
+/// An error from a DBMS as ibench's own clients report it: its text (what was done, on which
+/// table, the server's message and code) and what it means for the client.
+#[derive(Debug)]
+pub struct DbError {
+    /// What the error means for the client.
+    pub kind: ErrorKind,
+    /// The error, for the user.
+    pub message: String,
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+impl From<std::io::Error> for DbError {
+    fn from(e: std::io::Error) -> Self {
+        DbError {
+            kind: ErrorKind::ConnectionLost,
+            message: format!("connection to the server failed: {e}"),
+        }
+    }
+}
+
 /// Classifies `err` by the DBMS errors in its chain (each DBMS file knows its own codes).
 pub fn error_kind(err: &anyhow::Error) -> ErrorKind {
     for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<DbError>() {
+            return e.kind;
+        }
         let kind = sqlite::classify(cause)
             .or_else(|| postgres::classify(cause))
             .or_else(|| mysql::classify(cause));

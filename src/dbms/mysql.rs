@@ -15,8 +15,9 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
 use serde::{Deserialize, Serialize};
 
+use super::DbError;
 use super::literal::{self, Literal};
-use super::mywire::{Done, MyWire, MyWireError, Param, Statement, Value as WireValue};
+use super::mywire::{Done, MyWire, Param, Statement, Value as WireValue};
 use super::url::ServerUrl;
 use super::{
     Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SbtestRows, SecondaryIndex,
@@ -237,7 +238,7 @@ impl Dbms for Mysql {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>> {
-        let wire = MyWire::connect(&self.opts).map_err(|e| MyWireError {
+        let wire = MyWire::connect(&self.opts).map_err(|e| DbError {
             message: format!("cannot connect to {}: {}", self.url.redacted(), e.message),
             kind: e.kind,
         })?;
@@ -326,9 +327,6 @@ pub fn kind_of_code(code: u16) -> super::ErrorKind {
 /// driver error, server gone away): connection lost.
 pub fn classify(e: &(dyn std::error::Error + 'static)) -> Option<super::ErrorKind> {
     use super::ErrorKind;
-    if let Some(w) = e.downcast_ref::<MyWireError>() {
-        return Some(w.kind);
-    }
     Some(match e.downcast_ref::<mysql::Error>()? {
         mysql::Error::MySqlError(m) => kind_of_code(m.code),
         mysql::Error::IoError(_) | mysql::Error::DriverError(_) | mysql::Error::CodecError(_) => {
@@ -367,9 +365,9 @@ fn t(sql: &str, table: &Table) -> String {
 }
 
 /// Maps a wire error to one naming what was done, keeping its kind; formats only on error.
-fn sql_err<'a>(what: &'a str, name: &'a str) -> impl FnOnce(MyWireError) -> anyhow::Error + 'a {
+fn sql_err<'a>(what: &'a str, name: &'a str) -> impl FnOnce(DbError) -> anyhow::Error + 'a {
     move |e| {
-        anyhow::Error::new(MyWireError {
+        anyhow::Error::new(DbError {
             message: format!("{what} {name}: {}", e.message),
             kind: e.kind,
         })
@@ -377,7 +375,7 @@ fn sql_err<'a>(what: &'a str, name: &'a str) -> impl FnOnce(MyWireError) -> anyh
 }
 
 /// Ignores rows.
-fn no_rows(_: WireValue<'_>) -> Result<(), MyWireError> {
+fn no_rows(_: WireValue<'_>) -> Result<(), DbError> {
     Ok(())
 }
 

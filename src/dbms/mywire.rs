@@ -14,8 +14,7 @@
 //! path, and full authentication over a Unix socket or with the server's RSA key), as the
 //! `mysql` crate does without TLS; no compression.
 
-use std::fmt;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 
@@ -27,38 +26,13 @@ use mysql::mysql_common::packets::{
 };
 use mysql::mysql_common::proto::MySerialize;
 
-use super::ErrorKind;
+use super::socket::Socket;
+use super::{DbError, ErrorKind};
 
-/// An error of this client: from the server (with its error code), or the connection failing.
-#[derive(Debug)]
-pub struct MyWireError {
-    /// What the error means for the client (see [`super::mysql::kind_of_code`]).
-    pub kind: ErrorKind,
-    /// The server's message with its code, or the I/O error.
-    pub message: String,
-}
+type Result<T> = std::result::Result<T, DbError>;
 
-impl fmt::Display for MyWireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for MyWireError {}
-
-impl From<io::Error> for MyWireError {
-    fn from(e: io::Error) -> Self {
-        MyWireError {
-            kind: ErrorKind::ConnectionLost,
-            message: format!("connection to the server failed: {e}"),
-        }
-    }
-}
-
-type Result<T> = std::result::Result<T, MyWireError>;
-
-fn protocol_error(what: &str) -> MyWireError {
-    MyWireError {
+fn protocol_error(what: &str) -> DbError {
+    DbError {
         kind: ErrorKind::ConnectionLost,
         message: format!("unexpected packet from the server: {what}"),
     }
@@ -113,27 +87,6 @@ pub struct Done {
 pub struct Statement {
     id: u32,
     params: u16,
-}
-
-enum Socket {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Socket {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Socket::Tcp(s) => s.read(buf),
-            Socket::Unix(s) => s.read(buf),
-        }
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Socket::Tcp(s) => s.write_all(buf),
-            Socket::Unix(s) => s.write_all(buf),
-        }
-    }
 }
 
 /// Largest payload of one packet; longer payloads continue in the next.
@@ -248,7 +201,7 @@ impl MyWire {
                         AuthPlugin::CachingSha2Password => AuthPlugin::CachingSha2Password,
                         AuthPlugin::MysqlNativePassword => AuthPlugin::MysqlNativePassword,
                         other => {
-                            return Err(MyWireError {
+                            return Err(DbError {
                                 kind: ErrorKind::Fatal,
                                 message: format!(
                                     "authentication plugin {} is not supported by ibench's \
@@ -355,7 +308,7 @@ impl MyWire {
                 }
             };
             if got == 0 {
-                return Err(MyWireError {
+                return Err(DbError {
                     kind: ErrorKind::ConnectionLost,
                     message: "the server closed the connection".to_string(),
                 });
@@ -384,7 +337,7 @@ impl MyWire {
     }
 
     /// The server's error in the current packet (an ERR packet).
-    fn server_error(&self) -> MyWireError {
+    fn server_error(&self) -> DbError {
         let p = &self.packet;
         let code = p.get(1..3).map_or(0, |c| u16::from_le_bytes([c[0], c[1]]));
         let (state, msg) = if p.get(3) == Some(&b'#') && p.len() >= 9 {
@@ -393,7 +346,7 @@ impl MyWire {
             (String::new(), p.get(3..).unwrap_or(&[]))
         };
         let msg = String::from_utf8_lossy(msg);
-        MyWireError {
+        DbError {
             kind: super::mysql::kind_of_code(code),
             message: if state.is_empty() {
                 format!("{msg} (error {code})")
@@ -447,7 +400,7 @@ impl MyWire {
         row: impl FnMut(Value<'_>) -> Result<()>,
     ) -> Result<Done> {
         if params.len() != usize::from(stmt.params) {
-            return Err(MyWireError {
+            return Err(DbError {
                 kind: ErrorKind::Fatal,
                 message: format!(
                     "statement takes {} parameters, {} given",

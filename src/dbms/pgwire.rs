@@ -14,9 +14,7 @@
 //! Supported: TCP and Unix sockets, trust, cleartext, MD5 and SCRAM-SHA-256 authentication, no
 //! TLS (as elsewhere in ibench).
 
-use std::error::Error as StdError;
-use std::fmt;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -29,44 +27,19 @@ use postgres_protocol::message::backend::{ErrorResponseBody, Message};
 use postgres_protocol::message::frontend;
 use postgres_types::{FromSql, ToSql, Type};
 
-use super::ErrorKind;
+use super::socket::Socket;
+use super::{DbError, ErrorKind};
 
-/// An error of this client: from the server (with its SQLSTATE), or the connection failing.
-#[derive(Debug)]
-pub struct WireError {
-    /// What the error means for the client (see [`super::postgres::kind_of_sqlstate`]).
-    pub kind: ErrorKind,
-    /// The server's message with its SQLSTATE, or the I/O error.
-    pub message: String,
-}
+type Result<T> = std::result::Result<T, DbError>;
 
-impl fmt::Display for WireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl StdError for WireError {}
-
-impl From<io::Error> for WireError {
-    fn from(e: io::Error) -> Self {
-        WireError {
-            kind: ErrorKind::ConnectionLost,
-            message: format!("connection to the server failed: {e}"),
-        }
-    }
-}
-
-type Result<T> = std::result::Result<T, WireError>;
-
-fn protocol_error(what: &str) -> WireError {
-    WireError {
+fn protocol_error(what: &str) -> DbError {
+    DbError {
         kind: ErrorKind::ConnectionLost,
         message: format!("unexpected message from the server: {what}"),
     }
 }
 
-fn server_error(body: &ErrorResponseBody) -> WireError {
+fn server_error(body: &ErrorResponseBody) -> DbError {
     let (mut code, mut message) = (String::new(), String::new());
     let mut fields = body.fields();
     while let Ok(Some(f)) = fields.next() {
@@ -76,30 +49,9 @@ fn server_error(body: &ErrorResponseBody) -> WireError {
             _ => {}
         }
     }
-    WireError {
+    DbError {
         kind: super::postgres::kind_of_sqlstate(Some(&code)),
         message: format!("{message} ({code})"),
-    }
-}
-
-enum Socket {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Socket {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Socket::Tcp(s) => s.read(buf),
-            Socket::Unix(s) => s.read(buf),
-        }
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Socket::Tcp(s) => s.write_all(buf),
-            Socket::Unix(s) => s.write_all(buf),
-        }
     }
 }
 
@@ -127,7 +79,7 @@ impl<'a> Row<'a> {
             .get(i)
             .ok_or_else(|| protocol_error("missing column"))?;
         let raw = self.ranges[i].clone().map(|r| &self.buf[r]);
-        T::from_sql_nullable(ty, raw).map_err(|e| WireError {
+        T::from_sql_nullable(ty, raw).map_err(|e| DbError {
             kind: ErrorKind::Fatal,
             message: format!("cannot read column {i} ({ty}): {e}"),
         })
@@ -166,7 +118,7 @@ impl PgWire {
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.map(WireError::from).unwrap_or_else(|| WireError {
+        Err(last.map(DbError::from).unwrap_or_else(|| DbError {
             kind: ErrorKind::Fatal,
             message: "no host to connect to".to_string(),
         }))
@@ -194,7 +146,7 @@ impl PgWire {
         frontend::startup_message(params, &mut c.out)?;
         c.flush()?;
         let password = config.get_password();
-        let need_password = || WireError {
+        let need_password = || DbError {
             kind: ErrorKind::Fatal,
             message: "the server asks for a password and none was given".to_string(),
         };
@@ -274,7 +226,7 @@ impl PgWire {
             }
             match n {
                 Ok(0) => {
-                    return Err(WireError {
+                    return Err(DbError {
                         kind: ErrorKind::ConnectionLost,
                         message: "the server closed the connection".to_string(),
                     });
@@ -287,7 +239,7 @@ impl PgWire {
     }
 
     /// Reads to ReadyForQuery after an error, so the connection can be used again.
-    fn drain(&mut self, err: WireError) -> WireError {
+    fn drain(&mut self, err: DbError) -> DbError {
         loop {
             match self.next() {
                 Ok(Message::ReadyForQuery(_)) => return err,
@@ -358,7 +310,7 @@ impl PgWire {
         mut row: impl FnMut(&Row<'_>) -> Result<()>,
     ) -> Result<u64> {
         if params.len() != stmt.params.len() {
-            return Err(WireError {
+            return Err(DbError {
                 kind: ErrorKind::Fatal,
                 message: format!(
                     "statement takes {} parameters, {} given",
@@ -384,7 +336,7 @@ impl PgWire {
         );
         if let Err(e) = bound {
             self.out.clear();
-            return Err(WireError {
+            return Err(DbError {
                 kind: ErrorKind::Fatal,
                 message: match e {
                     frontend::BindError::Conversion(e) => format!("cannot send a value: {e}"),

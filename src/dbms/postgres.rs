@@ -12,8 +12,9 @@ use anyhow::{Context, Result, bail};
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls};
 
+use super::DbError;
 use super::literal::{self, Literal};
-use super::pgwire::{PgWire, Row, Statement, WireError};
+use super::pgwire::{PgWire, Row, Statement};
 use super::url::ServerUrl;
 use super::{
     Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SbtestRows, SecondaryIndex,
@@ -173,21 +174,6 @@ impl Postgres {
     }
 }
 
-/// A PostgreSQL error with the statement it came from; keeps what it means for a client.
-#[derive(Debug)]
-pub struct PgError {
-    message: String,
-    kind: super::ErrorKind,
-}
-
-impl std::fmt::Display for PgError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for PgError {}
-
 /// Deadlock, serialization failure, lock not available, too many connections: transient;
 /// a closed connection or a server shutting down: connection lost.
 fn kind_of(e: &postgres::Error) -> super::ErrorKind {
@@ -211,12 +197,6 @@ pub fn kind_of_sqlstate(code: Option<&str>) -> super::ErrorKind {
 
 /// The meaning of `e` if it is a PostgreSQL error.
 pub fn classify(e: &(dyn std::error::Error + 'static)) -> Option<super::ErrorKind> {
-    if let Some(pg) = e.downcast_ref::<PgError>() {
-        return Some(pg.kind);
-    }
-    if let Some(w) = e.downcast_ref::<WireError>() {
-        return Some(w.kind);
-    }
     e.downcast_ref::<postgres::Error>().map(kind_of)
 }
 
@@ -242,7 +222,7 @@ impl Dbms for Postgres {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>> {
-        let wire = PgWire::connect(&self.config).map_err(|e| PgError {
+        let wire = PgWire::connect(&self.config).map_err(|e| DbError {
             message: format!("cannot connect to {}: {}", self.url.redacted(), e.message),
             kind: e.kind,
         })?;
@@ -375,9 +355,9 @@ struct PgConnection {
 
 /// Maps a wire error to one naming the statement and table, keeping its kind; formats only
 /// on error.
-fn sql_err<'a>(what: &'a str, table: &'a Table) -> impl FnOnce(WireError) -> anyhow::Error + 'a {
+fn sql_err<'a>(what: &'a str, table: &'a Table) -> impl FnOnce(DbError) -> anyhow::Error + 'a {
     move |e| {
-        anyhow::Error::new(PgError {
+        anyhow::Error::new(DbError {
             message: format!("{what} {}: {}", table.name, e.message),
             kind: e.kind,
         })
@@ -385,7 +365,7 @@ fn sql_err<'a>(what: &'a str, table: &'a Table) -> impl FnOnce(WireError) -> any
 }
 
 /// Ignores the rows of a statement run for its effect.
-fn no_rows(_: &Row<'_>) -> Result<(), WireError> {
+fn no_rows(_: &Row<'_>) -> Result<(), DbError> {
     Ok(())
 }
 
