@@ -1,10 +1,13 @@
-//! Property tests of everything that parses user input (URLs, steps, the command line): no
+//! Property tests of everything that parses user input (URLs, steps, the command line,
+//! experiment files): no
 //! input panics, bad input is a usage error, and a password never survives into any rendering
 //! of a URL. Failing cases are kept in tests/parsing.proptest-regressions.
 
 use clap::Parser;
 use ibench::cli::{Cli, Command};
 use ibench::dbms::url::ServerUrl;
+use ibench::experiment::model::{self, Source};
+use ibench::experiment::plan;
 use ibench::spec::Step;
 use proptest::prelude::*;
 
@@ -74,4 +77,95 @@ proptest! {
             let _ = run.to_spec(std::path::PathBuf::from("/nonexistent/db.sqlite"));
         }
     }
+
+    #[test]
+    fn experiment_files_are_a_plan_or_located_problems(
+        top in proptest::collection::vec((top_key(), value()), 0..5),
+        workload in proptest::collection::vec((workload_key(), value()), 0..6),
+        setup in proptest::collection::vec((setup_key(), value()), 0..4),
+        dbms in "(sqlite|postgres|mariadb|[a-z]{0,6})",
+        junk in "\\PC{0,12}",
+    ) {
+        let mut text = String::from("name = \"fuzz\"\n");
+        for (k, v) in &top {
+            text.push_str(&format!("{k} = {v}\n"));
+        }
+        text.push_str("[workload]\n");
+        for (k, v) in &workload {
+            text.push_str(&format!("{k} = {v}\n"));
+        }
+        text.push_str(&format!("[[target]]\nname = \"t\"\ndbms = \"{dbms}\"\n"));
+        text.push_str("[[config]]\nname = \"base\"\n[[setup]]\nname = \"s\"\n");
+        for (k, v) in &setup {
+            text.push_str(&format!("{k} = {v}\n"));
+        }
+        text.push_str(&junk);
+        let source = Source { path: "fuzz.toml".into(), text };
+        // Parsing and planning (everything short of asking servers) never panics; every
+        // problem points at the file.
+        if let Ok(file) = model::parse(&source) {
+            let (_, problems) = plan::build(file, source.clone(), None);
+            for p in problems {
+                prop_assert!(p.at.starts_with("fuzz.toml"), "{p}");
+            }
+        }
+    }
+}
+
+fn top_key() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "scale",
+        "repeats",
+        "cooldown_seconds",
+        "base",
+        "allocators",
+        "bogus",
+    ])
+}
+
+fn workload_key() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "steps",
+        "clients",
+        "rows_per_client",
+        "l1_rows",
+        "l2_rows",
+        "query_seconds",
+        "secondary_indexes",
+        "data_min",
+        "data_max",
+        "writer_batch",
+        "seed",
+        "max_tries",
+        "deletes",
+        "table_prefix",
+        "nope",
+    ])
+}
+
+fn setup_key() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "clients",
+        "rows_per_client",
+        "l1_rows",
+        "dbms_cache",
+        "other",
+    ])
+}
+
+/// TOML values of every type, with the edges: zero, negative, huge, non-finite, odd strings.
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<i64>().prop_map(|v| v.to_string()),
+        Just("0".to_string()),
+        Just("18446744073709551615".to_string()),
+        any::<f64>().prop_map(|v| format!("{v:?}")),
+        Just("inf".to_string()),
+        Just("nan".to_string()),
+        "[a-zA-Z0-9.,:_ -]{0,12}".prop_map(|s| format!("{s:?}")),
+        "(1e300|0.5|2|99999999999)(x|T|G|M|K)?".prop_map(|s| format!("{s:?}")),
+        Just("true".to_string()),
+        Just("[\"glibc\", \"jemalloc\"]".to_string()),
+        Just("\"l.i0,l.x,qr100\"".to_string()),
+    ]
 }
