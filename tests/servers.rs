@@ -1006,3 +1006,104 @@ fn a_postgres_results_store_is_shared_by_runs_and_reports() {
     assert!(!out.stderr.contains("s3cret-pw"), "{}", out.stderr);
     kept.stop();
 }
+
+#[test]
+fn client_connections_authenticate_with_passwords() {
+    // The client threads' own wire clients (pgwire, mywire) must log in the way the servers
+    // ask: SCRAM-SHA-256 and MD5 on PostgreSQL, mysql_native_password on MariaDB.
+    for server in ["postgres", "mariadb"] {
+        if !have(server, "") {
+            continue;
+        }
+        let bench = server_bench();
+        let setup = bench.run(&[
+            "--server",
+            server,
+            "--keep-server",
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "1000",
+        ]);
+        let run = setup.result();
+        let kept = Kept {
+            pid: run.managed_server.as_ref().unwrap().pid.unwrap(),
+            signal: if server == "postgres" { "INT" } else { "TERM" },
+        };
+        let admin = run.environment.dbms.location.clone();
+        let u = url::Url::parse(&admin).unwrap();
+        let (host, port, db) = (
+            u.host_str().unwrap().to_string(),
+            u.port().unwrap(),
+            u.path().trim_start_matches('/').to_string(),
+        );
+        let users: Vec<(&str, &str)> = if server == "postgres" {
+            let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+            c.batch_execute(
+                "CREATE ROLE scram_user LOGIN PASSWORD 'Scram-pw-7'; \
+                 SET password_encryption = 'md5'; \
+                 CREATE ROLE md5_user LOGIN PASSWORD 'Md5-pw-7'; \
+                 GRANT ALL ON SCHEMA public TO scram_user, md5_user;",
+            )
+            .unwrap();
+            // Password rules first in pg_hba.conf, then the managed server's own.
+            let hba = setup.new_results[0]
+                .with_extension("server")
+                .join("data")
+                .join("pg_hba.conf");
+            let old = fs::read_to_string(&hba).unwrap();
+            fs::write(
+                &hba,
+                format!(
+                    "host all scram_user 127.0.0.1/32 scram-sha-256\n\
+                     host all md5_user 127.0.0.1/32 md5\n{old}"
+                ),
+            )
+            .unwrap();
+            c.batch_execute("SELECT pg_reload_conf()").unwrap();
+            vec![("scram_user", "Scram-pw-7"), ("md5_user", "Md5-pw-7")]
+        } else {
+            let mut c = mysql::Conn::new(mysql::Opts::from_url(&admin).unwrap()).unwrap();
+            c.query_drop(format!(
+                "CREATE USER pw_user@'%' IDENTIFIED BY 'Native-pw-7'; \
+                 GRANT ALL ON `{db}`.* TO pw_user@'%'"
+            ))
+            .unwrap();
+            vec![("pw_user", "Native-pw-7")]
+        };
+        for (user, password) in users {
+            let url = format!("{}://{user}:{password}@{host}:{port}/{db}", u.scheme());
+            let prefix = format!("{user}_");
+            let out = bench.run(&[
+                "--url",
+                &url,
+                "--table-prefix",
+                &prefix,
+                "--steps",
+                "l.i0,qp100",
+                "--l0-rows",
+                "2000",
+                "--query-seconds",
+                "1",
+            ]);
+            let r = out.result();
+            assert!(r.steps[1].queries > 0, "{server} {user}");
+            assert!(!out.stdout.contains(password) && !out.stderr.contains(password));
+            // A wrong password is one line, without it.
+            let bad = format!("{}://{user}:Wrong-pw-9@{host}:{port}/{db}", u.scheme());
+            let out = bench.run(&["--url", &bad, "--steps", "l.i0", "--l0-rows", "100"]);
+            assert_ne!(out.code, Some(0), "{server} {user}: {}", out.describe());
+            assert!(!out.stderr.contains("Wrong-pw-9"), "{}", out.stderr);
+            assert_eq!(
+                out.stderr
+                    .lines()
+                    .filter(|l| l.starts_with("error"))
+                    .count(),
+                1,
+                "{}",
+                out.stderr
+            );
+        }
+        kept.stop();
+    }
+}
