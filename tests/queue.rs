@@ -334,3 +334,32 @@ fn table_prefix_names_the_tables_and_indexes() {
         assert_eq!(indexes(&conn, t), all_indexes(t), "{t}");
     }
 }
+
+#[test]
+fn plain_sql_on_sqlite_keeps_the_queue_and_finds_every_point() {
+    let bench = Bench::new();
+    let db = bench.db();
+    let run = bench
+        .run(&[
+            "--plain-sql",
+            "--path",
+            path_str(&db),
+            "--steps",
+            "l.i0,l.x,l.i1,qr100,qp100",
+            "--l0-rows",
+            "3000",
+            "--l1-rows",
+            "600",
+            "--query-seconds",
+            "1",
+        ])
+        .result();
+    assert_eq!(run.steps[2].rows_deleted, 1200);
+    assert!(run.steps[3].queries > 0 && run.steps[4].queries > 0);
+    assert_eq!(run.steps[4].point_query_misses, Some(0));
+    let conn = crate::common::open_db(&db);
+    for t in ["pi1", "pi2"] {
+        let (count, _, _) = crate::common::id_range(&conn, t);
+        assert_eq!(count, 3000, "{t}");
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::common::{Bench, path_str};
+use crate::common::{Bench, Kept, have, path_str, server_bench};
 
 fn store_cmd(bench: &Bench, args: &[&str]) -> crate::common::Outcome {
     bench.run_raw(args, &[])
@@ -257,4 +257,101 @@ fn another_sqlite_database_is_not_taken_for_a_store() {
         );
     }
     assert_eq!(tables(), before, "no store tables added to it");
+}
+
+#[test]
+fn a_postgres_results_store_is_shared_by_runs_and_reports() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = server_bench();
+    // A throwaway PostgreSQL to hold the results (left running by a first run).
+    let setup = bench
+        .run(&[
+            "--server",
+            "postgres",
+            "--keep-server",
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "1000",
+        ])
+        .result();
+    let pid = setup.managed_server.as_ref().unwrap().pid.unwrap();
+    let kept = Kept { pid, signal: "INT" };
+    let store = setup.environment.dbms.location.clone();
+    let mut ids = Vec::new();
+    for label in ["base", "base", "variant"] {
+        let run = bench
+            .run(&[
+                "--results",
+                &store,
+                "--steps",
+                "l.i0,qp100",
+                "--l0-rows",
+                "2000",
+                "--query-seconds",
+                "1",
+                "--label",
+                label,
+            ])
+            .result();
+        ids.push(run.run_id);
+    }
+    // The runs are in PostgreSQL, read back by list, show, report and compare.
+    let mut c = postgres::Client::connect(&store, postgres::NoTls).unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM runs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 3);
+    let steps: i64 = c
+        .query_one("SELECT count(*) FROM steps", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(steps, 6);
+    let v: i64 = c
+        .query_one("SELECT max(version) FROM ibench_schema", &[])
+        .unwrap()
+        .get(0);
+    assert!(v >= 2);
+    drop(c);
+    let list = bench.run_raw(&["list", "--results", &store], &[]);
+    list.assert_success();
+    for id in &ids {
+        assert!(list.stdout.contains(id.as_str()), "{}", list.stdout);
+    }
+    let report = bench.run_raw(
+        &[
+            "report",
+            "base",
+            "variant",
+            "--format",
+            "json",
+            "--results",
+            &store,
+        ],
+        &[],
+    );
+    report.assert_success();
+    let r: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    assert_eq!(r["groups"][0]["runs"].as_array().unwrap().len(), 2);
+    let compare = bench.run_raw(&["compare", "base", "variant", "--results", &store], &[]);
+    compare.assert_success();
+
+    // A bad password is one line, without the password.
+    let url = url::Url::parse(&store).unwrap();
+    let bad = format!(
+        "postgres://nobody:s3cret-pw@{}:{}/nosuchdb",
+        url.host_str().unwrap(),
+        url.port().unwrap()
+    );
+    let out = bench.run_raw(&["list", "--results", &bad], &[]);
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("cannot connect to the results database")
+    );
+    assert!(!out.stderr.contains("s3cret-pw"), "{}", out.stderr);
+    kept.stop();
 }

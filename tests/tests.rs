@@ -35,10 +35,16 @@ mod data;
 /// panics, and leaves no broken results file.
 mod bad_input;
 
-/// Real servers: managed throwaway PostgreSQL, MariaDB InnoDB and MyRocks started by ibench
-/// (queue invariants, config fragments in effect, LD_PRELOAD, no server left behind), and
-/// already-running servers by URL (row counts, bad URLs and passwords).
-mod servers;
+/// Managed throwaway servers started by ibench: PostgreSQL, MariaDB InnoDB and MyRocks (queue
+/// invariants, config fragments in effect, LD_PRELOAD, no server left behind).
+mod managed;
+
+/// Servers reached by URL: row counts read with the test's own client, bad URLs and
+/// passwords, password logins.
+mod external;
+
+/// Faults on real servers: lost connections reopened, a server killed mid-step.
+mod faults;
 
 /// Cost per operation: DBMS, client, host and device figures checked against the test's own
 /// reading of /proc and the DBMS's own answers; exited children counted; figures absent, not

@@ -432,3 +432,17 @@ impl Drop for Kept {
         let _ = self.signal_and_wait();
     }
 }
+
+/// Processes whose command line mentions `needle`.
+pub fn processes_with(needle: &str) -> Vec<u32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                .unwrap_or(false)
+        })
+        .collect()
+}
