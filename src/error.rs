@@ -51,9 +51,9 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
     if err.chain().any(|e| e.is::<UsageError>()) {
         EXIT_USAGE
     } else if err.chain().any(|e| e.is::<Interrupted>()) {
-        match crate::runner::client::INTERRUPT_SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
-            0 => EXIT_INTERRUPTED,
-            sig => (128 + sig).clamp(0, 255) as u8,
+        match crate::interrupt::signal() {
+            None => EXIT_INTERRUPTED,
+            Some(sig) => (128 + sig).clamp(0, 255) as u8,
         }
     } else {
         EXIT_FAILED

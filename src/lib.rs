@@ -21,6 +21,7 @@ pub mod cli;
 pub mod dbms;
 pub mod error;
 pub mod experiment;
+pub mod interrupt;
 pub mod metrics;
 pub mod output;
 pub mod report;

@@ -3,7 +3,6 @@
 use std::fs;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -20,9 +19,9 @@ use crate::results::environment;
 use crate::results::file::ResultsFile;
 use crate::results::model::ManagedServerInfo;
 use crate::results::model::{ExperimentTag, RunResult, RunStatus, SCHEMA_VERSION};
-use crate::runner::client::INTERRUPTED;
 use crate::runner::{self, CostWatch, DisplayOptions};
-use crate::server::{ManagedServer, ServerKind, ServerSpec};
+use crate::server::{ManagedServer, ServerKind};
+use crate::spec::ServerSpec;
 use crate::spec::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode, WorkloadSpec};
 use crate::workload::Workload;
 use crate::workload::insert_benchmark::InsertBenchmark;
@@ -267,7 +266,7 @@ pub fn launch(
         fs::create_dir_all(&scratch_dir)
             .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
     }
-    install_interrupt_handler();
+    crate::interrupt::install_handler();
     let options = RunOptions {
         quiet: output.quiet,
         summary: true,
@@ -530,22 +529,4 @@ fn run_into(
     }
     *slot = Some(run);
     outcome
-}
-
-/// First SIGINT/SIGTERM: stop the steps and save. Second: exit at once (results on disk are
-/// always complete documents, since they are written by rename). The exit code is 128 + the
-/// signal: 130 for SIGINT, 143 for SIGTERM.
-pub fn install_interrupt_handler() {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
-        return;
-    };
-    std::thread::spawn(move || {
-        for sig in signals.forever() {
-            if INTERRUPTED.swap(true, Ordering::SeqCst) {
-                std::process::exit(128 + sig);
-            }
-            crate::runner::client::INTERRUPT_SIGNAL.store(sig, Ordering::SeqCst);
-        }
-    });
 }

@@ -12,7 +12,8 @@ use crate::dbms::mysql::Engine;
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{self, DbmsKind, StatementMode, TargetSpec};
 use crate::error::UsageError;
-use crate::server::{Malloc, ServerKind, ServerSpec};
+use crate::server::ServerKind;
+use crate::spec::{Malloc, ServerSpec};
 use crate::spec::{RunSpec, WorkloadSpec};
 
 /// Which DBMS to benchmark, and how to reach or start it.

@@ -239,7 +239,7 @@ fn myrocks_cf_options(check: &ServerCheck, started: &mut Vec<String>) -> Vec<Pro
         return Vec::new();
     }
     started.push(key);
-    let spec = crate::server::ServerSpec {
+    let spec = crate::spec::ServerSpec {
         config_text: if in_fragment {
             s.config_text.clone()
         } else {
@@ -247,7 +247,7 @@ fn myrocks_cf_options(check: &ServerCheck, started: &mut Vec<String>) -> Vec<Pro
         },
         options: cf,
         keep: false,
-        malloc: crate::server::Malloc::Glibc,
+        malloc: crate::spec::Malloc::Glibc,
         ..s.clone()
     };
     let dir = std::env::temp_dir().join(format!(

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::dbms::mysql::Engine;
-use crate::server::Malloc;
+use crate::spec::Malloc;
 use crate::spec::{IndexDdl, Step, TableMode};
 
 /// The whole file.

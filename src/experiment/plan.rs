@@ -15,8 +15,9 @@ use super::model::{
 };
 use crate::dbms::StatementMode;
 use crate::dbms::mysql::Engine;
-use crate::server::{Malloc, ServerKind, ServerSpec};
+use crate::server::ServerKind;
 use crate::spec::{IndexDdl, InsertBenchmarkSpec, MAX_SECONDS};
+use crate::spec::{Malloc, ServerSpec};
 
 /// Largest number of cells an experiment may have.
 pub const MAX_CELLS: usize = 10_000;

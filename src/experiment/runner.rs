@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -21,7 +20,6 @@ use crate::error::{Interrupted, UsageError};
 use crate::results::file::ResultsFile;
 use crate::results::model::{CacheFit, ExperimentTag, RunResult, RunStatus};
 use crate::results::store::{ExperimentRun, Store};
-use crate::runner::client::INTERRUPTED;
 
 /// Where and how to run.
 #[derive(Clone, Debug)]
@@ -186,7 +184,7 @@ fn cool_down(d: Duration, quiet: bool) -> Result<()> {
     }
     let end = Instant::now() + d;
     while Instant::now() < end {
-        if INTERRUPTED.load(Ordering::Relaxed) {
+        if crate::interrupt::requested() {
             return Err(Interrupted.into());
         }
         std::thread::sleep(Duration::from_millis(100).min(end - Instant::now()));
@@ -212,7 +210,7 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
     }
     let prior = Store::open(&options.store)?.experiment_runs(&plan.name)?;
     let done = completed(plan, &prior)?;
-    crate::cli::run::install_interrupt_handler();
+    crate::interrupt::install_handler();
 
     let total = plan.cells.len();
     let todo: Vec<usize> = (0..total)
@@ -246,7 +244,7 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
     let (mut spent, mut estimated_spent) = (Duration::ZERO, Duration::ZERO);
     for (n, &i) in todo.iter().enumerate() {
         let cell = &plan.cells[i];
-        if INTERRUPTED.load(Ordering::Relaxed) {
+        if crate::interrupt::requested() {
             return Err(Interrupted.into());
         }
         if n > 0 {

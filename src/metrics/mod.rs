@@ -3,6 +3,7 @@
 
 pub mod efficiency;
 pub mod histogram;
+pub mod outcome;
 pub mod proc;
 pub mod recorder;
 pub mod summary;

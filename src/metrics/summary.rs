@@ -7,12 +7,12 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
+use crate::metrics::outcome::StepOutcome;
 use crate::metrics::recorder::{Op, Recorder, new_histogram};
 use crate::results::model::{
     ClientHistogram, OpResult, PerSecond, RatePercentiles, RunStatus, Series, SeriesSet, Sla,
     StepResult,
 };
-use crate::runner::client::StepOutcome;
 
 /// An SLA fails when the background insert rate averages below this share of its target.
 pub const SLA_MIN_RATIO: f64 = 0.95;

@@ -12,15 +12,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 
+use crate::metrics::outcome::StepOutcome;
 use crate::metrics::recorder::{LiveCounters, Recorder};
-
-/// Set by the SIGINT/SIGTERM handler; every step stops when it is set.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// The signal that interrupted the run (0: none), for the exit code (128 + signal).
-pub static INTERRUPT_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// Releases all threads of a step at once.
 struct Gate {
@@ -98,7 +93,7 @@ impl ThreadCtx<'_> {
     /// True when the step must end early (another thread failed, or the run was interrupted).
     #[inline]
     pub fn should_stop(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || INTERRUPTED.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed) || crate::interrupt::requested()
     }
 }
 
@@ -113,23 +108,6 @@ pub struct ThreadSpec<'s> {
     pub role: &'static str,
     /// What the thread does.
     pub body: ThreadBody<'s>,
-}
-
-/// What the threads of a step did.
-pub struct StepOutcome {
-    /// Wall-clock time of the step start.
-    pub started_at: DateTime<Utc>,
-    /// From the step start until the last op ended (or the last thread finished, for threads
-    /// that record no ops, such as index creation).
-    pub duration: Duration,
-    /// One recorder per thread, in the order the threads were given.
-    pub recorders: Vec<Recorder>,
-    /// The first error, naming its client and role.
-    pub error: Option<String>,
-    /// The run was interrupted during the step.
-    pub interrupted: bool,
-    /// What the step cost (samples of /proc and DBMS counters), when sampled.
-    pub costs: Option<crate::metrics::efficiency::StepCosts>,
 }
 
 /// A finished thread: its index, recorder, finish time, and what it holds open.
@@ -244,7 +222,7 @@ pub fn run_threads(
         duration: end.saturating_duration_since(start),
         recorders: recorders.into_iter().flatten().collect(),
         error: error.into_inner().unwrap_or_else(|e| e.into_inner()),
-        interrupted: INTERRUPTED.load(Ordering::Relaxed),
+        interrupted: crate::interrupt::requested(),
         costs: None,
     }
 }

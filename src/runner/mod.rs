@@ -8,7 +8,6 @@ pub mod client;
 pub mod rate;
 pub mod session;
 
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -17,13 +16,14 @@ use chrono::Utc;
 use crate::dbms::Dbms;
 use crate::error::Interrupted;
 use crate::metrics::efficiency::StepCosts;
+use crate::metrics::outcome::StepOutcome;
 use crate::metrics::proc::Watch;
 use crate::output::format;
 pub use crate::output::progress::Expect;
 use crate::output::progress::{LiveRates, step_bar};
 use crate::results::file::ResultsFile;
 use crate::results::model::{Maintenance, RunResult, RunStatus, StepResult};
-use crate::runner::client::{INTERRUPTED, StepOutcome, ThreadSpec};
+use crate::runner::client::ThreadSpec;
 use crate::workload::Workload;
 use std::sync::Arc;
 
@@ -228,7 +228,7 @@ fn run_steps_inner(
     workload.check_ready()?;
     file.save(run)?;
     for (index, name) in workload.step_names().into_iter().enumerate() {
-        if INTERRUPTED.load(Ordering::Relaxed) {
+        if crate::interrupt::requested() {
             return Err(Interrupted.into());
         }
         if maintenance && workload.maintenance_before(index) {

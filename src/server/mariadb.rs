@@ -11,11 +11,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
 
-use super::{
-    ManagedServer, ServerKind, ServerSpec, find_binary, push_user_config, run_setup, server_command,
-};
+use super::{ManagedServer, ServerKind, find_binary, push_user_config, run_setup, server_command};
 use crate::dbms::mysql::Engine;
 use crate::error::UsageError;
+use crate::spec::ServerSpec;
 
 /// Where Debian's mariadb-plugin-rocksdb puts the plugin.
 const PLUGIN_DIRS: &[&str] = &[

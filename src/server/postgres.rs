@@ -11,10 +11,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use nix::unistd::{Uid, User, chown};
 
-use super::{
-    ManagedServer, ServerKind, ServerSpec, find_binary, push_user_config, run_setup, server_command,
-};
+use super::{ManagedServer, ServerKind, find_binary, push_user_config, run_setup, server_command};
 use crate::error::UsageError;
+use crate::spec::ServerSpec;
 
 /// Debian's layout: /usr/lib/postgresql/<major>/bin, newest first.
 fn debian_bin_dirs() -> Vec<PathBuf> {

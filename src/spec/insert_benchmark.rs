@@ -1,101 +1,17 @@
-//! What to run: the validated, serializable description of a run, stored with its results.
-//!
-//! The CLI (`cli/run.rs`) builds a [`RunSpec`] from flags; experiments will build them from TOML.
-//! [`RunSpec::validate`] rejects bad values before anything starts, with one line naming the
-//! value and what is allowed ([`UsageError`]).
+//! The Insert Benchmark's parameters: steps, sizes, value ranges, retry policy; validated
+//! before anything starts.
 
 use std::fmt;
-use std::path::PathBuf;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dbms::{SecondaryIndex, TargetSpec};
+use super::{
+    MAX_BATCH, MAX_ROWS, MAX_SECONDS, default_max_error_pct, default_max_reconnects,
+    default_max_tries,
+};
+use crate::dbms::SecondaryIndex;
 use crate::error::UsageError;
-
-/// Largest rows per statement: 6 values per row stay under SQLite's 32766 bound variables
-/// and the 65535 parameters of the PostgreSQL and MySQL protocols.
-pub const MAX_BATCH: usize = 5_000;
-
-/// Most rows per client a load step may insert (10^12: far beyond any run, and far from
-/// overflowing the arithmetic on row counts).
-pub const MAX_ROWS: u64 = 1_000_000_000_000;
-
-/// Longest duration a flag may give, seconds (one year).
-pub const MAX_SECONDS: u64 = 31_536_000;
-
-/// One complete run: target, workload and output.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RunSpec {
-    /// The DBMS to benchmark.
-    pub target: TargetSpec,
-    /// Whether ibench created the database for this run (and may remove it afterwards).
-    pub scratch_database: bool,
-    /// Keep a scratch database after the run.
-    pub keep_data: bool,
-    /// Directory for results.
-    pub out_dir: PathBuf,
-    /// Free-form label naming the configuration (for reports).
-    pub label: Option<String>,
-    /// Print a progress line every this many seconds (0: only the progress bar).
-    pub report_interval_s: u64,
-    /// Run the DBMS maintenance pause between the load and the query steps.
-    pub maintenance: bool,
-    /// The workload and its parameters.
-    pub workload: WorkloadSpec,
-    /// A managed throwaway server ibench starts for the run (its URL is then the target).
-    #[serde(default)]
-    pub server: Option<crate::server::ServerSpec>,
-    /// Prepared statements (default) or plain SQL text.
-    #[serde(default)]
-    pub statements: crate::dbms::StatementMode,
-}
-
-/// Which workload a run runs, with its parameters. Serialized as the parameters alone (a
-/// microbenchmark spec has `benchmarks`), so results written before the microbenchmarks read
-/// back as the Insert Benchmark.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum WorkloadSpec {
-    /// OLTP microbenchmarks on sysbench-style tables.
-    Micro(MicroSpec),
-    /// The Insert Benchmark.
-    InsertBenchmark(InsertBenchmarkSpec),
-}
-
-impl WorkloadSpec {
-    /// The Insert Benchmark's parameters, when that is the workload.
-    pub fn insert_benchmark(&self) -> Option<&InsertBenchmarkSpec> {
-        match self {
-            WorkloadSpec::InsertBenchmark(w) => Some(w),
-            WorkloadSpec::Micro(_) => None,
-        }
-    }
-
-    /// The largest number of clients any step runs.
-    pub fn max_clients(&self) -> usize {
-        match self {
-            WorkloadSpec::InsertBenchmark(w) => w.clients,
-            WorkloadSpec::Micro(m) => m.clients.iter().copied().max().unwrap_or(0),
-        }
-    }
-
-    /// A generous estimate of the database size by the end of the run, bytes.
-    pub fn estimated_db_bytes(&self) -> u64 {
-        match self {
-            WorkloadSpec::InsertBenchmark(w) => w.estimated_db_bytes(),
-            WorkloadSpec::Micro(m) => m.estimated_db_bytes(),
-        }
-    }
-
-    /// Checks every value; the first problem found is returned as one line.
-    pub fn validate(&self) -> Result<(), UsageError> {
-        match self {
-            WorkloadSpec::InsertBenchmark(w) => w.validate(),
-            WorkloadSpec::Micro(m) => m.validate(),
-        }
-    }
-}
 
 /// Whether each client has its own table or all share one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -273,18 +189,6 @@ pub struct InsertBenchmarkSpec {
     /// A step whose retried statements exceed this percent of its statements fails.
     #[serde(default = "default_max_error_pct")]
     pub max_error_pct: f64,
-}
-
-fn default_max_error_pct() -> f64 {
-    5.0
-}
-
-fn default_max_tries() -> u32 {
-    10
-}
-
-fn default_max_reconnects() -> u32 {
-    5
 }
 
 impl Default for InsertBenchmarkSpec {
@@ -512,143 +416,6 @@ impl InsertBenchmarkSpec {
                  with a letter",
                 self.table_prefix
             ));
-        }
-        Ok(())
-    }
-}
-
-/// An OLTP microbenchmark (see `../shared/docs/microbenchmarks.md`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum MicroBenchmark {
-    /// `SELECT c FROM sbtestN WHERE id = ?`: one row by primary key (sysbench
-    /// oltp_point_select).
-    PointSelect,
-}
-
-impl MicroBenchmark {
-    /// Name in step names and results.
-    pub fn name(self) -> &'static str {
-        match self {
-            MicroBenchmark::PointSelect => "point-select",
-        }
-    }
-}
-
-/// Parameters of the OLTP microbenchmarks: `tables` sysbench-style tables (`sbtest1`...) of
-/// `table_rows` rows each, then every benchmark for `seconds` at each client count.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct MicroSpec {
-    /// Benchmarks, in run order.
-    pub benchmarks: Vec<MicroBenchmark>,
-    /// Client counts; each benchmark runs once per count, in this order.
-    pub clients: Vec<usize>,
-    /// Number of tables (`sbtest1` ... `sbtestN`); each query picks one uniformly.
-    pub tables: usize,
-    /// Rows per table (ids 1..=N).
-    pub table_rows: u64,
-    /// Duration of each benchmark at each client count, seconds.
-    pub seconds: u64,
-    /// Create and load the tables first (step `prepare`); otherwise they must exist, e.g.
-    /// from `sysbench oltp_point_select prepare`.
-    pub prepare: bool,
-    /// Seed of every random value (rows and keys).
-    pub seed: u64,
-    /// Tries per statement on transient errors; 1 = no retry.
-    pub max_tries: u32,
-    /// Reconnects per client thread after lost connections; 0 = fail at once.
-    pub max_reconnects: u32,
-    /// A step whose retried statements exceed this percent of its statements fails.
-    pub max_error_pct: f64,
-}
-
-impl Default for MicroSpec {
-    fn default() -> Self {
-        MicroSpec {
-            benchmarks: vec![MicroBenchmark::PointSelect],
-            clients: vec![1, 2, 4, 8],
-            tables: 4,
-            table_rows: 100_000,
-            seconds: 10,
-            prepare: true,
-            seed: 42,
-            max_tries: default_max_tries(),
-            max_reconnects: default_max_reconnects(),
-            max_error_pct: default_max_error_pct(),
-        }
-    }
-}
-
-/// Rows per INSERT of the `prepare` step.
-pub const MICRO_LOAD_BATCH: usize = 1_000;
-
-impl MicroSpec {
-    /// Step names, in run order: `prepare` (when preparing), then `<benchmark>.c<clients>`.
-    pub fn step_names(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        if self.prepare {
-            names.push("prepare".to_string());
-        }
-        for b in &self.benchmarks {
-            for c in &self.clients {
-                names.push(format!("{}.c{c}", b.name()));
-            }
-        }
-        names
-    }
-
-    /// Table names: `sbtest1` ... `sbtestN`.
-    pub fn table_names(&self) -> Vec<String> {
-        (1..=self.tables).map(|i| format!("sbtest{i}")).collect()
-    }
-
-    /// About 190 bytes per row (id, k, c char(120), pad char(60) and row overhead) plus the
-    /// index on k, doubled for page fill.
-    pub fn estimated_db_bytes(&self) -> u64 {
-        (self.tables as u64)
-            .saturating_mul(self.table_rows)
-            .saturating_mul(2 * 220)
-    }
-
-    /// Checks every value; the first problem found is returned as one line.
-    pub fn validate(&self) -> Result<(), UsageError> {
-        let err = |msg: String| Err(UsageError::new(msg));
-        if self.benchmarks.is_empty() {
-            return err("--benchmarks is empty: name at least one benchmark".to_string());
-        }
-        if self.clients.is_empty() {
-            return err("--clients is empty: give at least one client count".to_string());
-        }
-        if let Some(c) = self.clients.iter().find(|&&c| c == 0 || c > 1024) {
-            return err(format!("--clients {c} is out of range: expected 1..=1024"));
-        }
-        if !(1..=1024).contains(&self.tables) {
-            return err(format!(
-                "--tables {} is out of range: expected 1..=1024",
-                self.tables
-            ));
-        }
-        if !(1..=i32::MAX as u64).contains(&self.table_rows) {
-            return err(format!(
-                "--table-rows {} is out of range: expected 1..={}",
-                self.table_rows,
-                i32::MAX
-            ));
-        }
-        if !(1..=MAX_SECONDS).contains(&self.seconds) {
-            return err(format!(
-                "--seconds {} is out of range: expected 1..={MAX_SECONDS}",
-                self.seconds
-            ));
-        }
-        if !(0.0..=100.0).contains(&self.max_error_pct) {
-            return err(format!(
-                "--max-error-rate {} is out of range: expected a percent, 0..=100",
-                self.max_error_pct
-            ));
-        }
-        if self.max_tries == 0 {
-            return err("--max-tries must be at least 1 (1 = no retries)".to_string());
         }
         Ok(())
     }

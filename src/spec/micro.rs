@@ -1,0 +1,144 @@
+//! The OLTP microbenchmarks' parameters: benchmarks, client counts, tables; validated before
+//! anything starts.
+
+use serde::{Deserialize, Serialize};
+
+use super::{MAX_SECONDS, default_max_error_pct, default_max_reconnects, default_max_tries};
+use crate::error::UsageError;
+
+/// An OLTP microbenchmark (see `../shared/docs/microbenchmarks.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum MicroBenchmark {
+    /// `SELECT c FROM sbtestN WHERE id = ?`: one row by primary key (sysbench
+    /// oltp_point_select).
+    PointSelect,
+}
+
+impl MicroBenchmark {
+    /// Name in step names and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            MicroBenchmark::PointSelect => "point-select",
+        }
+    }
+}
+
+/// Parameters of the OLTP microbenchmarks: `tables` sysbench-style tables (`sbtest1`...) of
+/// `table_rows` rows each, then every benchmark for `seconds` at each client count.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MicroSpec {
+    /// Benchmarks, in run order.
+    pub benchmarks: Vec<MicroBenchmark>,
+    /// Client counts; each benchmark runs once per count, in this order.
+    pub clients: Vec<usize>,
+    /// Number of tables (`sbtest1` ... `sbtestN`); each query picks one uniformly.
+    pub tables: usize,
+    /// Rows per table (ids 1..=N).
+    pub table_rows: u64,
+    /// Duration of each benchmark at each client count, seconds.
+    pub seconds: u64,
+    /// Create and load the tables first (step `prepare`); otherwise they must exist, e.g.
+    /// from `sysbench oltp_point_select prepare`.
+    pub prepare: bool,
+    /// Seed of every random value (rows and keys).
+    pub seed: u64,
+    /// Tries per statement on transient errors; 1 = no retry.
+    pub max_tries: u32,
+    /// Reconnects per client thread after lost connections; 0 = fail at once.
+    pub max_reconnects: u32,
+    /// A step whose retried statements exceed this percent of its statements fails.
+    pub max_error_pct: f64,
+}
+
+impl Default for MicroSpec {
+    fn default() -> Self {
+        MicroSpec {
+            benchmarks: vec![MicroBenchmark::PointSelect],
+            clients: vec![1, 2, 4, 8],
+            tables: 4,
+            table_rows: 100_000,
+            seconds: 10,
+            prepare: true,
+            seed: 42,
+            max_tries: default_max_tries(),
+            max_reconnects: default_max_reconnects(),
+            max_error_pct: default_max_error_pct(),
+        }
+    }
+}
+
+/// Rows per INSERT of the `prepare` step.
+pub const MICRO_LOAD_BATCH: usize = 1_000;
+
+impl MicroSpec {
+    /// Step names, in run order: `prepare` (when preparing), then `<benchmark>.c<clients>`.
+    pub fn step_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        if self.prepare {
+            names.push("prepare".to_string());
+        }
+        for b in &self.benchmarks {
+            for c in &self.clients {
+                names.push(format!("{}.c{c}", b.name()));
+            }
+        }
+        names
+    }
+
+    /// Table names: `sbtest1` ... `sbtestN`.
+    pub fn table_names(&self) -> Vec<String> {
+        (1..=self.tables).map(|i| format!("sbtest{i}")).collect()
+    }
+
+    /// About 190 bytes per row (id, k, c char(120), pad char(60) and row overhead) plus the
+    /// index on k, doubled for page fill.
+    pub fn estimated_db_bytes(&self) -> u64 {
+        (self.tables as u64)
+            .saturating_mul(self.table_rows)
+            .saturating_mul(2 * 220)
+    }
+
+    /// Checks every value; the first problem found is returned as one line.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        let err = |msg: String| Err(UsageError::new(msg));
+        if self.benchmarks.is_empty() {
+            return err("--benchmarks is empty: name at least one benchmark".to_string());
+        }
+        if self.clients.is_empty() {
+            return err("--clients is empty: give at least one client count".to_string());
+        }
+        if let Some(c) = self.clients.iter().find(|&&c| c == 0 || c > 1024) {
+            return err(format!("--clients {c} is out of range: expected 1..=1024"));
+        }
+        if !(1..=1024).contains(&self.tables) {
+            return err(format!(
+                "--tables {} is out of range: expected 1..=1024",
+                self.tables
+            ));
+        }
+        if !(1..=i32::MAX as u64).contains(&self.table_rows) {
+            return err(format!(
+                "--table-rows {} is out of range: expected 1..={}",
+                self.table_rows,
+                i32::MAX
+            ));
+        }
+        if !(1..=MAX_SECONDS).contains(&self.seconds) {
+            return err(format!(
+                "--seconds {} is out of range: expected 1..={MAX_SECONDS}",
+                self.seconds
+            ));
+        }
+        if !(0.0..=100.0).contains(&self.max_error_pct) {
+            return err(format!(
+                "--max-error-rate {} is out of range: expected a percent, 0..=100",
+                self.max_error_pct
+            ));
+        }
+        if self.max_tries == 0 {
+            return err("--max-tries must be at least 1 (1 = no retries)".to_string());
+        }
+        Ok(())
+    }
+}

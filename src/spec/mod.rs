@@ -1,0 +1,115 @@
+//! What to run: the validated, serializable description of a run, stored with its results.
+//!
+//! The CLI (`cli/run.rs`) builds a [`RunSpec`] from flags; experiments will build them from TOML.
+//! [`RunSpec::validate`] rejects bad values before anything starts, with one line naming the
+//! value and what is allowed ([`UsageError`]).
+
+pub mod insert_benchmark;
+pub mod micro;
+pub mod server;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dbms::TargetSpec;
+use crate::error::UsageError;
+pub use insert_benchmark::{IndexDdl, InsertBenchmarkSpec, Step, TableMode};
+pub use micro::{MICRO_LOAD_BATCH, MicroBenchmark, MicroSpec};
+pub use server::{Malloc, ServerSpec};
+
+/// Largest rows per statement: 6 values per row stay under SQLite's 32766 bound variables
+/// and the 65535 parameters of the PostgreSQL and MySQL protocols.
+pub const MAX_BATCH: usize = 5_000;
+
+/// Most rows per client a load step may insert (10^12: far beyond any run, and far from
+/// overflowing the arithmetic on row counts).
+pub const MAX_ROWS: u64 = 1_000_000_000_000;
+
+/// Longest duration a flag may give, seconds (one year).
+pub const MAX_SECONDS: u64 = 31_536_000;
+
+/// One complete run: target, workload and output.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// The DBMS to benchmark.
+    pub target: TargetSpec,
+    /// Whether ibench created the database for this run (and may remove it afterwards).
+    pub scratch_database: bool,
+    /// Keep a scratch database after the run.
+    pub keep_data: bool,
+    /// Directory for results.
+    pub out_dir: PathBuf,
+    /// Free-form label naming the configuration (for reports).
+    pub label: Option<String>,
+    /// Print a progress line every this many seconds (0: only the progress bar).
+    pub report_interval_s: u64,
+    /// Run the DBMS maintenance pause between the load and the query steps.
+    pub maintenance: bool,
+    /// The workload and its parameters.
+    pub workload: WorkloadSpec,
+    /// A managed throwaway server ibench starts for the run (its URL is then the target).
+    #[serde(default)]
+    pub server: Option<ServerSpec>,
+    /// Prepared statements (default) or plain SQL text.
+    #[serde(default)]
+    pub statements: crate::dbms::StatementMode,
+}
+
+/// Which workload a run runs, with its parameters. Serialized as the parameters alone (a
+/// microbenchmark spec has `benchmarks`), so results written before the microbenchmarks read
+/// back as the Insert Benchmark.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WorkloadSpec {
+    /// OLTP microbenchmarks on sysbench-style tables.
+    Micro(MicroSpec),
+    /// The Insert Benchmark.
+    InsertBenchmark(InsertBenchmarkSpec),
+}
+
+impl WorkloadSpec {
+    /// The Insert Benchmark's parameters, when that is the workload.
+    pub fn insert_benchmark(&self) -> Option<&InsertBenchmarkSpec> {
+        match self {
+            WorkloadSpec::InsertBenchmark(w) => Some(w),
+            WorkloadSpec::Micro(_) => None,
+        }
+    }
+
+    /// The largest number of clients any step runs.
+    pub fn max_clients(&self) -> usize {
+        match self {
+            WorkloadSpec::InsertBenchmark(w) => w.clients,
+            WorkloadSpec::Micro(m) => m.clients.iter().copied().max().unwrap_or(0),
+        }
+    }
+
+    /// A generous estimate of the database size by the end of the run, bytes.
+    pub fn estimated_db_bytes(&self) -> u64 {
+        match self {
+            WorkloadSpec::InsertBenchmark(w) => w.estimated_db_bytes(),
+            WorkloadSpec::Micro(m) => m.estimated_db_bytes(),
+        }
+    }
+
+    /// Checks every value; the first problem found is returned as one line.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        match self {
+            WorkloadSpec::InsertBenchmark(w) => w.validate(),
+            WorkloadSpec::Micro(m) => m.validate(),
+        }
+    }
+}
+
+pub(crate) fn default_max_error_pct() -> f64 {
+    5.0
+}
+
+pub(crate) fn default_max_tries() -> u32 {
+    10
+}
+
+pub(crate) fn default_max_reconnects() -> u32 {
+    5
+}
