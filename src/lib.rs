@@ -26,6 +26,7 @@ pub mod metrics;
 pub mod output;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod runner;
 pub mod server;
 pub mod spec;

@@ -176,15 +176,12 @@ fn generated_values_respect_their_ranges_and_formats() {
     }
 }
 
-fn open_library(db: &Path) -> Box<dyn dbms::Connection> {
-    let target = TargetSpec::Sqlite {
-        path: db.to_path_buf(),
-        pragmas: Vec::new(),
-        busy_timeout_ms: 5_000,
-    };
+fn open_library(db: &Path) -> Box<dyn dbms::InsertBenchmarkConnection> {
+    let sqlite = dbms::DbmsKind::find("sqlite").unwrap();
+    let target = TargetSpec::embedded(sqlite, db.to_path_buf()).expect("target");
     dbms::open(&target)
         .expect("open")
-        .connect()
+        .connect_insert_benchmark()
         .expect("connect")
 }
 

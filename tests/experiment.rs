@@ -589,7 +589,7 @@ fn an_experiment_in_a_postgres_store_knows_its_complete_cells() {
         ])
         .result();
     let _server = KeptServer(setup.managed_server.as_ref().unwrap().pid.unwrap());
-    let store = setup.environment.dbms.location.clone();
+    let store = crate::common::kept_url(&setup);
     let file = write(
         &bench,
         "lite.toml",

@@ -218,7 +218,7 @@ fn client_connections_authenticate_with_passwords() {
             pid: run.managed_server.as_ref().unwrap().pid.unwrap(),
             signal: if server == "postgres" { "INT" } else { "TERM" },
         };
-        let admin = run.environment.dbms.location.clone();
+        let admin = crate::common::kept_url(&run);
         let u = url::Url::parse(&admin).unwrap();
         let (host, port, db) = (
             u.host_str().unwrap().to_string(),

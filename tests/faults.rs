@@ -53,9 +53,11 @@ fn lost_connections_are_reopened_and_counted() {
         return;
     }
     let bench = server_bench();
+    // Kept, so that its credentials are there for this test's own connection.
     let args = [
         "--server",
         "postgres",
+        "--keep-server",
         "--steps",
         "l.i0,l.x,qp100",
         "--l0-rows",
@@ -64,9 +66,13 @@ fn lost_connections_are_reopened_and_counted() {
         "8",
     ];
     let (child, run) = spawn_until_step(&bench, &args, 2);
+    let kept = Kept {
+        pid: run.managed_server.as_ref().unwrap().pid.unwrap(),
+        signal: "INT",
+    };
     std::thread::sleep(Duration::from_millis(1_000));
     // Kill every session of ibench's clients (not this one).
-    let mut c = postgres::Client::connect(&run.environment.dbms.location, postgres::NoTls).unwrap();
+    let mut c = postgres::Client::connect(&crate::common::kept_url(&run), postgres::NoTls).unwrap();
     let killed: i64 = c
         .query_one(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
@@ -78,6 +84,7 @@ fn lost_connections_are_reopened_and_counted() {
     assert!(killed >= 2, "sessions terminated: {killed}");
     drop(c);
     let out = child.finish(Duration::from_secs(120));
+    kept.stop();
     assert_eq!(out.code, Some(0), "{}", out.describe());
     let run = ibench::results::file::load(&out.new_results[0]).unwrap();
     let qp = &run.steps[2];
@@ -192,7 +199,7 @@ fn an_external_server_killed_mid_step_fails_the_step_and_keeps_the_results() {
         pid,
         signal: "TERM",
     };
-    let url = setup.environment.dbms.location.clone();
+    let url = crate::common::kept_url(&setup);
     let child = bench.spawn(&[
         "--url",
         &url,

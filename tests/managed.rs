@@ -114,7 +114,7 @@ fn managed_postgres_full_run_keeps_queue_and_applies_config() {
     let pid = run.managed_server.as_ref().unwrap().pid.unwrap();
     let kept = Kept { pid, signal: "INT" };
     assert!(alive(pid), "--keep-server left no server");
-    let url = run.environment.dbms.location.clone();
+    let url = crate::common::kept_url(&run);
     let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("connect to kept server");
     let sb: String = c.query_one("SHOW shared_buffers", &[]).unwrap().get(0);
     assert_eq!(sb, "48MB");
@@ -134,8 +134,12 @@ fn managed_postgres_full_run_keeps_queue_and_applies_config() {
         assert_eq!(idx, 3, "secondary indexes on {t}");
     }
     let mut found = Vec::new();
-    let db = ibench::dbms::open(&run.config.target).unwrap();
-    let mut conn = db.connect().unwrap();
+    // The stored target has no password: the kept server's is in its credentials file.
+    let mut target = run.config.target.clone();
+    target.url =
+        Some(ibench::dbms::url::ServerUrl::parse(&crate::common::kept_url(&run), "").unwrap());
+    let db = ibench::dbms::open(&target).unwrap();
+    let mut conn = db.connect_insert_benchmark().unwrap();
     let table = ibench::dbms::Table {
         id: 0,
         name: "pi1".into(),
@@ -181,7 +185,7 @@ fn managed_mariadb(engine: &str, cnf_text: &str, variable: &str, expected: u64) 
         pid,
         signal: "TERM",
     };
-    let url = run.environment.dbms.location.clone();
+    let url = crate::common::kept_url(&run);
     let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).expect("connect");
     let v: Option<u64> = c.query_first(format!("SELECT @@{variable}")).unwrap();
     assert_eq!(v, Some(expected), "{variable} from --server-config");

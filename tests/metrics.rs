@@ -242,7 +242,7 @@ fn managed_postgres_cpu_agrees_with_proc_and_keeps_exited_backends() {
         ])
         .result();
     let pid = load.managed_server.as_ref().unwrap().pid.unwrap();
-    let url = load.environment.dbms.location.clone();
+    let url = crate::common::kept_url(&load);
     struct Stop(u32);
     impl Drop for Stop {
         fn drop(&mut self) {

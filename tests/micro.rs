@@ -187,7 +187,7 @@ fn managed(bench: &Bench, server: &str, extra: &[&str]) -> (RunResult, String, K
         pid: run.managed_server.as_ref().unwrap().pid.unwrap(),
         signal: if server == "postgres" { "INT" } else { "TERM" },
     };
-    let url = run.environment.dbms.location.clone();
+    let url = crate::common::kept_url(&run);
     (run, url, kept)
 }
 
@@ -276,6 +276,7 @@ fn tables_prepared_by_sysbench_are_used_with_no_prepare() {
                 &format!("--mysql-host={}", u.host_str().unwrap()),
                 &format!("--mysql-port={}", u.port().unwrap()),
                 &format!("--mysql-user={}", u.username()),
+                &format!("--mysql-password={}", u.password().unwrap_or_default()),
                 &format!("--mysql-db={}", u.path().trim_start_matches('/')),
                 "--tables=2",
                 "--table-size=1500",

@@ -74,7 +74,7 @@ proptest! {
             && let Command::Run(run) = cli.command
         {
             // Either a valid spec or a usage error; never a panic.
-            let _ = run.to_spec(std::path::PathBuf::from("/nonexistent/db.sqlite"));
+            let _ = run.to_spec();
         }
     }
 

@@ -279,7 +279,7 @@ fn a_postgres_results_store_is_shared_by_runs_and_reports() {
         .result();
     let pid = setup.managed_server.as_ref().unwrap().pid.unwrap();
     let kept = Kept { pid, signal: "INT" };
-    let store = setup.environment.dbms.location.clone();
+    let store = crate::common::kept_url(&setup);
     let mut ids = Vec::new();
     for label in ["base", "base", "variant"] {
         let run = bench

@@ -1,15 +1,14 @@
 //! `ibench micro`: OLTP microbenchmarks (sysbench-style tables) against one target, at each
 //! client count of a list.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use clap::Args;
+use clap::builder::PossibleValuesParser;
 
-use super::run::launch;
-use super::target::{OutputArgs, TargetArgs};
+use super::target::{OutputArgs, TargetArgs, flag_name};
 use crate::error::UsageError;
-use crate::spec::{MicroBenchmark, MicroSpec, RunSpec, WorkloadSpec};
+use crate::spec::{MicroSpec, RunSpec, WorkloadSpec};
+use crate::workload::micro::{BENCHMARKS, names};
 
 /// Flags of `ibench micro`.
 #[derive(Debug, Args)]
@@ -17,15 +16,18 @@ pub struct MicroArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Benchmarks to run, in order (comma-separated).
+    /// Benchmarks to run, in order (comma-separated); --list names them all.
     #[arg(
         long,
-        value_enum,
+        value_parser = PossibleValuesParser::new(names()),
         value_delimiter = ',',
         value_name = "NAMES",
         default_value = "point-select"
     )]
-    pub benchmarks: Vec<MicroBenchmark>,
+    pub benchmarks: Vec<String>,
+    /// List the benchmarks, one line each, and exit.
+    #[arg(long)]
+    pub list: bool,
     /// Client counts (comma-separated); each benchmark runs once per count.
     #[arg(
         short,
@@ -69,9 +71,8 @@ pub struct MicroArgs {
 }
 
 impl MicroArgs {
-    /// Builds and validates the run's spec. `scratch_path` is the database file to use when
-    /// --path is not given.
-    pub fn to_spec(&self, scratch_path: PathBuf) -> Result<RunSpec, UsageError> {
+    /// Builds and validates the run's spec.
+    pub fn to_spec(&self) -> Result<RunSpec, UsageError> {
         let micro = MicroSpec {
             benchmarks: self.benchmarks.clone(),
             clients: self.clients.clone(),
@@ -84,7 +85,7 @@ impl MicroArgs {
             max_reconnects: self.max_reconnects,
             max_error_pct: self.max_error_rate,
         };
-        micro.validate()?;
+        micro.validate(flag_name)?;
         if !micro.prepare && self.target.path.is_none() && self.target.url.is_none() {
             return Err(UsageError::new(
                 "--no-prepare uses existing tables: give --path or --url to find them",
@@ -92,7 +93,6 @@ impl MicroArgs {
         }
         self.target.run_spec(
             &self.output,
-            scratch_path,
             WorkloadSpec::Micro(micro),
             !self.no_maintenance,
         )
@@ -101,5 +101,13 @@ impl MicroArgs {
 
 /// Runs `ibench micro`.
 pub fn execute(args: &MicroArgs) -> Result<()> {
-    launch(&args.target, &args.output, &|scratch| args.to_spec(scratch))
+    if args.list {
+        let width = BENCHMARKS.iter().map(|b| b.name.len()).max().unwrap_or(0);
+        for b in BENCHMARKS {
+            println!("{:<width$}  {}", b.name, b.about);
+        }
+        return Ok(());
+    }
+    let spec = args.to_spec()?;
+    args.target.launch(spec, &args.output)
 }

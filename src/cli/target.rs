@@ -1,20 +1,18 @@
-//! Flags every benchmark subcommand shares: the target (SQLite file, server URL or managed
-//! server) and the output (results directory and database, label, progress). `ibench run` and
-//! `ibench micro` flatten these into their own flags.
+//! Flags every benchmark subcommand shares: the target (an embedded database file, a server
+//! URL, or a managed server) and the output (results directory and database, label,
+//! progress). `ibench run` and `ibench micro` flatten these into their own flags and turn them
+//! into a [`RunSpec`] here, checked once, with messages that name the flags.
 
 use std::fs;
 use std::path::PathBuf;
 
-use anyhow::Result;
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use crate::dbms::mysql::Engine;
 use crate::dbms::url::ServerUrl;
-use crate::dbms::{self, DbmsKind, StatementMode, TargetSpec};
+use crate::dbms::{DbmsKind, Setting, SettingError, StatementMode, TargetSettings, TargetSpec};
 use crate::error::UsageError;
-use crate::server::ServerKind;
-use crate::spec::{Malloc, ServerSpec};
-use crate::spec::{RunSpec, WorkloadSpec};
+use crate::spec::{MAX_SECONDS, Malloc, RunSpec, ServerSpec, WorkloadSpec};
 
 /// Which DBMS to benchmark, and how to reach or start it.
 #[derive(Debug, Args)]
@@ -23,21 +21,23 @@ pub struct TargetArgs {
     #[arg(long, value_enum)]
     pub dbms: Option<DbmsKind>,
     /// Server to benchmark: postgres://user@host:port/db (unix socket: ?host=/run/postgresql)
-    /// or mysql://user@host:port/db (unix socket: ?socket=/run/mysqld/mysqld.sock). The
-    /// password may be in the URL or in PGPASSWORD / MYSQL_PWD; it is never shown or stored.
+    /// or mysql://user@host:port/db (unix socket: ?socket=/run/mysqld/mysqld.sock). Give the
+    /// password in PGPASSWORD / MYSQL_PWD (or a password file): a password in the URL is
+    /// never shown or stored, and ibench removes it from its command line at once, but other
+    /// users can read the command line until then.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// Send SQL text with values inlined instead of prepared statements (sysbench
     /// --db-ps-mode=disable): the server parses every statement.
     #[arg(long)]
     pub plain_sql: bool,
-    /// Storage engine of MySQL-family tables.
-    #[arg(long, value_enum, default_value = "innodb")]
-    pub engine: Engine,
-    /// Start a throwaway server for the run (fresh data directory under --out, free port),
-    /// stopped at the end.
-    #[arg(long, value_enum, value_name = "SERVER")]
-    pub server: Option<ServerKind>,
+    /// Storage engine of MySQL-family tables: innodb (the default) or rocksdb (MyRocks).
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// Start a throwaway server for the run (fresh data directory under --out, free port,
+    /// reachable by ibench alone), stopped at the end.
+    #[arg(long, value_name = "SERVER", value_parser = server_parser())]
+    pub server: Option<DbmsKind>,
     /// Config fragment for the managed server: postgresql.conf lines, or my.cnf lines.
     #[arg(long, value_name = "FILE", requires = "server")]
     pub server_config: Option<PathBuf>,
@@ -51,7 +51,8 @@ pub struct TargetArgs {
     /// mariadbd) [default: Debian's locations, then PATH].
     #[arg(long, value_name = "DIR", requires = "server")]
     pub server_bin: Option<PathBuf>,
-    /// Leave the managed server running after the run, for inspection.
+    /// Leave the managed server running after the run, for inspection (its credentials go to
+    /// a file only you can read).
     #[arg(long, requires = "server")]
     pub keep_server: bool,
     /// Process id of an external server on this host (its children are counted too), so its
@@ -67,17 +68,22 @@ pub struct TargetArgs {
     /// Seconds to wait for the managed server to accept connections.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub server_start_timeout: u64,
-    /// SQLite database file. Default: a fresh file under --out, removed after the run unless
-    /// --keep-data.
+    /// Database file of an embedded DBMS. Default: a fresh file under --out, removed after the
+    /// run unless --keep-data.
     #[arg(long, value_name = "FILE")]
     pub path: Option<PathBuf>,
-    /// SQLite pragma applied on every connection after ibench's defaults (journal_mode=WAL,
-    /// synchronous=NORMAL); repeatable.
-    #[arg(long = "sqlite-pragma", value_name = "NAME=VALUE", value_parser = parse_key_value)]
-    pub sqlite_pragmas: Vec<(String, String)>,
-    /// How long an SQLite connection waits for a lock before failing.
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
-    pub busy_timeout_ms: u64,
+    /// Setting of an embedded DBMS, applied on every connection after ibench's defaults (an
+    /// SQLite pragma: journal_mode=WAL and synchronous=NORMAL are the defaults); repeatable.
+    #[arg(
+        long = "sqlite-pragma",
+        visible_alias = "db-option",
+        value_name = "NAME=VALUE",
+        value_parser = parse_key_value
+    )]
+    pub db_options: Vec<(String, String)>,
+    /// How long an SQLite connection waits for a lock before failing [default: 30000].
+    #[arg(long, value_name = "MS")]
+    pub busy_timeout_ms: Option<u64>,
 }
 
 /// Where results go and how the run is shown.
@@ -111,14 +117,38 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--server`: the names of the managed server families.
+fn server_parser() -> impl TypedValueParser<Value = DbmsKind> {
+    let names: Vec<&'static str> = DbmsKind::all()
+        .iter()
+        .filter(|k| crate::server::family(**k).is_some())
+        .map(|k| k.server_name())
+        .collect();
+    PossibleValuesParser::new(names)
+        .map(|name| crate::server::parse_server(&name).expect("a possible value names a family"))
+}
+
+/// The flag that gave a target setting.
+fn setting_flag(setting: &Setting) -> String {
+    match setting {
+        Setting::Engine => "--engine".to_string(),
+        Setting::Option(name) => format!("--sqlite-pragma {name}"),
+        Setting::BusyTimeout => "--busy-timeout-ms".to_string(),
+    }
+}
+
+/// A target setting's refusal, naming its flag.
+fn setting_error(e: SettingError) -> UsageError {
+    UsageError::new(format!("{}: {}", setting_flag(&e.setting), e.message))
+}
+
 impl TargetArgs {
     /// The run's spec for `workload` on this target: checks the target flags, resolves the
-    /// DBMS, URL (password from the URL or the environment) and managed server. `scratch_path`
-    /// is the SQLite file to use when --path is not given.
+    /// DBMS, the URL (parsed once; password from the URL or the environment), the DBMS's own
+    /// settings and the managed server.
     pub fn run_spec(
         &self,
         output: &OutputArgs,
-        scratch_path: PathBuf,
         workload: WorkloadSpec,
         maintenance: bool,
     ) -> Result<RunSpec, UsageError> {
@@ -126,41 +156,50 @@ impl TargetArgs {
             ("--report-interval", output.report_interval),
             ("--server-start-timeout", self.server_start_timeout),
         ] {
-            if v > crate::spec::MAX_SECONDS {
+            if v > MAX_SECONDS {
                 return Err(UsageError::new(format!(
-                    "{flag} {v} is out of range: expected at most {}",
-                    crate::spec::MAX_SECONDS
+                    "{flag} {v} is out of range: expected at most {MAX_SECONDS}"
                 )));
             }
         }
-        let kind = self.dbms_kind()?;
-        for (name, value) in &self.sqlite_pragmas {
-            dbms::sqlite::validate_pragma(name, value)?;
-        }
-        let target = match kind {
-            DbmsKind::Sqlite => TargetSpec::Sqlite {
-                path: self.path.clone().unwrap_or(scratch_path),
-                pragmas: self.sqlite_pragmas.clone(),
-                busy_timeout_ms: self.busy_timeout_ms,
-            },
-            DbmsKind::Postgres => TargetSpec::Postgres {
-                url: self.server_url("PGPASSWORD")?,
-            },
-            DbmsKind::Mysql => TargetSpec::Mysql {
-                url: self.server_url("MYSQL_PWD")?,
-                engine: self.engine,
-            },
+        let url = match &self.url {
+            Some(text) => Some(ServerUrl::parse(text, "")?),
+            None => None,
         };
+        let kind = self.dbms_kind(url.as_ref())?;
+        let settings = TargetSettings {
+            engine: self.engine.clone(),
+            options: self.db_options.clone(),
+            busy_timeout_ms: self.busy_timeout_ms,
+        };
+        let params = kind.params(&settings).map_err(setting_error)?;
+        // The password may come from the DBMS's environment variable.
+        let url = url.map(|u| u.or_password_from(kind.password_env()));
+        if let Some(dir) = &self.data_dir
+            && !dir.is_dir()
+        {
+            return Err(UsageError::new(format!(
+                "--data-dir {} is not a directory",
+                dir.display()
+            )));
+        }
+        let server = self.server_spec(kind, &params)?;
+        let scratch = kind.embedded() && self.path.is_none();
         Ok(RunSpec {
-            target,
-            scratch_database: kind == DbmsKind::Sqlite && self.path.is_none(),
+            target: TargetSpec {
+                kind,
+                path: self.path.clone(),
+                url,
+                params,
+            },
+            scratch_database: scratch,
             keep_data: output.keep_data,
             out_dir: output.out.clone(),
             label: output.label.clone(),
             report_interval_s: output.report_interval,
             maintenance,
             workload,
-            server: self.server_spec()?,
+            server,
             statements: if self.plain_sql {
                 StatementMode::Plain
             } else {
@@ -170,11 +209,21 @@ impl TargetArgs {
     }
 
     /// The managed server to start, when --server is given.
-    fn server_spec(&self) -> Result<Option<ServerSpec>, UsageError> {
-        let Some(kind) = self.server else {
+    fn server_spec(
+        &self,
+        kind: DbmsKind,
+        params: &crate::dbms::Params,
+    ) -> Result<Option<ServerSpec>, UsageError> {
+        if self.server.is_none() {
             return Ok(None);
-        };
-        self.malloc.library()?;
+        }
+        let family = crate::server::require_family(kind)?;
+        self.malloc
+            .find_library()
+            .map_err(|m| UsageError::new(format!("--malloc {m}")))?;
+        family
+            .check_params(params)
+            .map_err(|m| UsageError::new(format!("--engine {m}")))?;
         let config_text = match &self.server_config {
             Some(path) => Some(fs::read_to_string(path).map_err(|e| {
                 UsageError::new(format!(
@@ -194,7 +243,6 @@ impl TargetArgs {
         }
         Ok(Some(ServerSpec {
             kind,
-            engine: self.engine,
             bin_dir: self.server_bin.clone(),
             config_text,
             config_file: self.server_config.clone(),
@@ -205,75 +253,62 @@ impl TargetArgs {
         }))
     }
 
-    /// The DBMS family: --dbms, else the --url scheme, else SQLite.
-    pub fn dbms_kind(&self) -> Result<DbmsKind, UsageError> {
-        let from_url = match &self.url {
-            Some(u) => {
-                let url = ServerUrl::parse(u, "")?;
-                Some(DbmsKind::from_scheme(url.scheme()).ok_or_else(|| {
-                    UsageError::new(format!(
-                        "--url scheme {:?} is not supported: use postgres:// or mysql://",
-                        url.scheme()
-                    ))
-                })?)
-            }
+    /// The DBMS: --server, --dbms, else the --url scheme, else the embedded default.
+    pub fn dbms_kind(&self, url: Option<&ServerUrl>) -> Result<DbmsKind, UsageError> {
+        let from_url = match url {
+            Some(url) => Some(DbmsKind::from_scheme(url.scheme()).ok_or_else(|| {
+                UsageError::new(format!(
+                    "--url scheme {:?} is not supported: use one of {}",
+                    url.scheme(),
+                    DbmsKind::all()
+                        .iter()
+                        .flat_map(|k| k.url_schemes())
+                        .map(|s| format!("{s}://"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?),
             None => None,
         };
-        if let Some(server) = self.server {
+        if let Some(kind) = self.server {
             if self.url.is_some() || self.path.is_some() {
                 return Err(UsageError::new(
                     "--server starts its own server: do not give --url or --path with it",
                 ));
             }
-            let kind = match server {
-                ServerKind::Postgres => DbmsKind::Postgres,
-                ServerKind::Mariadb => DbmsKind::Mysql,
-            };
             if let Some(d) = self.dbms
                 && d != kind
             {
                 return Err(UsageError::new(format!(
-                    "--dbms {} does not match --server {}",
-                    d.name(),
-                    server.name()
+                    "--dbms {d} does not match --server {}",
+                    kind.server_name()
                 )));
             }
             return Ok(kind);
         }
         match (self.dbms, from_url) {
             (Some(d), Some(u)) if d != u => Err(UsageError::new(format!(
-                "--dbms {} does not match --url, which names {}",
-                d.name(),
-                u.name()
+                "--dbms {d} does not match --url, which names {u}"
             ))),
-            (Some(DbmsKind::Sqlite), None) | (None, None) => Ok(DbmsKind::Sqlite),
-            (Some(d), None) => Err(UsageError::new(format!(
-                "--dbms {} needs --url (e.g. {}://user@localhost/test)",
-                d.name(),
-                d.name()
+            (Some(d), None) if !d.embedded() => Err(UsageError::new(format!(
+                "--dbms {d} needs --url (e.g. {}://user@localhost/test) or --server",
+                d.url_schemes().first().copied().unwrap_or(d.name())
             ))),
+            (Some(d), None) => Ok(d),
+            (None, None) => Ok(DbmsKind::default_embedded()),
             (_, Some(u)) => {
                 if self.path.is_some() {
-                    return Err(UsageError::new(
-                        "--path is for SQLite; a server target takes --url",
-                    ));
+                    return Err(UsageError::new(format!(
+                        "--path is for an embedded DBMS; a {u} server takes --url"
+                    )));
                 }
                 Ok(u)
             }
         }
     }
 
-    fn server_url(&self, password_env: &str) -> Result<ServerUrl, UsageError> {
-        match (&self.url, self.server) {
-            (Some(u), _) => ServerUrl::parse(u, password_env),
-            // Replaced by the managed server's URL once it runs.
-            (None, Some(_)) => ServerUrl::parse("postgres://placeholder/", ""),
-            (None, None) => Err(UsageError::new("a server target needs --url or --server")),
-        }
-    }
-
     /// The external server's pid: --server-pid, or the first line of --server-pid-file.
-    pub fn external_pid(&self) -> Result<Option<u32>> {
+    pub fn external_pid(&self) -> Result<Option<u32>, UsageError> {
         match (&self.server_pid, &self.server_pid_file) {
             (Some(pid), _) => Ok(Some(*pid)),
             (None, Some(file)) => {
@@ -297,5 +332,29 @@ impl TargetArgs {
             }
             (None, None) => Ok(None),
         }
+    }
+
+    /// Runs `spec` (built from these flags) as `ibench run` and `ibench micro` do.
+    pub fn launch(&self, spec: RunSpec, output: &OutputArgs) -> anyhow::Result<()> {
+        let options = crate::run::RunOptions {
+            quiet: output.quiet,
+            server_pid: if spec.server.is_none() && !spec.target.kind.embedded() {
+                self.external_pid()?
+            } else {
+                None
+            },
+            data_dir: self.data_dir.clone(),
+            ..Default::default()
+        };
+        crate::run::launch(spec, output.results.as_deref(), options)
+    }
+}
+
+/// How `ibench run` and `ibench micro` name a spec field: its flag (`l0_rows` is
+/// `--l0-rows`, `max_error_pct` is `--max-error-rate`).
+pub fn flag_name(field: &str) -> String {
+    match field {
+        "max_error_pct" => "--max-error-rate".to_string(),
+        other => format!("--{}", other.replace('_', "-")),
     }
 }

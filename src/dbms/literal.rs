@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use crate::dbms::{POINT_QUERY_IDS, RowBatch};
 
-/// A value to inline.
+/// A value bound to a statement's parameter, or inlined into its text in plain-SQL mode.
 #[derive(Clone, Copy, Debug)]
 pub enum Literal<'a> {
     /// An integer.

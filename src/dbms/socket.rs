@@ -1,4 +1,4 @@
-//! The blocking socket of ibench's own wire clients (`pgwire.rs`, `mywire.rs`): TCP (with
+//! The blocking socket of ibench's own wire clients (`postgres/wire.rs`, `mysql/wire.rs`): TCP (with
 //! Nagle's algorithm off, set by whoever connects) or a Unix socket.
 
 use std::io::{self, Read, Write};

@@ -62,6 +62,20 @@ impl ServerUrl {
         Ok(ServerUrl { url, password })
     }
 
+    /// This URL with the password from environment variable `env` when it has none.
+    pub fn or_password_from(self, env: &str) -> Self {
+        match (&self.password, std::env::var(env)) {
+            (None, Ok(p)) if !env.is_empty() && !p.is_empty() => self.with_password(p),
+            _ => self,
+        }
+    }
+
+    /// This URL with `password` (kept apart, never shown), e.g. a managed server's.
+    pub fn with_password(mut self, password: impl Into<String>) -> Self {
+        self.password = Some(password.into());
+        self
+    }
+
     /// The URL scheme (`postgres`, `postgresql`, `mysql`, `mariadb`).
     pub fn scheme(&self) -> &str {
         self.url.scheme()

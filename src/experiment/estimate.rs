@@ -1,71 +1,12 @@
 //! How long a cell should take, before it has run: each step's rows divided by a rate assumed
-//! for the DBMS on a 2-core machine, query steps by their seconds, plus the server's start
-//! and stop and the maintenance pause. Once cells have run, the runner scales the remaining
+//! for the DBMS on a 2-core machine (its descriptor's [`crate::dbms::AssumedRates`]), query
+//! steps by their seconds, plus the server's start and stop and the maintenance pause. Once cells have run, the runner scales the remaining
 //! estimates by how far the finished ones were off.
 
 use std::time::Duration;
 
-use super::model::DbmsName;
-use crate::dbms::mysql::Engine;
+use crate::dbms::{DbmsKind, Params};
 use crate::spec::{InsertBenchmarkSpec, Step};
-
-/// Assumed rates, rows per second over all clients, and fixed costs, seconds.
-#[derive(Clone, Copy, Debug)]
-pub struct Rates {
-    /// l.i0 inserts.
-    pub load: f64,
-    /// l.x rows indexed (all indexes).
-    pub index: f64,
-    /// l.i1 inserts (with as many deletes).
-    pub more: f64,
-    /// l.i2 inserts (small batches).
-    pub more_small: f64,
-    /// Server initialisation, start and stop.
-    pub server_s: f64,
-    /// The maintenance pause.
-    pub pause_s: f64,
-}
-
-/// The assumed rates of a DBMS (measured with ibench on a 2-core VM at small sizes, rounded
-/// down; larger databases are slower).
-pub fn rates(dbms: DbmsName, engine: Engine) -> Rates {
-    match (dbms, engine) {
-        (DbmsName::Mariadb, Engine::Rocksdb) => Rates {
-            load: 100_000.0,
-            // MyRocks builds each index with a sort and a bulk load: the slowest l.x.
-            index: 35_000.0,
-            more: 25_000.0,
-            more_small: 7_000.0,
-            server_s: 6.0,
-            pause_s: 2.0,
-        },
-        (DbmsName::Mariadb, Engine::Innodb) => Rates {
-            load: 110_000.0,
-            index: 300_000.0,
-            more: 25_000.0,
-            more_small: 7_000.0,
-            server_s: 6.0,
-            // Flushing the dirty pages at the default innodb_io_capacity.
-            pause_s: 20.0,
-        },
-        (DbmsName::Postgres, _) => Rates {
-            load: 80_000.0,
-            index: 250_000.0,
-            more: 20_000.0,
-            more_small: 6_000.0,
-            server_s: 4.0,
-            pause_s: 2.0,
-        },
-        (DbmsName::Sqlite, _) => Rates {
-            load: 120_000.0,
-            index: 150_000.0,
-            more: 7_000.0,
-            more_small: 7_000.0,
-            server_s: 0.0,
-            pause_s: 0.5,
-        },
-    }
-}
 
 /// One line saying how estimates are made, for `--dry-run`.
 pub const METHOD: &str = "estimate: rows per step / an assumed rate for the DBMS on a 2-core \
@@ -76,12 +17,12 @@ pub const METHOD: &str = "estimate: rows per step / an assumed rate for the DBMS
 
 /// Estimated duration of one cell.
 pub fn cell(
-    dbms: DbmsName,
-    engine: Engine,
+    kind: DbmsKind,
+    params: &Params,
     w: &InsertBenchmarkSpec,
     maintenance: bool,
 ) -> Duration {
-    let r = rates(dbms, engine);
+    let r = kind.assumed_rates(params);
     let clients = w.clients as f64;
     let mut s = r.server_s;
     let mut has_query = false;
@@ -135,7 +76,14 @@ mod tests {
             query_seconds: 10,
             ..InsertBenchmarkSpec::default()
         };
-        let d = cell(DbmsName::Mariadb, Engine::Rocksdb, &w, true);
+        let kind = DbmsKind::find("mariadb").unwrap();
+        let params = kind
+            .params(&crate::dbms::TargetSettings {
+                engine: Some("rocksdb".into()),
+                ..Default::default()
+            })
+            .unwrap();
+        let d = cell(kind, &params, &w, true);
         // 6 s server + 2.4 s load + 10.5 s query + 2 s pause + 0.6 s overhead
         assert!((d.as_secs_f64() - 21.5).abs() < 0.01, "{d:?}");
         assert_eq!(human(Duration::from_secs(42)), "42s");
@@ -152,7 +100,7 @@ mod tests {
             query_seconds: u64::MAX,
             ..InsertBenchmarkSpec::default()
         };
-        let d = cell(DbmsName::Sqlite, Engine::Innodb, &w, true);
+        let d = cell(DbmsKind::find("sqlite").unwrap(), &Params::new(), &w, true);
         assert_eq!(d, MAX_ESTIMATE);
         let total: Duration = std::iter::repeat_n(d, crate::experiment::plan::MAX_CELLS).sum();
         assert!(total >= MAX_ESTIMATE);

@@ -5,11 +5,9 @@
 //!
 //! * [`model`] — the file as written (serde, `deny_unknown_fields`, spans for `file:line`).
 //! * [`plan`] — validation and expansion into cells.
-//! * [`check`] — asking the servers whether they know every setting.
 //! * [`estimate`] — how long a cell should take.
 //! * [`runner`] — running the cells, resuming, progress, cool-down, cache ratio.
 
-pub mod check;
 pub mod estimate;
 pub mod model;
 pub mod plan;
@@ -36,7 +34,12 @@ pub fn load(path: &Path, scale: Option<f64>) -> Result<Plan> {
     })?;
     let file = model::parse(&source).map_err(|p| problems(vec![p]))?;
     let (plan, mut found) = plan::build(file, source, scale);
-    for p in check::servers(&plan.server_checks) {
+    // Asking the servers whether they know every setting (each family's own binaries).
+    for p in crate::server::check::check_all(&plan.server_checks) {
+        let p = Problem {
+            at: p.at,
+            message: p.message,
+        };
         if !found.contains(&p) {
             found.push(p);
         }

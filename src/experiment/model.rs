@@ -6,12 +6,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::dbms::mysql::Engine;
-use crate::spec::Malloc;
-use crate::spec::{IndexDdl, Step, TableMode};
+use crate::dbms::DbmsKind;
+use crate::spec::{IndexDdl, Malloc, Step, TableMode};
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
@@ -52,40 +51,17 @@ pub struct ExperimentFile {
     pub setups: Vec<SetupTable>,
 }
 
-/// Which DBMS a target is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DbmsName {
-    /// A managed MariaDB server (InnoDB or MyRocks).
-    Mariadb,
-    /// A managed PostgreSQL server.
-    Postgres,
-    /// Embedded SQLite (a fresh file per cell).
-    Sqlite,
-}
-
-impl DbmsName {
-    /// Name as written in the file.
-    pub fn name(self) -> &'static str {
-        match self {
-            DbmsName::Mariadb => "mariadb",
-            DbmsName::Postgres => "postgres",
-            DbmsName::Sqlite => "sqlite",
-        }
-    }
-}
-
 /// `[[target]]`: a DBMS, the binaries to use and, for MariaDB, the engine.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetTable {
     /// Name used in cell names.
     pub name: Spanned<String>,
-    /// mariadb, postgres or sqlite.
-    pub dbms: Spanned<DbmsName>,
-    /// innodb (default) or rocksdb; MariaDB only.
+    /// The DBMS, by its server name (`mariadb`, `postgres`) or name (`sqlite`).
+    pub dbms: Spanned<DbmsKind>,
+    /// Storage engine of the tables: innodb (default) or rocksdb; MariaDB only.
     #[serde(default)]
-    pub engine: Option<Spanned<Engine>>,
+    pub engine: Option<Spanned<String>>,
     /// Directory holding the server binaries (default: Debian's locations, then PATH).
     #[serde(default)]
     pub bin_dir: Option<Spanned<String>>,
@@ -152,130 +128,147 @@ pub struct SetupTable {
     pub dbms_cache: Option<Spanned<String>>,
 }
 
-/// `[workload]`: the Insert Benchmark's parameters shared by every cell (unset: ibench run's
-/// defaults).
-#[derive(Debug, Default, Deserialize)]
+/// `[workload]`: the Insert Benchmark's parameters shared by every cell (unset: `ibench run`'s
+/// defaults), and how the runs send and show them. Serialized by the spec's field names,
+/// without the unset ones and the run settings, it is the file's layer of
+/// [`crate::spec::InsertBenchmarkSpec::assemble`].
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadTable {
     /// Steps in order: an array, or one comma-separated string.
-    #[serde(default)]
-    pub steps: Option<StepList>,
+    #[serde(
+        default,
+        deserialize_with = "steps::deserialize",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub steps: Option<Vec<Step>>,
     /// Clients (a setup may override).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<usize>,
     /// Rows per client loaded by l.i0 (a setup may override), before `scale`.
-    #[serde(default)]
-    pub rows_per_client: Option<u64>,
+    #[serde(
+        default,
+        rename(deserialize = "rows_per_client"),
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub l0_rows: Option<u64>,
     /// Rows per client of l.i1, before `scale`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l1_rows: Option<u64>,
     /// Rows per client of l.i2, before `scale` (default l1_rows / 4).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l2_rows: Option<u64>,
     /// Rows per INSERT in l.i0.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l0_batch: Option<usize>,
     /// Rows per INSERT and DELETE in l.i1.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l1_batch: Option<usize>,
     /// Rows per INSERT and DELETE in l.i2.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l2_batch: Option<usize>,
     /// Rows per INSERT and DELETE of the background writer.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_batch: Option<usize>,
     /// Seconds per query step, before `scale`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query_seconds: Option<u64>,
     /// Delete as many rows as are inserted (default true).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletes: Option<bool>,
     /// Secondary indexes (0-3).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secondary_indexes: Option<usize>,
     /// per-client or shared.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_mode: Option<TableMode>,
     /// Table name prefix.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_prefix: Option<String>,
     /// separate or combined.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_ddl: Option<IndexDdl>,
     /// Minimum length of `data`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_min: Option<usize>,
     /// Maximum length of `data`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_max: Option<usize>,
     /// Random share of `data`, percent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_random_pct: Option<u8>,
     /// cashregisterid range.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cashregisters: Option<u32>,
     /// customerid range.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customers: Option<u32>,
     /// productid range.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub products: Option<u32>,
     /// price range.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_price: Option<f64>,
     /// Seed of the generated values.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// Tries per statement on transient errors.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tries: Option<u32>,
     /// Reconnects per client thread.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_reconnects: Option<u32>,
-    /// Percent of retried statements above which a step fails.
-    #[serde(default)]
-    pub max_error_rate: Option<f64>,
+    /// Percent of retried statements above which a step fails (`max_error_rate`).
+    #[serde(
+        default,
+        rename(deserialize = "max_error_rate"),
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_error_pct: Option<f64>,
     /// Run the maintenance pause between load and query steps (default true).
-    #[serde(default)]
+    #[serde(default, skip_serializing)]
     pub maintenance: Option<bool>,
     /// Plain SQL text instead of prepared statements.
-    #[serde(default)]
+    #[serde(default, skip_serializing)]
     pub plain_sql: Option<bool>,
     /// Progress line every N seconds (0: progress bar only).
-    #[serde(default)]
+    #[serde(default, skip_serializing)]
     pub report_interval: Option<u64>,
 }
 
-/// Steps given as `["l.i0", "l.x"]` or `"l.i0,l.x"`.
-#[derive(Clone, Debug)]
-pub struct StepList(pub Vec<Step>);
+/// `steps`: given as `["l.i0", "l.x"]` or `"l.i0,l.x"`.
+mod steps {
+    use std::fmt;
 
-impl<'de> Deserialize<'de> for StepList {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+    use serde::Deserializer;
+
+    use super::Step;
+
+    /// Deserializes an optional step list from an array or a comma-separated string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Step>>, D::Error> {
         struct V;
         impl<'de> serde::de::Visitor<'de> for V {
-            type Value = StepList;
+            type Value = Vec<Step>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an array of step names, or a comma-separated string")
             }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<StepList, E> {
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Vec<Step>, E> {
                 s.split(',')
                     .map(|p| p.trim().parse::<Step>().map_err(E::custom))
-                    .collect::<Result<_, _>>()
-                    .map(StepList)
+                    .collect()
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
-            ) -> Result<StepList, A::Error> {
+            ) -> Result<Vec<Step>, A::Error> {
                 let mut steps = Vec::new();
                 while let Some(s) = seq.next_element::<Step>()? {
                     steps.push(s);
                 }
-                Ok(StepList(steps))
+                Ok(steps)
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_any(V).map(Some)
     }
 }
 
@@ -371,11 +364,11 @@ mod tests {
             "name = \"e\"\n[workload]\nsteps = \"l.i0, l.x\"\n[[target]]\nname = \"t\"\ndbms = \"sqlite\"\n",
         ))
         .unwrap();
-        let steps = f.workload.unwrap().into_inner().steps.unwrap().0;
+        let steps = f.workload.unwrap().into_inner().steps.unwrap();
         assert_eq!(steps, vec![Step::LoadInitial, Step::CreateIndexes]);
         let f = parse(&src("name = \"e\"\n[workload]\nsteps = [\"qr100\"]\n")).unwrap();
         assert_eq!(
-            f.workload.unwrap().into_inner().steps.unwrap().0,
+            f.workload.unwrap().into_inner().steps.unwrap(),
             vec![Step::QueryRange(100)]
         );
         let p = parse(&src("name = \"e\"\n[workload]\nsteps = [\"l.i9\"]\n")).unwrap_err();

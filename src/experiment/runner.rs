@@ -12,14 +12,13 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 
 use super::estimate::human;
-use super::model::DbmsName;
-use super::plan::{Cell, Plan, cache_setting};
-use crate::cli::run::{RunOptions, run_prepared};
-use crate::dbms::mysql::Engine;
+use super::plan::{Cell, Plan};
+use crate::dbms::TargetSpec;
 use crate::error::{Interrupted, UsageError};
 use crate::results::file::ResultsFile;
 use crate::results::model::{CacheFit, ExperimentTag, RunResult, RunStatus};
 use crate::results::store::{ExperimentRun, Store};
+use crate::run::{RunOptions, run_prepared};
 
 /// Where and how to run.
 #[derive(Clone, Debug)]
@@ -98,24 +97,13 @@ impl DirLock {
     }
 }
 
-/// The database size / cache size ratio at the end of the last load step of `run`.
-pub fn cache_fit(run: &RunResult, dbms: DbmsName, engine: Engine) -> Option<CacheFit> {
-    let setting = cache_setting(dbms, engine);
+/// The database size / cache size ratio at the end of the last load step of `run`, on
+/// `target`.
+pub fn cache_fit(run: &RunResult, target: &TargetSpec) -> Option<CacheFit> {
+    let setting = target.kind.cache(&target.params);
     let settings = &run.environment.dbms.settings;
-    let raw = settings.get(setting)?.trim();
-    let cache_bytes = match dbms {
-        DbmsName::Mariadb => raw.parse::<u64>().ok()?,
-        DbmsName::Postgres => pg_size(raw)?,
-        DbmsName::Sqlite => {
-            let n: i64 = raw.parse().ok()?;
-            if n < 0 {
-                n.unsigned_abs() * 1024
-            } else {
-                let page: u64 = settings.get("page_size")?.trim().parse().ok()?;
-                n as u64 * page
-            }
-        }
-    };
+    let raw = settings.get(setting.name)?.trim();
+    let cache_bytes = (setting.parse)(raw, settings)?;
     let step = run
         .steps
         .iter()
@@ -127,31 +115,13 @@ pub fn cache_fit(run: &RunResult, dbms: DbmsName, engine: Engine) -> Option<Cach
         _ => return None,
     };
     (cache_bytes > 0).then(|| CacheFit {
-        setting: setting.to_string(),
+        setting: setting.name.to_string(),
         cache_bytes,
         step: step.name.clone(),
         db_bytes,
         db_size_source: source.to_string(),
         ratio: db_bytes as f64 / cache_bytes as f64,
     })
-}
-
-/// A PostgreSQL memory setting as SHOW prints it (`128MB`, `8kB`), bytes; a bare number is
-/// in 8 kB pages.
-fn pg_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let n: u64 = s[..digits].parse().ok()?;
-    let mult = match s[digits..].trim() {
-        "" => 8192,
-        "B" => 1,
-        "kB" => 1 << 10,
-        "MB" => 1 << 20,
-        "GB" => 1 << 30,
-        "TB" => 1 << 40,
-        _ => return None,
-    };
-    Some(n * mult)
 }
 
 fn mib(b: u64) -> String {
@@ -206,7 +176,7 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
         .iter()
         .max_by_key(|c| c.workload.estimated_db_bytes())
     {
-        crate::cli::run::check_free_space(&largest.spec(out, out.join("x")), out)?;
+        crate::run::check_output(&largest.spec(out), out)?;
     }
     let prior = Store::open(&options.store)?.experiment_runs(&plan.name)?;
     let done = completed(plan, &prior)?;
@@ -352,10 +322,11 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
     let store = Store::open(&options.store)?;
     let file = ResultsFile::create(out, &stem)?.with_store(store);
     let scratch = file.path().with_extension("data");
-    let spec = cell.spec(out, scratch.join("ibench.sqlite"));
+    let mut spec = cell.spec(out);
     if spec.scratch_database {
         fs::create_dir_all(&scratch)
             .with_context(|| format!("cannot create {}", scratch.display()))?;
+        spec.target.path = Some(scratch.join(format!("ibench.{}", spec.target.kind.name())));
     }
     let tag = ExperimentTag {
         name: plan.name.clone(),
@@ -379,12 +350,7 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
     file.discard_if_unsaved();
     outcome?;
     let mut run = run.context("the run ended without results")?;
-    let engine = cell
-        .server
-        .as_ref()
-        .map(|s| s.engine)
-        .unwrap_or(Engine::Innodb);
-    let fit = cache_fit(&run, cell.dbms, engine);
+    let fit = cache_fit(&run, &cell.target);
     if let Some(tag) = run.experiment.as_mut() {
         tag.cache = fit;
     }
@@ -395,15 +361,6 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn postgres_sizes() {
-        assert_eq!(pg_size("128MB"), Some(128 << 20));
-        assert_eq!(pg_size("8kB"), Some(8 << 10));
-        assert_eq!(pg_size("16384"), Some(16384 * 8192));
-        assert_eq!(pg_size("1GB"), Some(1 << 30));
-        assert_eq!(pg_size("x"), None);
-    }
 
     #[test]
     fn slugs_have_no_slashes() {

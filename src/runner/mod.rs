@@ -1,31 +1,23 @@
-//! Orchestration: runs a workload's steps in order, with the maintenance pause, progress
-//! display, and the results file rewritten after every step.
-//!
-//! `client.rs` starts a step's threads together and collects what they recorded; `rate.rs`
-//! holds the background writer's schedule; `session.rs` the clients' retry policy.
+//! What a workload's step runs on: [`StepEnv`] starts the step's client threads together
+//! (`client.rs`), shows progress, and samples what the step costs; `client_loop.rs` is the one
+//! loop every client thread runs (closed, or on a schedule of due times: `rate.rs`);
+//! `session.rs` is the clients' retry policy.
 
 pub mod client;
+pub mod client_loop;
 pub mod rate;
 pub mod session;
 
-use std::time::{Duration, Instant};
-
-use anyhow::{Result, bail};
-use chrono::Utc;
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::dbms::Dbms;
-use crate::error::Interrupted;
 use crate::metrics::efficiency::StepCosts;
 use crate::metrics::outcome::StepOutcome;
 use crate::metrics::proc::Watch;
-use crate::output::format;
 pub use crate::output::progress::Expect;
 use crate::output::progress::{LiveRates, step_bar};
-use crate::results::file::ResultsFile;
-use crate::results::model::{Maintenance, RunResult, RunStatus, StepResult};
 use crate::runner::client::ThreadSpec;
-use crate::workload::Workload;
-use std::sync::Arc;
 
 /// How the run is displayed.
 #[derive(Clone, Debug, Default)]
@@ -59,7 +51,17 @@ pub struct StepEnv<'a> {
     costs: Option<&'a CostWatch>,
 }
 
-impl StepEnv<'_> {
+impl<'a> StepEnv<'a> {
+    /// The environment of step `name`, shown as `display` says, its cost sampled when
+    /// `costs` is given.
+    pub fn new(name: String, display: &'a DisplayOptions, costs: Option<&'a CostWatch>) -> Self {
+        StepEnv {
+            name,
+            display,
+            costs,
+        }
+    }
+
     /// The step's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -170,101 +172,4 @@ fn timed<T>(total: &std::cell::Cell<Duration>, f: impl FnOnce() -> T) -> T {
     let value = f();
     total.set(total.get() + thread_cpu().saturating_sub(before));
     value
-}
-
-fn step_line(step: &StepResult) -> String {
-    let mut parts = vec![format::seconds(step.duration_s)];
-    for (name, v) in [
-        ("ins/s", step.inserts_per_s),
-        ("del/s", step.deletes_per_s),
-        ("q/s", step.queries_per_s),
-    ] {
-        if v > 0.0 {
-            parts.push(format!("{} {name}", format::rate(v)));
-        }
-    }
-    if let Some(sla) = &step.sla {
-        parts.push(format!("SLA {}", if sla.pass { "PASS" } else { "FAIL" }));
-    }
-    let retries: u64 = step.retries.values().sum();
-    if retries > 0 || step.reconnects > 0 {
-        parts.push(format!("{retries} retries, {} reconnects", step.reconnects));
-    }
-    format!("{:>7} {}", step.name, parts.join("  "))
-}
-
-/// Runs every step of `workload`, recording into `run` and saving to `file` after each one.
-/// Returns an error when a step fails (after saving it) or the run is interrupted.
-pub fn run_steps(
-    workload: &mut dyn Workload,
-    maintenance: bool,
-    run: &mut RunResult,
-    file: &ResultsFile,
-    display: &DisplayOptions,
-    costs: Option<&CostWatch>,
-) -> Result<()> {
-    let outcome = run_steps_inner(workload, maintenance, run, file, display, costs);
-    run.finished_at = Some(Utc::now());
-    match &outcome {
-        Ok(()) => run.status = RunStatus::Complete,
-        Err(e) if e.is::<Interrupted>() => run.status = RunStatus::Interrupted,
-        Err(e) => {
-            run.status = RunStatus::Failed;
-            run.error = Some(format!("{e:#}"));
-        }
-    }
-    file.save(run)?;
-    outcome
-}
-
-fn run_steps_inner(
-    workload: &mut dyn Workload,
-    maintenance: bool,
-    run: &mut RunResult,
-    file: &ResultsFile,
-    display: &DisplayOptions,
-    costs: Option<&CostWatch>,
-) -> Result<()> {
-    workload.check_ready()?;
-    file.save(run)?;
-    for (index, name) in workload.step_names().into_iter().enumerate() {
-        if crate::interrupt::requested() {
-            return Err(Interrupted.into());
-        }
-        if maintenance && workload.maintenance_before(index) {
-            let start = Instant::now();
-            if let Some(actions) = workload.maintenance()? {
-                let duration_s = start.elapsed().as_secs_f64();
-                if !display.quiet {
-                    eprintln!("{:>7} {actions} ({})", "pause", format::seconds(duration_s));
-                }
-                run.maintenance.push(Maintenance {
-                    before_step: name.clone(),
-                    actions,
-                    duration_s,
-                });
-            }
-        }
-        let env = StepEnv {
-            name: name.clone(),
-            display,
-            costs,
-        };
-        let step = workload.run_step(index, &env)?;
-        if !display.quiet {
-            eprintln!("{}", step_line(&step));
-        }
-        let (status, error) = (step.status, step.error.clone());
-        run.steps.push(step);
-        file.save(run)?;
-        match status {
-            RunStatus::Failed => bail!(
-                "step {name} failed: {}",
-                error.unwrap_or_else(|| "unknown error".to_string())
-            ),
-            RunStatus::Interrupted => return Err(Interrupted.into()),
-            _ => {}
-        }
-    }
-    Ok(())
 }

@@ -1,30 +1,34 @@
 //! A client's connection under the retry policy shared by every workload: transient DBMS
 //! errors are tried again, lost connections reopened, both bounded and counted.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::dbms::{Connection, Dbms, ErrorKind, error_kind};
+use crate::dbms::{ErrorKind, error_kind};
 use crate::metrics::recorder::{Op, Recorder};
+
+/// Opens one connection of the kind a workload uses (`dyn InsertBenchmarkConnection`, `dyn
+/// MicroConnection`).
+pub type Connect<'a, C> = &'a (dyn Fn() -> Result<Box<C>> + Sync);
 
 /// A client's connection with the retry policy: transient errors are retried (up to
 /// `max_tries` tries per statement), a lost connection is reopened (up to `max_reconnects`
 /// times per thread) and the statement tried again; both are counted in the recorder.
-pub struct Session<'a> {
-    dbms: &'a Arc<dyn Dbms>,
-    conn: Box<dyn Connection>,
+pub struct Session<'a, C: ?Sized> {
+    connect: Connect<'a, C>,
+    conn: Box<C>,
     max_tries: u32,
     reconnects_left: u32,
 }
 
-impl<'a> Session<'a> {
-    /// Connects, with `max_tries` tries per statement and `max_reconnects` reconnects.
-    pub fn connect(dbms: &'a Arc<dyn Dbms>, max_tries: u32, max_reconnects: u32) -> Result<Self> {
+impl<'a, C: ?Sized + Send + 'static> Session<'a, C> {
+    /// Connects with `connect`, with `max_tries` tries per statement and `max_reconnects`
+    /// reconnects.
+    pub fn connect(connect: Connect<'a, C>, max_tries: u32, max_reconnects: u32) -> Result<Self> {
         Ok(Session {
-            dbms,
-            conn: dbms.connect()?,
+            connect,
+            conn: connect()?,
             max_tries: max_tries.max(1),
             reconnects_left: max_reconnects,
         })
@@ -35,11 +39,11 @@ impl<'a> Session<'a> {
         &mut self,
         rec: &mut Recorder,
         op: Op,
-        mut f: impl FnMut(&mut dyn Connection) -> Result<T>,
+        mut f: impl FnMut(&mut C) -> Result<T>,
     ) -> Result<T> {
         let mut tries = 1;
         loop {
-            let err = match f(self.conn.as_mut()) {
+            let err = match f(&mut self.conn) {
                 Ok(v) => return Ok(v),
                 Err(e) => e,
             };
@@ -72,7 +76,7 @@ impl<'a> Session<'a> {
         let mut last = None;
         for attempt in 0..6 {
             std::thread::sleep(Duration::from_millis(100 << attempt));
-            match self.dbms.connect() {
+            match (self.connect)() {
                 Ok(c) => {
                     self.conn = c;
                     rec.add_reconnect();
@@ -85,7 +89,7 @@ impl<'a> Session<'a> {
     }
 
     /// The connection, to hold open until the step's end is sampled.
-    pub fn into_connection(self) -> Box<dyn Connection> {
+    pub fn into_connection(self) -> Box<C> {
         self.conn
     }
 }

@@ -1,20 +1,38 @@
 //! A throwaway MariaDB: `mariadb-install-db` into a fresh data directory, a generated my.cnf
-//! (`--defaults-file`, so no system config leaks in), `mariadbd` on a free port. MyRocks is
-//! loaded at start with `--plugin-load-add=ha_rocksdb.so` (installing it at runtime with
-//! INSTALL SONAME crashes MariaDB 10.11).
+//! (`--defaults-file`, so no system config leaks in), `mariadbd` on a free port. An init file
+//! (read before the server accepts connections, then removed) gives root a random password
+//! and removes every other account that could log in; file import and export are limited to
+//! a private directory (`secure_file_priv`), `LOAD DATA LOCAL` is off, and the Unix socket is
+//! in a directory only the server's account can enter. MyRocks is loaded at start with
+//! `--plugin-load-add=ha_rocksdb.so` (installing it at runtime with INSTALL SONAME crashes
+//! MariaDB 10.11).
+//!
+//! Settings are checked with `mariadbd --help --verbose` on the generated option file (it
+//! names every unknown variable and bad value); MyRocks column family option strings are
+//! parsed by RocksDB only when it starts, so a config that sets them is started once.
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use mysql::prelude::Queryable;
 
-use super::{ManagedServer, ServerKind, find_binary, push_user_config, run_setup, server_command};
-use crate::dbms::mysql::Engine;
-use crate::error::UsageError;
-use crate::spec::ServerSpec;
+use super::check::{normalize, quoted_after};
+use super::process::{self, push_user_config, run_setup, server_command, write_private_file};
+use super::{
+    Binaries, ManagedServer, ServerFamily, SettingProblem, SettingsCheck, StartContext,
+};
+use crate::dbms::mysql::{Engine, MysqlParams};
+use crate::dbms::url::ServerUrl;
+use crate::dbms::{DbmsKind, Params};
+use crate::spec::{Malloc, ServerSpec};
+
+/// The registry's MariaDB server family.
+pub static MARIADB: MariadbFamily = MariadbFamily;
+
+/// MariaDB's mariadb-install-db + mariadbd.
+pub struct MariadbFamily;
 
 /// Where Debian's mariadb-plugin-rocksdb puts the plugin.
 const PLUGIN_DIRS: &[&str] = &[
@@ -22,105 +40,350 @@ const PLUGIN_DIRS: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu/mariadb19/plugin",
 ];
 
-fn check_rocksdb_plugin() -> Result<(), UsageError> {
-    if PLUGIN_DIRS
-        .iter()
-        .any(|d| Path::new(d).join("ha_rocksdb.so").exists())
-    {
-        Ok(())
-    } else {
-        Err(UsageError::new(format!(
-            "--engine rocksdb: ha_rocksdb.so not found in {}; install it (apt-get install mariadb-plugin-rocksdb)",
+/// Run before the server accepts connections: root gets the run's password, on the two hosts
+/// a TCP connection from 127.0.0.1 can match; every other account that could log in goes.
+const INIT_SQL: &str = "DELETE FROM mysql.global_priv WHERE User <> 'mariadb.sys' \
+     AND NOT (User = 'root' AND Host IN ('localhost', '127.0.0.1'));\n\
+     FLUSH PRIVILEGES;\n\
+     ALTER USER 'root'@'localhost' IDENTIFIED BY '{pw}';\n\
+     ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '{pw}';\n\
+     CREATE DATABASE IF NOT EXISTS ibench;\n";
+
+/// Unix socket paths are limited to ~107 bytes.
+const MAX_SOCKET_PATH: usize = 100;
+
+impl ServerFamily for MariadbFamily {
+    fn dbms(&self) -> DbmsKind {
+        DbmsKind::of(&crate::dbms::mysql::MYSQL)
+    }
+
+    fn binaries(&self) -> [&'static str; 2] {
+        ["mariadb-install-db", "mariadbd"]
+    }
+
+    fn default_bin_dirs(&self) -> Vec<PathBuf> {
+        vec![PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")]
+    }
+
+    fn service_account(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn check_params(&self, params: &Params) -> Result<(), String> {
+        if MysqlParams::of(params).engine != Engine::Rocksdb
+            || PLUGIN_DIRS
+                .iter()
+                .any(|d| Path::new(d).join("ha_rocksdb.so").exists())
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "engine rocksdb needs ha_rocksdb.so (not found in {}); install it (apt-get install \
+             mariadb-plugin-rocksdb)",
             PLUGIN_DIRS.join(", ")
-        )))
+        ))
+    }
+
+    fn start(&self, ctx: &StartContext<'_>) -> Result<ManagedServer> {
+        let data = ctx.dir.join("data");
+        let files = ctx.dir.join("files");
+        fs::create_dir_all(&files)?;
+        super::private_dir(&files, ctx.account)?;
+        let mut socket = ctx.dir.join("mysqld.sock");
+        let mut socket_dir = None;
+        if socket.as_os_str().len() > MAX_SOCKET_PATH {
+            // A deep --out: a private directory of its own under /tmp.
+            let d = std::env::temp_dir().join(format!(
+                "ibench-mariadb-{}-{}",
+                ctx.port,
+                &process::random_password()[..8]
+            ));
+            fs::create_dir_all(&d)?;
+            super::private_dir(&d, ctx.account)?;
+            socket = d.join("mysqld.sock");
+            socket_dir = Some(d);
+        }
+        let init = ctx.dir.join("init.sql");
+        write_private_file(&init, &INIT_SQL.replace("{pw}", ctx.password), ctx.account)?;
+        let mut cnf = format!(
+            "[mysqld]\ndatadir = {}\nport = {}\nbind-address = 127.0.0.1\nsocket = {}\n\
+             pid-file = {}\ninit-file = {}\nsecure-file-priv = {}\nlocal-infile = 0\n",
+            data.display(),
+            ctx.port,
+            socket.display(),
+            ctx.dir.join("mysqld.pid").display(),
+            init.display(),
+            files.display(),
+        );
+        if MysqlParams::of(ctx.params).engine == Engine::Rocksdb {
+            cnf.push_str("plugin-load-add = ha_rocksdb.so\n");
+        }
+        // A fragment may carry its own sections; the options after it belong to [mysqld].
+        push_user_config(&mut cnf, ctx, "[mysqld]\n");
+        let cnf_path = ctx.dir.join("my.cnf");
+        write_private_file(&cnf_path, &cnf, ctx.account)?;
+
+        let mut install = process::command(&ctx.binaries.setup, ctx, false)?;
+        install
+            .arg(format!("--defaults-file={}", cnf_path.display()))
+            .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+        run_setup(install, "mariadb-install-db", ctx.log)?;
+
+        let mut cmd = server_command(&ctx.binaries.server, ctx)?;
+        cmd.arg(format!("--defaults-file={}", cnf_path.display()));
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {}", ctx.binaries.server.display()))?;
+        let url = ServerUrl::parse(&format!("mysql://root@127.0.0.1:{}/ibench", ctx.port), "")?
+            .with_password(ctx.password);
+        let mut server = ManagedServer::spawned(&MARIADB, child, url, ctx);
+        server.cleanup.extend(socket_dir);
+        let opts: mysql::Opts = mysql::OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(ctx.port)
+            .user(Some("root"))
+            .pass(Some(ctx.password))
+            .db_name(Some("ibench"))
+            .prefer_socket(false)
+            .tcp_connect_timeout(Some(Duration::from_secs(2)))
+            .into();
+        let ready = server.wait_ready(Duration::from_secs(ctx.spec.start_timeout_s), || {
+            mysql::Conn::new(opts.clone()).is_ok()
+        });
+        // The server has read it (or failed); the password lives in memory only from here.
+        let _ = fs::remove_file(&init);
+        ready?;
+        Ok(server)
+    }
+
+    fn credentials_file(&self, server: &ManagedServer) -> Result<String> {
+        let url = server.url.url();
+        let port = url.port().unwrap_or(3306);
+        let path = server.dir.join("client.cnf");
+        let password = server.url.password().unwrap_or_default();
+        write_private_file(
+            &path,
+            &format!(
+                "[client]\nuser = root\npassword = {password}\nhost = 127.0.0.1\nport = {port}\n\
+                 protocol = tcp\n"
+            ),
+            None,
+        )?;
+        Ok(format!(
+            "connect with: mariadb --defaults-extra-file={} ibench (readable by you only)",
+            path.display()
+        ))
+    }
+
+    fn check_settings(&self, checks: &[&SettingsCheck]) -> Vec<SettingProblem> {
+        let mut problems = Vec::new();
+        let mut cf_started = Vec::new();
+        for check in checks {
+            let mut found = help_verbose(check);
+            if found.is_empty() {
+                found = myrocks_cf_options(check, &mut cf_started);
+            }
+            for p in found {
+                if !problems.contains(&p) {
+                    problems.push(p);
+                }
+            }
+        }
+        problems
     }
 }
 
-/// Starts MariaDB in `dir` on `port`, with database `ibench`.
-pub fn start(
-    spec: &ServerSpec,
-    dir: &Path,
-    port: u16,
-    preload: Option<PathBuf>,
-) -> Result<ManagedServer> {
-    let mariadbd = find_binary(
-        "mariadbd",
-        spec.bin_dir.as_deref(),
-        &[
-            PathBuf::from("/usr/sbin/mariadbd"),
-            PathBuf::from("/usr/sbin/mysqld"),
-        ],
-    )?;
-    let install_db = find_binary(
-        "mariadb-install-db",
-        spec.bin_dir.as_deref(),
-        &[
-            PathBuf::from("/usr/bin/mariadb-install-db"),
-            PathBuf::from("/usr/bin/mysql_install_db"),
-        ],
-    )?;
-    if spec.engine == Engine::Rocksdb {
-        check_rocksdb_plugin()?;
+/// The variable a `mariadbd` error line is about.
+fn mariadb_error_name(line: &str) -> Option<String> {
+    if let Some(v) = quoted_after(line, "unknown variable", '\'') {
+        return Some(v.split('=').next().unwrap_or(v).to_string());
     }
-    let data = dir.join("data");
-    let log = dir.join("server.log");
-    // Unix socket paths are limited to ~107 bytes; fall back to /tmp for deep directories.
-    let mut socket = dir.join("mysqld.sock");
-    if socket.as_os_str().len() > 100 {
-        socket = PathBuf::from(format!("/tmp/ibench-mariadb-{port}.sock"));
+    if let Some(v) = quoted_after(line, "unknown option", '\'') {
+        return Some(v.trim_start_matches("--").to_string());
     }
-    let running_as_root = nix::unistd::Uid::effective().is_root();
+    if let Some(v) = quoted_after(line, "for variable", '\'') {
+        return Some(v.to_string());
+    }
+    if line.contains("Error while setting value") {
+        // ... value 'V' to 'NAME'
+        let i = line.rfind(" to '")?;
+        return quoted_after(&line[i..], " to", '\'').map(str::to_string);
+    }
+    None
+}
 
-    let mut cnf = format!(
-        "[mysqld]\ndatadir = {}\nport = {port}\nbind-address = 127.0.0.1\nsocket = {}\npid-file = {}\nlog-error = {}\n",
-        data.display(),
-        socket.display(),
-        dir.join("mysqld.pid").display(),
-        log.display()
-    );
-    if running_as_root {
-        cnf.push_str("user = root\n");
-    }
-    if spec.engine == Engine::Rocksdb {
+/// `mariadbd --help --verbose` with the configuration: it parses every option (loading
+/// MyRocks first when the engine is rocksdb) without starting a server.
+fn help_verbose(check: &SettingsCheck) -> Vec<SettingProblem> {
+    let s = &check.server;
+    let Ok(binaries) = Binaries::locate(&MARIADB, s.bin_dir.as_deref(), None, "bin_dir") else {
+        return Vec::new(); // reported by the plan
+    };
+    let mariadbd = binaries.server;
+    let mut cnf = String::from("[mysqld]\n");
+    if MysqlParams::of(&check.params).engine == Engine::Rocksdb {
         cnf.push_str("plugin-load-add = ha_rocksdb.so\n");
     }
-    // A fragment may carry its own sections; the options after it belong to [mysqld].
-    push_user_config(&mut cnf, spec, "[mysqld]\n");
-    let cnf_path = dir.join("my.cnf");
-    fs::write(&cnf_path, cnf)?;
-
-    let mut init = Command::new(&install_db);
-    init.arg(format!("--defaults-file={}", cnf_path.display()))
-        .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
-    if running_as_root {
-        init.arg("--user=root");
+    if let Some(text) = &s.config_text {
+        cnf.push_str(text);
+        cnf.push_str("\n[mysqld]\n");
     }
-    run_setup(init, "mariadb-install-db", &log)?;
-
-    let mut cmd = server_command(&mariadbd, &log, preload.as_deref(), spec.keep)?;
-    cmd.arg(format!("--defaults-file={}", cnf_path.display()));
-    let child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", mariadbd.display()))?;
-    let mut server = ManagedServer {
-        child: Some(child),
-        url: format!("mysql://root@127.0.0.1:{port}/ibench"),
-        dir: dir.to_path_buf(),
-        log,
-        binary: mariadbd,
-        preload,
-        kind: ServerKind::Mariadb,
-        keep: spec.keep,
+    for (k, v) in &s.options {
+        cnf.push_str(&format!("{k} = {v}\n"));
+    }
+    let dir = std::env::temp_dir().join(format!("ibench-check-{}", std::process::id()));
+    let _ = fs::create_dir_all(&dir);
+    let path = dir.join("my.cnf");
+    if let Err(e) = fs::write(&path, &cnf) {
+        return vec![check.problem(format!("cannot write {}: {e}", path.display()))];
+    }
+    let mut cmd = Command::new(&mariadbd);
+    cmd.arg(format!("--defaults-file={}", path.display()));
+    if nix::unistd::Uid::effective().is_root() {
+        // Only parses options: no server starts, no file is opened as root.
+        cmd.arg("--user=root");
+    }
+    let out = cmd
+        .args(["--help", "--verbose"])
+        .stdin(Stdio::null())
+        .output();
+    let _ = fs::remove_dir_all(&dir);
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => return vec![check.problem(format!("cannot run {}: {e}", mariadbd.display()))],
     };
-    let admin = format!("mysql://root@127.0.0.1:{port}/mysql");
-    let timeout = Duration::from_secs(spec.start_timeout_s);
-    server.wait_ready(timeout, || {
-        mysql::Opts::from_url(&admin)
-            .ok()
-            .and_then(|o| mysql::Conn::new(o).ok())
-            .is_some()
-    })?;
-    let mut conn = mysql::Conn::new(mysql::Opts::from_url(&admin)?)?;
-    conn.query_drop("CREATE DATABASE IF NOT EXISTS ibench")?;
-    Ok(server)
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut problems = Vec::new();
+    let mut named = Vec::new();
+    for line in stderr.lines().filter(|l| l.contains("[ERROR]")) {
+        let text = line[line.find("[ERROR]").unwrap_or(0) + 7..].trim();
+        let text = text
+            .strip_prefix(&format!("{}: ", mariadbd.display()))
+            .unwrap_or(text);
+        match mariadb_error_name(line) {
+            Some(name) => {
+                let n = normalize(&name);
+                if named.contains(&n) {
+                    continue;
+                }
+                named.push(n.clone());
+                problems.push(SettingProblem {
+                    at: check.locate(&name),
+                    message: format!("mariadb rejects setting {n}: {text}"),
+                });
+            }
+            None if text.starts_with("Parsing options for plugin") || text == "Aborting" => {}
+            None => problems.push(check.problem(format!("mariadb: {text}"))),
+        }
+    }
+    if problems.is_empty() && !out.status.success() {
+        let last = stderr.lines().last().unwrap_or("no output").trim();
+        problems.push(check.problem(format!(
+            "{} --help --verbose with this config failed ({}): {last}",
+            mariadbd.display(),
+            out.status
+        )));
+    }
+    problems
+}
+
+/// Column family option strings of MyRocks, which RocksDB parses only when it starts.
+const CF_OPTIONS: &[&str] = &["rocksdb_default_cf_options", "rocksdb_override_cf_options"];
+
+/// Starts a throwaway MariaDB with the config's MyRocks column family option strings (once per
+/// binary directory and strings) and reports what RocksDB said about them.
+fn myrocks_cf_options(check: &SettingsCheck, started: &mut Vec<String>) -> Vec<SettingProblem> {
+    let s = &check.server;
+    let cf: Vec<(String, String)> = s
+        .options
+        .iter()
+        .filter(|(k, _)| CF_OPTIONS.contains(&normalize(k).as_str()))
+        .cloned()
+        .collect();
+    let in_fragment = s.config_text.as_deref().is_some_and(|t| {
+        t.lines().any(|l| {
+            CF_OPTIONS
+                .iter()
+                .any(|o| normalize(l.trim()).starts_with(o))
+        })
+    });
+    if MysqlParams::of(&check.params).engine != Engine::Rocksdb || (cf.is_empty() && !in_fragment)
+    {
+        return Vec::new();
+    }
+    let key = format!(
+        "{:?}|{:?}|{:?}",
+        s.bin_dir,
+        cf,
+        in_fragment.then_some(&s.config_text)
+    );
+    if started.contains(&key) {
+        return Vec::new();
+    }
+    started.push(key);
+    let spec = ServerSpec {
+        config_text: if in_fragment {
+            s.config_text.clone()
+        } else {
+            None
+        },
+        options: cf,
+        keep: false,
+        malloc: Malloc::Glibc,
+        ..s.clone()
+    };
+    let dir = std::env::temp_dir().join(format!(
+        "ibench-check-cf-{}-{}",
+        std::process::id(),
+        started.len()
+    ));
+    let log = dir.with_extension("log");
+    let _ = fs::remove_dir_all(&dir);
+    let result = ManagedServer::start(&spec, &check.params, &dir, &log);
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    drop(result); // stops the server
+    let _ = fs::remove_dir_all(&dir);
+    let _ = fs::remove_file(&log);
+    let mut problems = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        let which = if t.starts_with("Invalid default column family config") {
+            "rocksdb_default_cf_options"
+        } else if t.starts_with("Invalid override") || t.contains("override_cf_options") {
+            "rocksdb_override_cf_options"
+        } else {
+            continue;
+        };
+        let p = SettingProblem {
+            at: check.locate(which),
+            message: format!("MyRocks rejects {which}: {t}"),
+        };
+        if !problems.contains(&p) {
+            problems.push(p);
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mariadb_error_lines_name_their_variable() {
+        let l =
+            "2026-11-22  4:30:07 0 [ERROR] /usr/sbin/mariadbd: unknown variable 'rocksdb-foo=1'";
+        assert_eq!(mariadb_error_name(l).as_deref(), Some("rocksdb-foo"));
+        let l = "0 [ERROR] Unknown suffix 'x' used for variable 'rocksdb-block-cache-size' (value '12x').";
+        assert_eq!(
+            mariadb_error_name(l).as_deref(),
+            Some("rocksdb-block-cache-size")
+        );
+        let l = "0 [ERROR] /usr/sbin/mariadbd: Error while setting value 'abc' to 'innodb-buffer-pool-size'";
+        assert_eq!(
+            mariadb_error_name(l).as_deref(),
+            Some("innodb-buffer-pool-size")
+        );
+        assert_eq!(mariadb_error_name("0 [ERROR] Aborting"), None);
+    }
 }

@@ -1,80 +1,258 @@
-//! Managed throwaway servers: initialise a fresh data directory, write the config, start the
-//! server on a free port (optionally under another malloc via LD_PRELOAD), wait until it
-//! accepts connections, and stop it at the end, on error and on interrupt.
+//! Managed throwaway servers: a [`ServerFamily`] per server DBMS (one file each, listed once
+//! in the registry below) knows its binaries, how to initialise a data directory, its config
+//! file, how to start and stop it and how to ask it about settings; [`ManagedServer`] is one
+//! running server.
+//!
+//! Every managed server is reachable by ibench alone: it runs as an unprivileged account
+//! (never root: when ibench runs as root, the DBMS's own service account), listens on
+//! 127.0.0.1 only, keeps its files (and any Unix socket) in a directory only that account
+//! can enter, refuses connections without a password, and its superuser's password is random
+//! per run, held in memory only (never printed, logged or stored; a `--keep-server` server's
+//! password is written to a file only its owner can read). File import and export are
+//! limited to a private directory.
 //!
 //! Servers run in their own process group (a Ctrl-C in the terminal reaches only ibench, which
-//! then stops them cleanly) and get SIGTERM from the kernel if ibench itself dies
-//! (PR_SET_PDEATHSIG), so none is left behind.
+//! then stops them cleanly), as do their set-up commands, and get SIGTERM from the kernel if
+//! ibench itself dies (PR_SET_PDEATHSIG), so none is left behind.
 
-pub mod mariadb;
-pub mod postgres;
+pub mod binaries;
+pub mod check;
+mod process;
 
 use std::fs;
-use std::io::{Read, Seek, SeekFrom};
-use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
+use nix::unistd::{Pid, Uid, User};
 
+use crate::dbms::url::ServerUrl;
+use crate::dbms::{DbmsKind, Params};
 use crate::error::{Interrupted, UsageError};
 use crate::spec::ServerSpec;
+pub use binaries::{Binaries, BinaryField, BinaryProblem, find_binary};
+pub use check::{Located, SettingProblem, SettingsCheck, normalize};
+pub use process::{free_port, log_error_line, log_tail};
 
-/// Which server to start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ServerKind {
-    /// PostgreSQL (initdb + postgres).
-    Postgres,
-    /// MariaDB (mariadb-install-db + mariadbd).
-    Mariadb,
+/// The registry: declares each server family's module and lists it.
+macro_rules! registry {
+    ($($module:ident :: $family:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every server family ibench can manage.
+        static REGISTRY: &[&dyn ServerFamily] = &[$(&$module::$family),*];
+    };
 }
 
-impl ServerKind {
-    /// Name on the command line and in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            ServerKind::Postgres => "postgres",
-            ServerKind::Mariadb => "mariadb",
-        }
+registry! {
+    postgres::POSTGRES,
+    mariadb::MARIADB,
+}
+
+/// What a managed server's start needs beyond its family: the spec, the target's DBMS
+/// parameters, where its files go, and who runs it.
+pub struct StartContext<'a> {
+    /// How to start it.
+    pub spec: &'a ServerSpec,
+    /// The target's DBMS parameters (e.g. the MySQL engine: MyRocks loads a plugin).
+    pub params: &'a Params,
+    /// Its private root directory (mode 0700, owned by `account`): data directory and files.
+    pub dir: &'a Path,
+    /// The server log (outside `dir`, so it outlives it).
+    pub log: &'a Path,
+    /// The TCP port on 127.0.0.1.
+    pub port: u16,
+    /// The account it runs as (`None`: ibench's own, which is not root).
+    pub account: Option<&'a User>,
+    /// Its binaries.
+    pub binaries: &'a Binaries,
+    /// Its superuser's password.
+    pub password: &'a str,
+    /// The library to LD_PRELOAD (its allocator), if any.
+    pub preload: Option<PathBuf>,
+}
+
+/// A server DBMS ibench can initialise, configure, start and stop.
+pub trait ServerFamily: Sync {
+    /// The DBMS it serves; its server name is the family's name (`--server`).
+    fn dbms(&self) -> DbmsKind;
+
+    /// Binaries it needs: the set-up command and the server, which prints `--version`.
+    fn binaries(&self) -> [&'static str; 2];
+
+    /// Directories to look in when no binary directory is given, preferred first (then PATH).
+    fn default_bin_dirs(&self) -> Vec<PathBuf>;
+
+    /// The binary directory of an installed `version` when none is given, if the family can
+    /// tell (Debian's /usr/lib/postgresql/<major>/bin).
+    fn bin_dir_for_version(&self, _version: &str) -> Option<PathBuf> {
+        None
     }
+
+    /// The service account to run as when ibench runs as root.
+    fn service_account(&self) -> &'static str;
+
+    /// Checks, before anything starts, what the target's parameters need (MyRocks: its
+    /// plugin is installed); the message names what to install.
+    fn check_params(&self, _params: &Params) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// A value as written into its config file (PostgreSQL quotes what is not a word).
+    fn config_value(&self, value: &str) -> String {
+        value.to_string()
+    }
+
+    /// Initialises a data directory under `ctx.dir` and starts the server; returns the running
+    /// server once it accepts connections, with the URL (and password) to reach it.
+    fn start(&self, ctx: &StartContext<'_>) -> Result<ManagedServer>;
+
+    /// The signal that stops it cleanly.
+    fn stop_signal(&self) -> Signal {
+        Signal::SIGTERM
+    }
+
+    /// A file telling how to connect to a kept server (credentials only its owner may read),
+    /// and the line to print about it.
+    fn credentials_file(&self, server: &ManagedServer) -> Result<String>;
+
+    /// Every problem the server's own binaries find with the settings of `checks` (all of
+    /// this family), each pointing at where the setting was written.
+    fn check_settings(&self, checks: &[&SettingsCheck]) -> Vec<SettingProblem>;
 }
 
-/// A running managed server. Dropping it stops the server (unless `keep`).
+/// The family that manages `kind`, if any.
+pub fn family(kind: DbmsKind) -> Option<&'static dyn ServerFamily> {
+    REGISTRY.iter().copied().find(|f| f.dbms() == kind)
+}
+
+/// Names of the families (`postgres, mariadb`), for messages.
+pub fn family_names() -> String {
+    REGISTRY
+        .iter()
+        .map(|f| f.dbms().server_name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The DBMS whose managed server is called `name` (`--server` values).
+pub fn parse_server(name: &str) -> Result<DbmsKind, String> {
+    REGISTRY
+        .iter()
+        .map(|f| f.dbms())
+        .find(|k| k.server_name().eq_ignore_ascii_case(name) || k.name() == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown server {name:?}: expected one of {}",
+                family_names()
+            )
+        })
+}
+
+/// The family of `kind`, or a usage error naming the ones there are.
+pub fn require_family(kind: DbmsKind) -> Result<&'static dyn ServerFamily, UsageError> {
+    family(kind).ok_or_else(|| {
+        UsageError::new(format!(
+            "ibench cannot start a {kind} server (it manages {})",
+            family_names()
+        ))
+    })
+}
+
+/// A running managed server. Dropping it stops the server (unless kept).
 pub struct ManagedServer {
     child: Option<Child>,
-    /// Connection URL (no password: servers are initialised with trust / empty password).
-    pub url: String,
-    /// Server root directory (data directory and log inside).
+    /// How to reach it; holds its superuser's password (never shown).
+    pub url: ServerUrl,
+    /// Its private root directory (data directory inside).
     pub dir: PathBuf,
-    /// Server log file.
+    /// Its log file.
     pub log: PathBuf,
-    /// Binary that was started.
+    /// The server binary that was started.
     pub binary: PathBuf,
     /// LD_PRELOAD library, if any.
     pub preload: Option<PathBuf>,
-    kind: ServerKind,
+    /// The account it runs as.
+    pub account: String,
+    /// Directories outside `dir` it uses (a Unix socket's), removed once it has stopped.
+    pub cleanup: Vec<PathBuf>,
+    /// For a kept server: where its credentials are, and how to connect.
+    pub credentials: Option<String>,
+    family: &'static dyn ServerFamily,
     keep: bool,
 }
 
 impl ManagedServer {
-    /// Initialises and starts a server in `dir` (created; must not exist yet).
-    pub fn start(spec: &ServerSpec, dir: &Path) -> Result<Self> {
-        let preload = spec.malloc.library()?;
+    /// Initialises and starts a server for the target's `params` in `dir` (created; must not
+    /// exist yet), logging to `log`.
+    pub fn start(spec: &ServerSpec, params: &Params, dir: &Path, log: &Path) -> Result<Self> {
+        let family = require_family(spec.kind)?;
+        family.check_params(params).map_err(UsageError::new)?;
+        let binaries = Binaries::locate(family, spec.bin_dir.as_deref(), None, "--server-bin")
+            .map_err(|p| UsageError::new(p.message))?;
+        let preload = spec
+            .malloc
+            .find_library()
+            .map_err(|m| UsageError::new(format!("allocator {m}")))?;
+        let account = run_as(family)?;
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         // Servers resolve relative paths against their own base directory (mariadbd: /usr),
         // not ours.
-        let dir = &std::path::absolute(dir)
+        let dir = std::path::absolute(dir)
             .with_context(|| format!("cannot resolve {}", dir.display()))?;
-        let port = free_port()?;
-        match spec.kind {
-            ServerKind::Postgres => postgres::start(spec, dir, port, preload),
-            ServerKind::Mariadb => mariadb::start(spec, dir, port, preload),
+        let log = std::path::absolute(log)
+            .with_context(|| format!("cannot resolve {}", log.display()))?;
+        private_dir(&dir, account.as_ref())?;
+        let password = process::random_password();
+        let ctx = StartContext {
+            spec,
+            params,
+            dir: &dir,
+            log: &log,
+            port: free_port()?,
+            account: account.as_ref(),
+            binaries: &binaries,
+            password: &password,
+            preload: preload.clone(),
+        };
+        let mut server = family.start(&ctx)?;
+        server.preload = preload;
+        if server.keep {
+            // A server left running is for the user to inspect, during the run too: how to
+            // reach it goes to a file only the user can read, as soon as it runs.
+            server.credentials = Some(
+                family
+                    .credentials_file(&server)
+                    .unwrap_or_else(|e| format!("its credentials could not be written: {e:#}")),
+            );
+        }
+        Ok(server)
+    }
+
+    /// A server just spawned by a family's `start`, not yet known to accept connections.
+    pub fn spawned(
+        family: &'static dyn ServerFamily,
+        child: Child,
+        url: ServerUrl,
+        ctx: &StartContext<'_>,
+    ) -> Self {
+        ManagedServer {
+            child: Some(child),
+            url,
+            dir: ctx.dir.to_path_buf(),
+            log: ctx.log.to_path_buf(),
+            binary: ctx.binaries.server.clone(),
+            preload: None,
+            account: ctx
+                .account
+                .map(|u| u.name.clone())
+                .unwrap_or_else(current_user_name),
+            cleanup: Vec::new(),
+            credentials: None,
+            family,
+            keep: ctx.spec.keep,
         }
     }
 
@@ -83,33 +261,46 @@ impl ManagedServer {
         self.child.as_ref().map(|c| c.id())
     }
 
-    /// Stops the server: SIGINT (Postgres fast shutdown) or SIGTERM (MariaDB), then SIGKILL
-    /// if it has not exited within two minutes.
+    /// Its family's name (`postgres`, `mariadb`).
+    pub fn name(&self) -> &'static str {
+        self.family.dbms().server_name()
+    }
+
+    /// Stops the server with its family's signal, then SIGKILL if it has not exited within
+    /// two minutes.
     pub fn stop(&mut self) -> Result<()> {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
-        let signal = match self.kind {
-            ServerKind::Postgres => Signal::SIGINT,
-            ServerKind::Mariadb => Signal::SIGTERM,
-        };
         let pid = Pid::from_raw(child.id() as i32);
-        let _ = kill(pid, signal);
+        let _ = kill(pid, self.family.stop_signal());
         let deadline = Instant::now() + Duration::from_secs(120);
+        let mut stopped = false;
         while Instant::now() < deadline {
             if child.try_wait()?.is_some() {
-                return Ok(());
+                stopped = true;
+                break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = child.kill();
-        let _ = child.wait();
-        bail!("server pid {pid} did not stop within 120 s and was killed")
+        if !stopped {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        for d in self.cleanup.drain(..) {
+            let _ = fs::remove_dir_all(d);
+        }
+        if !stopped {
+            bail!("server pid {pid} did not stop within 120 s and was killed");
+        }
+        Ok(())
     }
 
-    /// Leaves the server running (for `--keep-server`).
-    pub fn detach(&mut self) -> Option<u32> {
-        self.child.take().map(|c| c.id())
+    /// Leaves the server running (for `--keep-server`); returns its pid and a line saying
+    /// where its credentials are.
+    pub fn detach(&mut self) -> (Option<u32>, String) {
+        let note = self.credentials.clone().unwrap_or_default();
+        (self.child.take().map(|c| c.id()), note)
     }
 
     /// Whether the server is left running when dropped.
@@ -117,13 +308,16 @@ impl ManagedServer {
         self.keep
     }
 
-    fn fail_with_log(&mut self, what: &str) -> anyhow::Error {
+    /// Stops the server and returns an error saying `what` failed, with the log's error line
+    /// and tail.
+    pub fn fail_with_log(&mut self, what: &str) -> anyhow::Error {
         let _ = self.stop();
-        failure(what, &self.log)
+        process::failure(what, &self.log)
     }
 
-    /// Waits until `probe` succeeds, the server exits, or the timeout passes.
-    fn wait_ready(&mut self, timeout: Duration, mut probe: impl FnMut() -> bool) -> Result<()> {
+    /// Waits until `probe` succeeds, the server exits, the run is interrupted, or the timeout
+    /// passes.
+    pub fn wait_ready(&mut self, timeout: Duration, mut probe: impl FnMut() -> bool) -> Result<()> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(child) = self.child.as_mut()
@@ -160,144 +354,51 @@ impl Drop for ManagedServer {
     }
 }
 
-/// A TCP port free on 127.0.0.1 right now.
-pub fn free_port() -> Result<u16> {
-    let l = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
-    Ok(l.local_addr()?.port())
-}
-
-/// The first line of the log that reports an error (`[ERROR]`, `FATAL:`, `ERROR:`).
-pub fn log_error_line(path: &Path) -> Option<String> {
-    let text = fs::read_to_string(path).ok()?;
-    text.lines()
-        .find(|l| {
-            (l.contains("[ERROR]") || l.contains("FATAL:") || l.contains("ERROR:"))
-                && !l.contains("Aborting")
-        })
-        .map(|l| l.trim().to_string())
-}
-
-/// An error whose first line says what failed and the log's own error line, followed by the
-/// log's tail.
-fn failure(what: &str, log: &Path) -> anyhow::Error {
-    let cause = log_error_line(log)
-        .map(|l| format!(": {l}"))
-        .unwrap_or_default();
-    anyhow::anyhow!(
-        "{what}{cause}\nserver log {} ends:\n{}",
-        log.display(),
-        log_tail(log, 15)
-    )
-}
-
-/// The last `lines` lines of `path` (at most 64 KiB read).
-pub fn log_tail(path: &Path, lines: usize) -> String {
-    let Ok(mut f) = fs::File::open(path) else {
-        return "(no log)".to_string();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(65_536)));
-    let mut text = String::new();
-    let _ = f.read_to_string(&mut text);
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-/// Finds `name` in `bin_dir`, then in `candidates`, then on PATH.
-pub fn find_binary(
-    name: &str,
-    bin_dir: Option<&Path>,
-    candidates: &[PathBuf],
-) -> Result<PathBuf, UsageError> {
-    if let Some(dir) = bin_dir {
-        let p = dir.join(name);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(UsageError::new(format!(
-                "--server-bin {}: no {name} there",
-                dir.display()
-            )))
-        };
+/// The account a server of `family` runs as: its service account when ibench is root (a
+/// server never runs as root), else ibench's own (`None`).
+fn run_as(family: &dyn ServerFamily) -> Result<Option<User>, UsageError> {
+    if !Uid::effective().is_root() {
+        return Ok(None);
     }
-    let on_path = std::env::var_os("PATH")
-        .map(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join(name))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    candidates
-        .iter()
-        .cloned()
-        .chain(on_path)
-        .find(|p| p.is_file())
-        .ok_or_else(|| UsageError::new(format!("{name} not found (looked in standard locations and PATH); install the server package or give --server-bin DIR")))
+    let name = family.service_account();
+    match User::from_name(name) {
+        Ok(Some(u)) if !u.uid.is_root() => Ok(Some(u)),
+        _ => Err(UsageError::new(format!(
+            "a managed {} server never runs as root, and there is no '{name}' account to run it \
+             as: create one (the {} package does), or run ibench as another user",
+            family.dbms().server_name(),
+            family.dbms().server_name()
+        ))),
+    }
 }
 
-/// A command for a server process: own process group, SIGTERM if ibench dies (unless kept),
-/// output to `log`, optional LD_PRELOAD.
-fn server_command(
-    binary: &Path,
-    log: &Path,
-    preload: Option<&Path>,
-    keep: bool,
-) -> Result<Command> {
-    let out = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .with_context(|| format!("cannot open server log {}", log.display()))?;
-    let mut cmd = Command::new(binary);
-    cmd.stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .process_group(0);
-    if let Some(lib) = preload {
-        cmd.env("LD_PRELOAD", lib);
-    }
-    // A kept server must outlive ibench; any other gets SIGTERM if ibench dies.
-    if !keep {
-        // SAFETY: prctl is async-signal-safe; it runs in the child after fork, before exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)
-            });
+fn current_user_name() -> String {
+    User::from_uid(Uid::effective())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .unwrap_or_else(|| Uid::effective().to_string())
+}
+
+/// Makes `dir` private to the server's account: mode 0700, owned by it. Every parent
+/// directory must let that account pass (the message says so when one does not).
+fn private_dir(dir: &Path, account: Option<&User>) -> Result<()> {
+    if let Some(u) = account {
+        nix::unistd::chown(dir, Some(u.uid), Some(u.gid))
+            .with_context(|| format!("cannot give {} to account {}", dir.display(), u.name))?;
+        if let Some(blocked) = process::first_closed_parent(dir, u) {
+            bail!(UsageError::new(format!(
+                "the managed server runs as '{}', which cannot enter {} (mode {:o}): choose an \
+                 --out whose parent directories others may enter (chmod o+x), e.g. under /tmp",
+                u.name,
+                blocked.display(),
+                fs::metadata(&blocked)
+                    .map(|m| m.permissions().mode() & 0o777)
+                    .unwrap_or(0)
+            )));
         }
     }
-    Ok(cmd)
-}
-
-/// Runs a set-up command (initdb, install-db) to completion, with its output in `log`.
-fn run_setup(mut cmd: Command, what: &str, log: &Path) -> Result<()> {
-    let out = fs::OpenOptions::new().create(true).append(true).open(log)?;
-    cmd.stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out);
-    let status = cmd.status().with_context(|| format!("cannot run {what}"))?;
-    if !status.success() {
-        return Err(failure(&format!("{what} failed ({status})"), log));
-    }
-    if crate::interrupt::requested() {
-        return Err(Interrupted.into());
-    }
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("cannot make {} private", dir.display()))?;
     Ok(())
-}
-
-/// Appends the user's config to a generated config file: the `--server-config` fragment,
-/// then `after_fragment` (e.g. a section header to return to), then the `--server-option`s as
-/// `key = value` lines, which therefore win.
-fn push_user_config(conf: &mut String, spec: &ServerSpec, after_fragment: &str) {
-    if let Some(text) = &spec.config_text {
-        conf.push_str("\n# --server-config\n");
-        conf.push_str(text);
-        conf.push('\n');
-        conf.push_str(after_fragment);
-    }
-    if !spec.options.is_empty() {
-        conf.push_str("\n# --server-option\n");
-        for (k, v) in &spec.options {
-            conf.push_str(&format!("{k} = {v}\n"));
-        }
-    }
 }

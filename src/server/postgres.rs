@@ -1,19 +1,29 @@
-//! A throwaway PostgreSQL: `initdb` (as the `postgres` user when ibench runs as root, since
-//! PostgreSQL refuses to run as root), settings appended to postgresql.conf, `postgres -D`.
+//! A throwaway PostgreSQL: `initdb` with a random superuser password (SCRAM), settings
+//! appended to postgresql.conf, `postgres -D` on 127.0.0.1 without Unix sockets; and
+//! `postgres -C` on a scratch data directory to check a configuration's settings.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use nix::unistd::{Uid, User, chown};
+use nix::sys::signal::Signal;
+use nix::unistd::User;
 
-use super::{ManagedServer, ServerKind, find_binary, push_user_config, run_setup, server_command};
-use crate::error::UsageError;
-use crate::spec::ServerSpec;
+use super::check::quoted_after;
+use super::process::{self, push_user_config, run_setup, server_command, write_private_file};
+use super::{
+    Binaries, ManagedServer, ServerFamily, SettingProblem, SettingsCheck, StartContext,
+};
+use crate::dbms::DbmsKind;
+use crate::dbms::url::ServerUrl;
+
+/// The registry's PostgreSQL server family.
+pub static POSTGRES: PostgresFamily = PostgresFamily;
+
+/// PostgreSQL's initdb + postgres.
+pub struct PostgresFamily;
 
 /// Debian's layout: /usr/lib/postgresql/<major>/bin, newest first.
 fn debian_bin_dirs() -> Vec<PathBuf> {
@@ -30,106 +40,276 @@ fn debian_bin_dirs() -> Vec<PathBuf> {
     dirs.into_iter().map(|(_, d)| d).collect()
 }
 
-/// The user to run as: `postgres` when ibench is root, else ibench's own user.
-fn run_as() -> Result<Option<User>, UsageError> {
-    if !Uid::effective().is_root() {
-        return Ok(None);
+impl ServerFamily for PostgresFamily {
+    fn dbms(&self) -> DbmsKind {
+        DbmsKind::of(&crate::dbms::postgres::POSTGRES)
     }
-    match User::from_name("postgres") {
-        Ok(Some(u)) => Ok(Some(u)),
-        _ => Err(UsageError::new(
-            "PostgreSQL cannot run as root and there is no 'postgres' user; run ibench as another user or create one",
-        )),
+
+    fn binaries(&self) -> [&'static str; 2] {
+        ["initdb", "postgres"]
+    }
+
+    fn default_bin_dirs(&self) -> Vec<PathBuf> {
+        debian_bin_dirs()
+    }
+
+    fn bin_dir_for_version(&self, version: &str) -> Option<PathBuf> {
+        let major = version.split('.').next().unwrap_or_default();
+        Some(PathBuf::from(format!("/usr/lib/postgresql/{major}/bin")))
+    }
+
+    fn service_account(&self) -> &'static str {
+        "postgres"
+    }
+
+    /// Simple words and numbers as they are, anything else single-quoted.
+    fn config_value(&self, v: &str) -> String {
+        let simple = !v.is_empty()
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+'));
+        if simple || (v.len() >= 2 && v.starts_with('\'') && v.ends_with('\'')) {
+            v.to_string()
+        } else {
+            format!("'{}'", v.replace('\'', "''"))
+        }
+    }
+
+    fn start(&self, ctx: &StartContext<'_>) -> Result<ManagedServer> {
+        let data = ctx.dir.join("data");
+        // The superuser's password reaches initdb in a file only the server's account can
+        // read, removed as soon as initdb has read it.
+        let pwfile = ctx.dir.join("pwfile");
+        write_private_file(&pwfile, ctx.password, ctx.account)?;
+        let mut init = process::command(&ctx.binaries.setup, ctx, false)?;
+        init.arg("-D")
+            .arg(&data)
+            .args([
+                "-U",
+                "postgres",
+                "--auth=scram-sha-256",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ])
+            .arg(format!("--pwfile={}", pwfile.display()));
+        let initialised = run_setup(init, "initdb", ctx.log);
+        let _ = fs::remove_file(&pwfile);
+        initialised?;
+
+        let mut conf = format!(
+            "\n# ibench managed server: TCP on 127.0.0.1 only, no Unix socket, passwords\n\
+             port = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n",
+            ctx.port
+        );
+        push_user_config(&mut conf, ctx, "");
+        let conf_path = data.join("postgresql.conf");
+        let mut existing = fs::read_to_string(&conf_path)
+            .with_context(|| format!("cannot read {}", conf_path.display()))?;
+        existing.push_str(&conf);
+        fs::write(&conf_path, existing)
+            .with_context(|| format!("cannot write {}", conf_path.display()))?;
+
+        let mut cmd = server_command(&ctx.binaries.server, ctx)?;
+        cmd.arg("-D").arg(&data);
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {}", ctx.binaries.server.display()))?;
+        let url = ServerUrl::parse(
+            &format!("postgres://postgres@127.0.0.1:{}/postgres", ctx.port),
+            "",
+        )?
+        .with_password(ctx.password);
+        let mut server = ManagedServer::spawned(&POSTGRES, child, url, ctx);
+        let mut probe = ::postgres::Config::new();
+        probe
+            .host("127.0.0.1")
+            .port(ctx.port)
+            .user("postgres")
+            .password(ctx.password)
+            .dbname("postgres")
+            .connect_timeout(Duration::from_secs(2));
+        server.wait_ready(Duration::from_secs(ctx.spec.start_timeout_s), || {
+            probe.connect(::postgres::NoTls).is_ok()
+        })?;
+        Ok(server)
+    }
+
+    /// Fast shutdown.
+    fn stop_signal(&self) -> Signal {
+        Signal::SIGINT
+    }
+
+    fn credentials_file(&self, server: &ManagedServer) -> Result<String> {
+        let url = server.url.url();
+        let port = url.port().unwrap_or(5432);
+        let path = server.dir.join("pgpass");
+        let password = server.url.password().unwrap_or_default();
+        write_private_file(&path, &format!("127.0.0.1:{port}:*:postgres:{password}\n"), None)?;
+        Ok(format!(
+            "connect with: PGPASSFILE={} psql -h 127.0.0.1 -p {port} -U postgres postgres \
+             (the password file is readable by you only)",
+            path.display()
+        ))
+    }
+
+    fn check_settings(&self, checks: &[&SettingsCheck]) -> Vec<SettingProblem> {
+        let mut problems = Vec::new();
+        let mut scratches: Vec<(Option<PathBuf>, Result<PgScratch, SettingProblem>)> = Vec::new();
+        for check in checks {
+            let bin = check.server.bin_dir.clone();
+            if !scratches.iter().any(|(b, _)| *b == bin) {
+                scratches.push((bin.clone(), PgScratch::create(check)));
+            }
+            let found = match &scratches
+                .iter()
+                .find(|(b, _)| *b == bin)
+                .expect("just added")
+                .1
+            {
+                Ok(scratch) => scratch.check(check),
+                Err(p) => vec![p.clone()],
+            };
+            for p in found {
+                if !problems.contains(&p) {
+                    problems.push(p);
+                }
+            }
+        }
+        problems
     }
 }
 
-fn as_user(cmd: &mut Command, user: &Option<User>) {
-    if let Some(u) = user {
-        cmd.uid(u.uid.as_raw()).gid(u.gid.as_raw());
+/// A data directory from `initdb`, used only to let `postgres -C` read configurations (no
+/// server runs on it).
+struct PgScratch {
+    dir: PathBuf,
+    postgres: PathBuf,
+    original_conf: String,
+    user: Option<User>,
+}
+
+impl Drop for PgScratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
     }
 }
 
-/// Starts PostgreSQL in `dir` on `port`.
-pub fn start(
-    spec: &ServerSpec,
-    dir: &Path,
-    port: u16,
-    preload: Option<PathBuf>,
-) -> Result<ManagedServer> {
-    let candidates: Vec<PathBuf> = debian_bin_dirs();
-    let initdb = find_binary(
-        "initdb",
-        spec.bin_dir.as_deref(),
-        &candidates
-            .iter()
-            .map(|d| d.join("initdb"))
-            .collect::<Vec<_>>(),
-    )?;
-    let postgres = find_binary(
-        "postgres",
-        spec.bin_dir.as_deref(),
-        &candidates
-            .iter()
-            .map(|d| d.join("postgres"))
-            .collect::<Vec<_>>(),
-    )?;
-    let user = run_as()?;
-    let data = dir.join("data");
-    let log = dir.join("server.log");
-    if let Some(u) = &user {
-        chown(dir, Some(u.uid), Some(u.gid))
-            .with_context(|| format!("cannot chown {}", dir.display()))?;
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o755))?;
+impl PgScratch {
+    fn create(check: &SettingsCheck) -> Result<PgScratch, SettingProblem> {
+        let fail = |message: String| check.problem(message);
+        let binaries = Binaries::locate(&POSTGRES, check.server.bin_dir.as_deref(), None, "bin_dir")
+            .map_err(|p| fail(p.message))?;
+        let user = super::run_as(&POSTGRES).map_err(|e| fail(e.to_string()))?;
+        let dir = std::env::temp_dir().join(format!(
+            "ibench-check-pg-{}-{}",
+            std::process::id(),
+            super::free_port().unwrap_or(0)
+        ));
+        fs::create_dir_all(&dir)
+            .map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        super::private_dir(&dir, user.as_ref()).map_err(|e| fail(format!("{e:#}")))?;
+        let mut scratch = PgScratch {
+            dir: dir.clone(),
+            postgres: binaries.server.clone(),
+            original_conf: String::new(),
+            user,
+        };
+        let mut cmd = Command::new(&binaries.setup);
+        // No server ever runs on this directory (`postgres -C` only reads the configuration),
+        // so it needs no password.
+        cmd.arg("-D").arg(dir.join("data")).args([
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "--locale=C",
+        ]);
+        scratch.as_user(&mut cmd);
+        let out = cmd
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| fail(format!("cannot run {}: {e}", binaries.setup.display())))?;
+        if !out.status.success() {
+            return Err(fail(format!(
+                "initdb (to check the PostgreSQL settings) failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            )));
+        }
+        scratch.original_conf = fs::read_to_string(scratch.conf())
+            .map_err(|e| fail(format!("cannot read postgresql.conf: {e}")))?;
+        Ok(scratch)
     }
-    // The log is opened by ibench, but the postgres user must reach the directory.
-    let mut init = Command::new(&initdb);
-    init.arg("-D").arg(&data).args([
-        "-U",
-        "postgres",
-        "--auth=trust",
-        "--no-sync",
-        "-E",
-        "UTF8",
-        "--locale=C",
-    ]);
-    as_user(&mut init, &user);
-    run_setup(init, "initdb", &log).map_err(|e| {
-        anyhow::anyhow!("{e:#}\n(hint: the user running PostgreSQL must be able to enter every parent directory of {})", dir.display())
-    })?;
 
-    let mut conf = format!(
-        "\n# ibench managed server\nport = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n"
-    );
-    push_user_config(&mut conf, spec, "");
-    let conf_path = data.join("postgresql.conf");
-    let mut existing = fs::read_to_string(&conf_path)?;
-    existing.push_str(&conf);
-    fs::write(&conf_path, existing)?;
+    fn conf(&self) -> PathBuf {
+        self.dir.join("data").join("postgresql.conf")
+    }
 
-    let mut cmd = server_command(&postgres, &log, preload.as_deref(), spec.keep)?;
-    cmd.arg("-D").arg(&data);
-    as_user(&mut cmd, &user);
-    let child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", postgres.display()))?;
-    let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
-    let mut server = ManagedServer {
-        child: Some(child),
-        url: url.clone(),
-        dir: dir.to_path_buf(),
-        log,
-        binary: postgres,
-        preload,
-        kind: ServerKind::Postgres,
-        keep: spec.keep,
-    };
-    let timeout = Duration::from_secs(spec.start_timeout_s);
-    server.wait_ready(timeout, || {
-        ::postgres::Client::connect(
-            &format!("host=127.0.0.1 port={port} user=postgres dbname=postgres connect_timeout=2"),
-            ::postgres::NoTls,
-        )
-        .is_ok()
-    })?;
-    Ok(server)
+    fn as_user(&self, cmd: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        if let Some(u) = &self.user {
+            cmd.uid(u.uid.as_raw()).gid(u.gid.as_raw());
+        }
+    }
+
+    fn check(&self, check: &SettingsCheck) -> Vec<SettingProblem> {
+        let s = &check.server;
+        let mut conf = self.original_conf.clone();
+        if let Some(text) = &s.config_text {
+            conf.push('\n');
+            conf.push_str(text);
+            conf.push('\n');
+        }
+        for (k, v) in &s.options {
+            conf.push_str(&format!("{k} = {v}\n"));
+        }
+        if let Err(e) = fs::write(self.conf(), conf) {
+            return vec![check.problem(format!("cannot write {}: {e}", self.conf().display()))];
+        }
+        let mut cmd = Command::new(&self.postgres);
+        cmd.arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["-C", "server_version"]);
+        self.as_user(&mut cmd);
+        let out = match cmd.stdin(Stdio::null()).output() {
+            Ok(o) => o,
+            Err(e) => {
+                return vec![check.problem(format!("cannot run {}: {e}", self.postgres.display()))];
+            }
+        };
+        if out.status.success() {
+            return Vec::new();
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let mut problems: Vec<SettingProblem> = Vec::new();
+        for line in stderr.lines() {
+            let Some(i) = line.find("LOG:") else { continue };
+            let text = line[i + 4..].trim();
+            let Some(name) = quoted_after(text, "parameter", '"') else {
+                continue;
+            };
+            let text = match text.find(" in file \"") {
+                Some(j) => &text[..j],
+                None => text,
+            };
+            let p = SettingProblem {
+                at: check.locate(name),
+                message: format!("postgres rejects setting {name}: {text}"),
+            };
+            if !problems.contains(&p) {
+                problems.push(p);
+            }
+        }
+        if problems.is_empty() {
+            let last = stderr.lines().last().unwrap_or("no output").trim();
+            problems.push(check.problem(format!(
+                "postgres -C with this config failed ({}): {last}",
+                out.status
+            )));
+        }
+        problems
+    }
 }

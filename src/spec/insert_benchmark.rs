@@ -7,8 +7,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    MAX_BATCH, MAX_ROWS, MAX_SECONDS, default_max_error_pct, default_max_reconnects,
-    default_max_tries,
+    FieldNames, MAX_BATCH, MAX_ROWS, MAX_SECONDS, SpecError, default_max_error_pct,
+    default_max_reconnects, default_max_tries,
 };
 use crate::dbms::SecondaryIndex;
 use crate::error::UsageError;
@@ -266,139 +266,228 @@ impl InsertBenchmarkSpec {
         }
     }
 
-    /// Checks every value; the first problem found is returned as one line.
-    pub fn validate(&self) -> Result<(), UsageError> {
-        let err = |msg: String| Err(UsageError::new(msg));
+    /// Checks every value; the first problem found is returned, naming fields as `names` does.
+    pub fn validate(&self, names: FieldNames) -> Result<(), SpecError> {
+        let n = names;
+        let err = |field: &'static str, message: String| Err(SpecError { field, message });
         if self.clients == 0 || self.clients > 1024 {
-            return err(format!(
-                "--clients {} is out of range: expected 1..=1024",
-                self.clients
-            ));
+            return err(
+                "clients",
+                format!(
+                    "{} {} is out of range: expected 1..=1024",
+                    n("clients"),
+                    self.clients
+                ),
+            );
         }
         if self.steps.is_empty() {
-            return err("--steps is empty: name at least one step".to_string());
+            return err(
+                "steps",
+                format!("{} is empty: name at least one step", n("steps")),
+            );
         }
         let rows = [
             (
-                "--l0-rows",
+                "l0_rows",
                 self.l0_rows,
                 self.l0_batch,
-                "--l0-batch",
+                "l0_batch",
                 Step::LoadInitial,
             ),
             (
-                "--l1-rows",
+                "l1_rows",
                 self.l1_rows,
                 self.l1_batch,
-                "--l1-batch",
+                "l1_batch",
                 Step::LoadMore,
             ),
             (
-                "--l2-rows",
+                "l2_rows",
                 self.l2_rows,
                 self.l2_batch,
-                "--l2-batch",
+                "l2_batch",
                 Step::LoadMoreSmall,
             ),
         ];
-        for (flag, n, batch, batch_flag, step) in rows {
+        for (field, rows, batch, batch_field, step) in rows {
             if !(1..=10_000).contains(&batch) {
-                return err(format!(
-                    "{batch_flag} {batch} is out of range: expected 1..=10000"
-                ));
+                return err(
+                    batch_field,
+                    format!(
+                        "{} {batch} is out of range: expected 1..=10000",
+                        n(batch_field)
+                    ),
+                );
             }
-            if n > MAX_ROWS {
-                return err(format!(
-                    "{flag} {n} is out of range: expected at most {MAX_ROWS} rows per client"
-                ));
+            if rows > MAX_ROWS {
+                return err(
+                    field,
+                    format!(
+                        "{} {rows} is out of range: expected at most {MAX_ROWS} rows per client",
+                        n(field)
+                    ),
+                );
             }
             if self.steps.contains(&step) {
-                if n == 0 {
-                    return err(format!(
-                        "{flag} must be greater than 0 when step {step} runs"
-                    ));
+                if rows == 0 {
+                    return err(
+                        field,
+                        format!("{} must be greater than 0 when step {step} runs", n(field)),
+                    );
                 }
-                if batch as u64 > n {
-                    return err(format!(
-                        "{batch_flag} {batch} is larger than {flag} {n}: a batch cannot exceed the rows"
-                    ));
+                if batch as u64 > rows {
+                    return err(
+                        batch_field,
+                        format!(
+                            "{} {batch} is larger than {} {rows}: a batch cannot exceed the rows",
+                            n(batch_field),
+                            n(field)
+                        ),
+                    );
                 }
             }
         }
         if !(1..=MAX_BATCH).contains(&self.writer_batch) {
-            return err(format!(
-                "--writer-batch {} is out of range: expected 1..={MAX_BATCH}",
-                self.writer_batch
-            ));
+            return err(
+                "writer_batch",
+                format!(
+                    "{} {} is out of range: expected 1..={MAX_BATCH}",
+                    n("writer_batch"),
+                    self.writer_batch
+                ),
+            );
         }
         let has_query = self.steps.iter().any(|s| s.is_query());
         if has_query && !(1..=MAX_SECONDS).contains(&self.query_seconds) {
-            return err(format!(
-                "--query-seconds {} is out of range: expected 1..={MAX_SECONDS}",
-                self.query_seconds
-            ));
+            return err(
+                "query_seconds",
+                format!(
+                    "{} {} is out of range: expected 1..={MAX_SECONDS}",
+                    n("query_seconds"),
+                    self.query_seconds
+                ),
+            );
         }
         if self.secondary_indexes > 3 {
-            return err(format!(
-                "--secondary-indexes {} is out of range: expected 0..=3",
-                self.secondary_indexes
-            ));
+            return err(
+                "secondary_indexes",
+                format!(
+                    "{} {} is out of range: expected 0..=3",
+                    n("secondary_indexes"),
+                    self.secondary_indexes
+                ),
+            );
         }
         if self.steps.iter().any(|s| matches!(s, Step::QueryRange(_)))
             && self.secondary_indexes == 0
         {
             return err(
-                "qrN steps need at least one secondary index: set --secondary-indexes 1..=3"
-                    .to_string(),
+                "secondary_indexes",
+                format!(
+                    "qrN steps need at least one secondary index: set {} 1..=3",
+                    n("secondary_indexes")
+                ),
+            );
+        }
+        // l.i0 creates the tables without secondary indexes: a range query after it needs an
+        // l.x in between.
+        if let Some(load) = self.steps.iter().position(|s| *s == Step::LoadInitial)
+            && let Some(q) = self.steps[load..]
+                .iter()
+                .position(|s| matches!(s, Step::QueryRange(_)))
+                .map(|q| load + q)
+            && !self.steps[load..q].contains(&Step::CreateIndexes)
+        {
+            return err(
+                "steps",
+                format!(
+                    "{} runs {} after l.i0 without l.x: range queries need the secondary \
+                     indexes, which l.x creates (e.g. l.i0,l.x,{})",
+                    n("steps"),
+                    self.steps[q],
+                    self.steps[q]
+                ),
             );
         }
         if self.steps.contains(&Step::CreateIndexes) && self.secondary_indexes == 0 {
-            return err("step l.x needs --secondary-indexes 1..=3".to_string());
+            return err(
+                "secondary_indexes",
+                format!("step l.x needs {} 1..=3", n("secondary_indexes")),
+            );
         }
         if !(0.0..=100.0).contains(&self.max_error_pct) {
-            return err(format!(
-                "--max-error-rate {} is out of range: expected a percent, 0..=100",
-                self.max_error_pct
-            ));
+            return err(
+                "max_error_pct",
+                format!(
+                    "{} {} is out of range: expected a percent, 0..=100",
+                    n("max_error_pct"),
+                    self.max_error_pct
+                ),
+            );
         }
         if self.max_tries == 0 {
-            return err("--max-tries must be at least 1 (1 = no retries)".to_string());
+            return err(
+                "max_tries",
+                format!("{} must be at least 1 (1 = no retries)", n("max_tries")),
+            );
         }
         if self.data_min > self.data_max {
-            return err(format!(
-                "--data-min {} is larger than --data-max {}",
-                self.data_min, self.data_max
-            ));
+            return err(
+                "data_min",
+                format!(
+                    "{} {} is larger than {} {}",
+                    n("data_min"),
+                    self.data_min,
+                    n("data_max"),
+                    self.data_max
+                ),
+            );
         }
         if self.data_max > 4000 {
-            return err(format!(
-                "--data-max {} is out of range: data is varchar(4000)",
-                self.data_max
-            ));
+            return err(
+                "data_max",
+                format!(
+                    "{} {} is out of range: data is varchar(4000)",
+                    n("data_max"),
+                    self.data_max
+                ),
+            );
         }
         if self.data_random_pct > 100 {
-            return err(format!(
-                "--data-random-pct {} is out of range: expected 0..=100",
-                self.data_random_pct
-            ));
+            return err(
+                "data_random_pct",
+                format!(
+                    "{} {} is out of range: expected 0..=100",
+                    n("data_random_pct"),
+                    self.data_random_pct
+                ),
+            );
         }
-        for (flag, v) in [
-            ("--cashregisters", self.cashregisters),
-            ("--customers", self.customers),
-            ("--products", self.products),
+        for (field, v) in [
+            ("cashregisters", self.cashregisters),
+            ("customers", self.customers),
+            ("products", self.products),
         ] {
             if v == 0 || v > i32::MAX as u32 {
-                return err(format!(
-                    "{flag} {v} is out of range: expected 1..={}",
-                    i32::MAX
-                ));
+                return err(
+                    field,
+                    format!(
+                        "{} {v} is out of range: expected 1..={}",
+                        n(field),
+                        i32::MAX
+                    ),
+                );
             }
         }
         if !(self.max_price.is_finite() && self.max_price > 0.0) {
-            return err(format!(
-                "--max-price {} is out of range: expected a positive number",
-                self.max_price
-            ));
+            return err(
+                "max_price",
+                format!(
+                    "{} {} is out of range: expected a positive number",
+                    n("max_price"),
+                    self.max_price
+                ),
+            );
         }
         let prefix_ok = self
             .table_prefix
@@ -411,12 +500,51 @@ impl InsertBenchmarkSpec {
                 .all(|c| c.is_ascii_alphanumeric() || c == '_')
             && self.table_prefix.len() <= 32;
         if !prefix_ok {
-            return err(format!(
-                "--table-prefix {:?} is not allowed: use letters, digits and _ (max 32), starting \
-                 with a letter",
-                self.table_prefix
-            ));
+            return err(
+                "table_prefix",
+                format!(
+                    "{} {:?} is not allowed: use letters, digits and _ (max 32), starting with a \
+                     letter",
+                    n("table_prefix"),
+                    self.table_prefix
+                ),
+            );
         }
         Ok(())
+    }
+
+    /// The spec from `ibench run`'s defaults overridden by `layers` in order (each a JSON
+    /// object of the fields it sets, by the spec's field names), with rows and query seconds
+    /// multiplied by `scale`. `l2_rows` left unset is `l1_rows / 4`.
+    pub fn assemble(layers: &[serde_json::Value], scale: f64) -> InsertBenchmarkSpec {
+        let mut merged = match serde_json::to_value(InsertBenchmarkSpec::default()) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        merged.remove("l2_rows");
+        for layer in layers {
+            if let serde_json::Value::Object(m) = layer {
+                for (k, v) in m {
+                    if !v.is_null() {
+                        merged.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        if !merged.contains_key("l2_rows") {
+            let l1 = merged.get("l1_rows").and_then(|v| v.as_u64()).unwrap_or(0);
+            merged.insert("l2_rows".into(), (l1 / 4).max(1).into());
+        }
+        let mut spec: InsertBenchmarkSpec =
+            serde_json::from_value(serde_json::Value::Object(merged))
+                .unwrap_or_else(|_| InsertBenchmarkSpec::default());
+        if scale != 1.0 {
+            let scaled = |n: u64| ((n as f64 * scale).round() as u64).max(1);
+            spec.l0_rows = scaled(spec.l0_rows);
+            spec.l1_rows = scaled(spec.l1_rows);
+            spec.l2_rows = scaled(spec.l2_rows);
+            spec.query_seconds = scaled(spec.query_seconds);
+        }
+        spec
     }
 }

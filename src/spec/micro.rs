@@ -3,33 +3,17 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{MAX_SECONDS, default_max_error_pct, default_max_reconnects, default_max_tries};
-use crate::error::UsageError;
-
-/// An OLTP microbenchmark (see `../shared/docs/microbenchmarks.md`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum MicroBenchmark {
-    /// `SELECT c FROM sbtestN WHERE id = ?`: one row by primary key (sysbench
-    /// oltp_point_select).
-    PointSelect,
-}
-
-impl MicroBenchmark {
-    /// Name in step names and results.
-    pub fn name(self) -> &'static str {
-        match self {
-            MicroBenchmark::PointSelect => "point-select",
-        }
-    }
-}
+use super::{
+    FieldNames, MAX_SECONDS, SpecError, default_max_error_pct, default_max_reconnects,
+    default_max_tries,
+};
 
 /// Parameters of the OLTP microbenchmarks: `tables` sysbench-style tables (`sbtest1`...) of
 /// `table_rows` rows each, then every benchmark for `seconds` at each client count.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MicroSpec {
-    /// Benchmarks, in run order.
-    pub benchmarks: Vec<MicroBenchmark>,
+    /// Benchmarks by name (`point-select`), in run order.
+    pub benchmarks: Vec<String>,
     /// Client counts; each benchmark runs once per count, in this order.
     pub clients: Vec<usize>,
     /// Number of tables (`sbtest1` ... `sbtestN`); each query picks one uniformly.
@@ -54,7 +38,7 @@ pub struct MicroSpec {
 impl Default for MicroSpec {
     fn default() -> Self {
         MicroSpec {
-            benchmarks: vec![MicroBenchmark::PointSelect],
+            benchmarks: vec!["point-select".to_string()],
             clients: vec![1, 2, 4, 8],
             tables: 4,
             table_rows: 100_000,
@@ -80,7 +64,7 @@ impl MicroSpec {
         }
         for b in &self.benchmarks {
             for c in &self.clients {
-                names.push(format!("{}.c{c}", b.name()));
+                names.push(format!("{b}.c{c}"));
             }
         }
         names
@@ -99,45 +83,75 @@ impl MicroSpec {
             .saturating_mul(2 * 220)
     }
 
-    /// Checks every value; the first problem found is returned as one line.
-    pub fn validate(&self) -> Result<(), UsageError> {
-        let err = |msg: String| Err(UsageError::new(msg));
+    /// Checks every value; the first problem found is returned, naming fields as `names` does.
+    /// (Benchmark names are checked against the registry where they are parsed.)
+    pub fn validate(&self, names: FieldNames) -> Result<(), SpecError> {
+        let n = names;
+        let err = |field: &'static str, message: String| Err(SpecError { field, message });
         if self.benchmarks.is_empty() {
-            return err("--benchmarks is empty: name at least one benchmark".to_string());
+            return err(
+                "benchmarks",
+                format!("{} is empty: name at least one benchmark", n("benchmarks")),
+            );
         }
         if self.clients.is_empty() {
-            return err("--clients is empty: give at least one client count".to_string());
+            return err(
+                "clients",
+                format!("{} is empty: give at least one client count", n("clients")),
+            );
         }
         if let Some(c) = self.clients.iter().find(|&&c| c == 0 || c > 1024) {
-            return err(format!("--clients {c} is out of range: expected 1..=1024"));
+            return err(
+                "clients",
+                format!("{} {c} is out of range: expected 1..=1024", n("clients")),
+            );
         }
         if !(1..=1024).contains(&self.tables) {
-            return err(format!(
-                "--tables {} is out of range: expected 1..=1024",
-                self.tables
-            ));
+            return err(
+                "tables",
+                format!(
+                    "{} {} is out of range: expected 1..=1024",
+                    n("tables"),
+                    self.tables
+                ),
+            );
         }
         if !(1..=i32::MAX as u64).contains(&self.table_rows) {
-            return err(format!(
-                "--table-rows {} is out of range: expected 1..={}",
-                self.table_rows,
-                i32::MAX
-            ));
+            return err(
+                "table_rows",
+                format!(
+                    "{} {} is out of range: expected 1..={}",
+                    n("table_rows"),
+                    self.table_rows,
+                    i32::MAX
+                ),
+            );
         }
         if !(1..=MAX_SECONDS).contains(&self.seconds) {
-            return err(format!(
-                "--seconds {} is out of range: expected 1..={MAX_SECONDS}",
-                self.seconds
-            ));
+            return err(
+                "seconds",
+                format!(
+                    "{} {} is out of range: expected 1..={MAX_SECONDS}",
+                    n("seconds"),
+                    self.seconds
+                ),
+            );
         }
         if !(0.0..=100.0).contains(&self.max_error_pct) {
-            return err(format!(
-                "--max-error-rate {} is out of range: expected a percent, 0..=100",
-                self.max_error_pct
-            ));
+            return err(
+                "max_error_pct",
+                format!(
+                    "{} {} is out of range: expected a percent, 0..=100",
+                    n("max_error_pct"),
+                    self.max_error_pct
+                ),
+            );
         }
         if self.max_tries == 0 {
-            return err("--max-tries must be at least 1 (1 = no retries)".to_string());
+            return err(
+                "max_tries",
+                format!("{} must be at least 1 (1 = no retries)", n("max_tries")),
+            );
         }
         Ok(())
     }

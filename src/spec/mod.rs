@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::dbms::TargetSpec;
 use crate::error::UsageError;
 pub use insert_benchmark::{IndexDdl, InsertBenchmarkSpec, Step, TableMode};
-pub use micro::{MICRO_LOAD_BATCH, MicroBenchmark, MicroSpec};
+pub use micro::{MICRO_LOAD_BATCH, MicroSpec};
 pub use server::{Malloc, ServerSpec};
 
 /// Largest rows per statement: 6 values per row stay under SQLite's 32766 bound variables
@@ -28,6 +28,32 @@ pub const MAX_ROWS: u64 = 1_000_000_000_000;
 
 /// Longest duration a flag may give, seconds (one year).
 pub const MAX_SECONDS: u64 = 31_536_000;
+
+/// How a caller names a spec's fields (by their Rust names, `l0_rows`) in messages: `--l0-rows`
+/// on the command line, `rows_per_client` in an experiment file.
+pub type FieldNames = fn(&str) -> String;
+
+/// A spec value that is not allowed: the field (its Rust name, for the caller to locate it) and
+/// one line naming every field in the caller's terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// The field at fault.
+    pub field: &'static str,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl From<SpecError> for UsageError {
+    fn from(e: SpecError) -> Self {
+        UsageError::new(e.message)
+    }
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
 
 /// One complete run: target, workload and output.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -93,11 +119,12 @@ impl WorkloadSpec {
         }
     }
 
-    /// Checks every value; the first problem found is returned as one line.
-    pub fn validate(&self) -> Result<(), UsageError> {
+    /// Checks every value; the first problem found is returned, naming fields as `names`
+    /// does.
+    pub fn validate(&self, names: FieldNames) -> Result<(), SpecError> {
         match self {
-            WorkloadSpec::InsertBenchmark(w) => w.validate(),
-            WorkloadSpec::Micro(m) => m.validate(),
+            WorkloadSpec::InsertBenchmark(w) => w.validate(names),
+            WorkloadSpec::Micro(m) => m.validate(names),
         }
     }
 }

@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::dbms::mysql::Engine;
-use crate::error::UsageError;
-use crate::server::ServerKind;
+use crate::dbms::DbmsKind;
 
 /// Memory allocator of the server process.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -31,8 +29,19 @@ const LIB_DIRS: &[&str] = &[
 ];
 
 impl Malloc {
-    /// The library to LD_PRELOAD, if any; a usage error naming the package when missing.
-    pub fn library(self) -> Result<Option<PathBuf>, UsageError> {
+    /// Name as written (`glibc`, `jemalloc`, `tcmalloc`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Malloc::Glibc => "glibc",
+            Malloc::Jemalloc => "jemalloc",
+            Malloc::Tcmalloc => "tcmalloc",
+        }
+    }
+
+    /// The library to LD_PRELOAD, if any. When it is missing, the message starts with the
+    /// allocator's name and names the package to install (callers put their own name for
+    /// the setting before it: `--malloc`, `allocator`).
+    pub fn find_library(self) -> Result<Option<PathBuf>, String> {
         let (file, package) = match self {
             Malloc::Glibc => return Ok(None),
             Malloc::Jemalloc => ("libjemalloc.so.2", "libjemalloc2"),
@@ -44,11 +53,11 @@ impl Malloc {
             .find(|p| p.exists())
             .map(Some)
             .ok_or_else(|| {
-                UsageError::new(format!(
-                    "--malloc {}: {file} not found in {}; install it (apt-get install {package})",
-                    format!("{self:?}").to_lowercase(),
+                format!(
+                    "{}: {file} not found in {}; install it (apt-get install {package})",
+                    self.name(),
                     LIB_DIRS.join(", ")
-                ))
+                )
             })
     }
 }
@@ -56,10 +65,9 @@ impl Malloc {
 /// How to start a managed server; stored with the results.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ServerSpec {
-    /// Which server.
-    pub kind: ServerKind,
-    /// Table engine (MariaDB).
-    pub engine: Engine,
+    /// Which server: the DBMS it serves, written as its server name (`mariadb`).
+    #[serde(with = "crate::dbms::kind::server_name")]
+    pub kind: DbmsKind,
     /// Directory holding the server binaries (default: discovered).
     pub bin_dir: Option<PathBuf>,
     /// Config fragment (postgresql.conf or my.cnf [mysqld] lines), as given.

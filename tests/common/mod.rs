@@ -446,3 +446,30 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
         })
         .collect()
 }
+
+/// The password of a server left running by `--keep-server`, from the file only its owner can
+/// read that ibench wrote in the server's directory (`pgpass`, or `client.cnf` for MariaDB).
+pub fn kept_password(run: &RunResult) -> String {
+    let log = &run.managed_server.as_ref().expect("a managed server").log;
+    let dir = PathBuf::from(log.strip_suffix(".log").expect("log is <stem>.server.log"));
+    if let Ok(text) = fs::read_to_string(dir.join("pgpass")) {
+        return text.trim().rsplit(':').next().unwrap().to_string();
+    }
+    let text = fs::read_to_string(dir.join("client.cnf")).expect("credentials of the kept server");
+    text.lines()
+        .find_map(|l| l.strip_prefix("password = "))
+        .expect("a password line")
+        .trim()
+        .to_string()
+}
+
+/// The URL of a server left running by `--keep-server`, with its password.
+pub fn kept_url(run: &RunResult) -> String {
+    let location = &run.environment.dbms.location;
+    let password = kept_password(run);
+    let (scheme, rest) = location.split_once("://").expect("a URL");
+    let (user, host) = rest.split_once('@').expect("a user");
+    // The stored URL shows `***` for the password.
+    let user = user.split(':').next().unwrap();
+    format!("{scheme}://{user}:{password}@{host}")
+}

@@ -98,7 +98,7 @@ impl InsertBenchmark {
     /// Times `select min(transactionid)` per table (reported as `getmin`) when `timed`, reads
     /// the max, and returns a fresh state per table.
     fn table_states(&self, timed: bool, inserters_per_table: usize) -> Result<StepStart> {
-        let mut conn = self.dbms.connect()?;
+        let mut conn = self.dbms.connect_insert_benchmark()?;
         let mut states = Vec::new();
         let mut recorders = Vec::new();
         let mut per_table = BTreeMap::new();
@@ -141,7 +141,7 @@ impl InsertBenchmark {
     }
 
     fn load_initial(&self, env: &StepEnv) -> Result<StepResult> {
-        let mut conn = self.dbms.connect()?;
+        let mut conn = self.dbms.connect_insert_benchmark()?;
         for table in &self.tables {
             conn.create_table(table)
                 .with_context(|| format!("create table {}", table.name))?;
@@ -167,7 +167,7 @@ impl InsertBenchmark {
     }
 
     fn create_indexes(&self, env: &StepEnv) -> Result<StepResult> {
-        let mut conn = self.dbms.connect()?;
+        let mut conn = self.dbms.connect_insert_benchmark()?;
         let mut rows = 0;
         for table in &self.tables {
             rows += conn.count_rows(table)?;
@@ -185,7 +185,7 @@ impl InsertBenchmark {
                     client,
                     role: "indexer",
                     body: Box::new(move |ctx| {
-                        let mut conn = dbms.connect()?;
+                        let mut conn = dbms.connect_insert_benchmark()?;
                         ctx.start();
                         conn.create_indexes(table, indexes, combined)
                             .with_context(|| format!("create indexes on {}", table.name))
@@ -308,7 +308,7 @@ impl InsertBenchmark {
     /// Counts the rows of every table with the step's own SQL and compares them with what
     /// the step counted: the queue invariant after retries and reconnects.
     fn queue_check(&self, result: &StepResult) -> Result<QueueCheck> {
-        let mut conn = self.dbms.connect()?;
+        let mut conn = self.dbms.connect_insert_benchmark()?;
         let mut rows_counted = 0;
         let mut tables_with_gaps = Vec::new();
         for table in &self.tables {
@@ -369,7 +369,7 @@ impl Workload for InsertBenchmark {
         if *first == Step::LoadInitial {
             return Ok(());
         }
-        let mut conn = self.dbms.connect()?;
+        let mut conn = self.dbms.connect_insert_benchmark()?;
         for table in &self.tables {
             if !conn.table_exists(table)? {
                 return Err(UsageError::new(format!(

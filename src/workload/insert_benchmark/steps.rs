@@ -1,23 +1,28 @@
-//! The loops of the Insert Benchmark's client threads: inserter, deleter and querier.
+//! The Insert Benchmark's clients as drivers of the generic client loop
+//! ([`crate::runner::client_loop`]): the inserter, the deleter and the querier say what to send
+//! next; the loop paces, times, records and retries.
 //!
-//! Hot-path rules: each thread owns its connection, generator and buffers; per op it generates
-//! into reused buffers, calls one typed DBMS method, takes two timestamps and records them. The
-//! only state shared is the [`TableState`] of its table (a few atomics).
+//! Hot-path rules: each driver owns its generator and buffers; per op it generates into reused
+//! buffers and calls one typed DBMS method. The only state shared is the [`TableState`] of its
+//! table (a few atomics).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 
 use super::TableState;
 use super::data::{QueryGenerator, RowGenerator, stream};
-use crate::dbms::{Dbms, POINT_QUERY_IDS, RowBatch, Table};
+use crate::dbms::{Dbms, InsertBenchmarkConnection, POINT_QUERY_IDS, RowBatch, Table};
 use crate::metrics::recorder::{Op, Recorder};
 use crate::runner::client::{ThreadCtx, ThreadSpec};
-use crate::runner::rate::{Pacer, wait_until};
+use crate::runner::client_loop::{self, Driver, Pacing};
 use crate::runner::session::Session;
 use crate::spec::InsertBenchmarkSpec;
+
+/// The connection the Insert Benchmark's clients send on.
+type Conn = dyn InsertBenchmarkConnection;
 
 /// How an inserter paces itself.
 #[derive(Clone, Copy, Debug)]
@@ -51,13 +56,25 @@ pub struct ClientTable<'s> {
     pub step: &'s str,
 }
 
-/// Marks an inserter finished (and wakes the deleters) however its loop ends.
-struct InserterDone<'a>(&'a TableState);
-
-impl Drop for InserterDone<'_> {
-    fn drop(&mut self) {
-        self.0.inserters_running.fetch_sub(1, Ordering::AcqRel);
-        wake_deleters(self.0);
+impl ClientTable<'_> {
+    /// A thread of this client with `role`, running `driver` at `pacing`.
+    fn thread<'s, D>(&self, role: &'static str, driver: D, pacing: Pacing) -> ThreadSpec<'s>
+    where
+        D: Driver<Conn = Conn> + Send + 's,
+        Self: 's,
+    {
+        let dbms = Arc::clone(self.dbms);
+        let (tries, reconnects) = (self.spec.max_tries, self.spec.max_reconnects);
+        let mut driver = driver;
+        ThreadSpec {
+            client: self.client,
+            role,
+            body: Box::new(move |ctx: &mut ThreadCtx| {
+                let connect = || dbms.connect_insert_benchmark();
+                let session = Session::connect(&connect, tries, reconnects)?;
+                client_loop::run(ctx, session, &mut driver, pacing)
+            }),
+        }
     }
 }
 
@@ -69,65 +86,78 @@ fn wake_deleters(state: &TableState) {
     }
 }
 
-/// An inserting thread: multi-row INSERTs at the head of the queue.
-pub fn inserter(c: ClientTable<'_>, pace: Pace) -> ThreadSpec<'_> {
-    let ClientTable {
-        dbms,
-        spec,
-        table,
-        state,
-        client,
-        step,
-    } = c;
-    ThreadSpec {
-        client,
-        role: "inserter",
-        body: Box::new(move |ctx: &mut ThreadCtx| {
-            let _done = InserterDone(&state);
-            let mut session = Session::connect(dbms, spec.max_tries, spec.max_reconnects)?;
-            let mut generator = RowGenerator::new(spec, stream(spec.seed, step, client));
-            let mut batch = RowBatch::default();
-            let start = ctx.start();
-            let (mut pacer, batch_rows, total) = match pace {
-                Pace::Rows(rows, b) => (None, b, rows),
-                Pace::Rate(rate, b, d) => (
-                    Some(Pacer::new(start, rate as u64, b as u64, d)),
-                    b,
-                    u64::MAX,
-                ),
-            };
-            let mut done = 0u64;
-            while done < total && !ctx.should_stop() {
-                let due = match &mut pacer {
-                    Some(p) => match p.next_due() {
-                        Some(due) => Some(due),
-                        None => break,
-                    },
-                    None => None,
-                };
-                let n = (batch_rows as u64).min(total - done) as usize;
-                generator.fill(&mut batch, n, unix_now_s());
-                if let Some(due) = due {
-                    wait_until(due);
-                }
-                let sent = Instant::now();
-                let last_id = session
-                    .run(&mut ctx.rec, Op::Insert, |c| c.insert(table, &batch))
-                    .with_context(|| format!("insert into {}", table.name))?;
-                let end = Instant::now();
-                ctx.rec.record_op(Op::Insert, n as u64, due, sent, end);
-                state.head.fetch_max(last_id, Ordering::AcqRel);
-                state.inserted.fetch_add(n as u64, Ordering::AcqRel);
-                wake_deleters(&state);
-                done += n as u64;
-            }
-            if let Some(p) = &pacer {
-                ctx.rec.add_missed(Op::Insert, p.missed());
-            }
-            ctx.hold(session.into_connection());
-            Ok(())
-        }),
+/// Multi-row INSERTs at the head of the queue.
+struct Inserter<'s> {
+    table: &'s Table,
+    state: Arc<TableState>,
+    generator: RowGenerator,
+    batch: RowBatch,
+    batch_rows: usize,
+    /// Rows still to insert (unbounded on a schedule).
+    left: u64,
+}
+
+impl Driver for Inserter<'_> {
+    type Conn = Conn;
+
+    fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        let n = (self.batch_rows as u64).min(self.left) as usize;
+        self.generator.fill(&mut self.batch, n, unix_now_s());
+        Ok(Some(Op::Insert))
     }
+
+    fn send(&mut self, session: &mut Session<'_, Conn>, rec: &mut Recorder) -> Result<u64> {
+        let (table, batch) = (self.table, &self.batch);
+        let last_id = session
+            .run(rec, Op::Insert, |c| c.insert(table, batch))
+            .with_context(|| format!("insert into {}", table.name))?;
+        let n = batch.len() as u64;
+        self.state.head.fetch_max(last_id, Ordering::AcqRel);
+        self.state.inserted.fetch_add(n, Ordering::AcqRel);
+        wake_deleters(&self.state);
+        self.left -= n;
+        Ok(n)
+    }
+}
+
+/// Marks an inserter finished (and wakes the deleters) however its thread ends.
+impl Drop for Inserter<'_> {
+    fn drop(&mut self) {
+        self.state.inserters_running.fetch_sub(1, Ordering::AcqRel);
+        wake_deleters(&self.state);
+    }
+}
+
+/// An inserting thread: multi-row INSERTs at the head of the queue, as fast as possible or on
+/// the background writer's schedule.
+pub fn inserter(c: ClientTable<'_>, pace: Pace) -> ThreadSpec<'_> {
+    let generator = RowGenerator::new(c.spec, stream(c.spec.seed, c.step, c.client));
+    let (batch_rows, left, pacing) = match pace {
+        Pace::Rows(rows, b) => (b, rows, Pacing::Closed(None)),
+        Pace::Rate(rate, b, window) => (
+            b,
+            u64::MAX,
+            Pacing::Scheduled {
+                op: Op::Insert,
+                rate: rate as u64,
+                batch: b as u64,
+                window,
+                drain: false,
+            },
+        ),
+    };
+    let driver = Inserter {
+        table: c.table,
+        state: Arc::clone(&c.state),
+        generator,
+        batch: RowBatch::default(),
+        batch_rows,
+        left,
+    };
+    c.thread("inserter", driver, pacing)
 }
 
 /// Claims up to `batch` rows to delete, never more than have been inserted in this step.
@@ -163,77 +193,78 @@ fn claim_delete(state: &TableState, batch: u64, ctx: &ThreadCtx) -> Option<u64> 
     }
 }
 
-/// Deletes the `n` oldest rows by id range, claiming further ranges if ids have gaps.
-fn delete_oldest(
-    session: &mut Session,
-    rec: &mut Recorder,
-    table: &Table,
-    state: &TableState,
-    n: u64,
-) -> Result<u64> {
-    let mut deleted = 0;
-    while deleted < n {
-        let want = (n - deleted) as i64;
-        let lo = state.cursor.fetch_add(want, Ordering::AcqRel);
-        let got = session
-            .run(rec, Op::Delete, |c| c.delete_range(table, lo, lo + want))
-            .with_context(|| format!("delete from {}", table.name))?;
-        deleted += got;
-        if lo + want > state.head.load(Ordering::Acquire) {
-            break; // past the newest row: nothing more to delete
+/// Deletes of the oldest rows, by id range, at the inserters' pace.
+struct Deleter<'s> {
+    table: &'s Table,
+    state: Arc<TableState>,
+    batch: u64,
+    /// Rows claimed for the next delete.
+    claimed: u64,
+    registered: bool,
+}
+
+impl Driver for Deleter<'_> {
+    type Conn = Conn;
+
+    fn next(&mut self, ctx: &ThreadCtx) -> Result<Option<Op>> {
+        if !self.registered {
+            if let Ok(mut d) = self.state.deleters.lock() {
+                d.push(std::thread::current());
+            }
+            self.registered = true;
         }
+        Ok(claim_delete(&self.state, self.batch, ctx).map(|n| {
+            self.claimed = n;
+            Op::Delete
+        }))
     }
-    Ok(deleted)
+
+    /// Deletes the claimed rows, claiming further ranges if ids have gaps.
+    fn send(&mut self, session: &mut Session<'_, Conn>, rec: &mut Recorder) -> Result<u64> {
+        let (table, state) = (self.table, &self.state);
+        let mut deleted = 0;
+        while deleted < self.claimed {
+            let want = (self.claimed - deleted) as i64;
+            let lo = state.cursor.fetch_add(want, Ordering::AcqRel);
+            let got = session
+                .run(rec, Op::Delete, |c| c.delete_range(table, lo, lo + want))
+                .with_context(|| format!("delete from {}", table.name))?;
+            deleted += got;
+            if lo + want > state.head.load(Ordering::Acquire) {
+                break; // past the newest row: nothing more to delete
+            }
+        }
+        Ok(deleted)
+    }
 }
 
 /// A deleting thread: removes the oldest rows at the inserters' pace; with a schedule, also on
-/// the background writer's schedule.
+/// the background writer's schedule. Once the window closes it only drains what the inserters
+/// inserted (their last batches), so the table keeps its size; those deletes are due when they
+/// are taken.
 pub fn deleter(
     c: ClientTable<'_>,
     batch: usize,
     schedule: Option<(u32, Duration)>,
 ) -> ThreadSpec<'_> {
-    let ClientTable {
-        dbms,
-        spec,
-        table,
-        state,
-        client,
-        ..
-    } = c;
-    ThreadSpec {
-        client,
-        role: "deleter",
-        body: Box::new(move |ctx: &mut ThreadCtx| {
-            let mut session = Session::connect(dbms, spec.max_tries, spec.max_reconnects)?;
-            if let Ok(mut d) = state.deleters.lock() {
-                d.push(std::thread::current());
-            }
-            let start = ctx.start();
-            let mut pacer =
-                schedule.map(|(rate, d)| Pacer::new(start, rate as u64, batch as u64, d));
-            while !ctx.should_stop() {
-                // Once the window closes, the deleter only drains what the inserters
-                // inserted (their last batches), so the table keeps its size; those deletes
-                // are due when they are taken.
-                let due = pacer
-                    .as_mut()
-                    .map(|p| p.next_due().unwrap_or_else(Instant::now));
-                if let Some(due) = due {
-                    wait_until(due);
-                }
-                let Some(n) = claim_delete(&state, batch as u64, ctx) else {
-                    break;
-                };
-                let sent = Instant::now();
-                let deleted = delete_oldest(&mut session, &mut ctx.rec, table, &state, n)?;
-                let end = Instant::now();
-                ctx.rec.record_op(Op::Delete, deleted, due, sent, end);
-            }
-            ctx.hold(session.into_connection());
-            Ok(())
-        }),
-    }
+    let driver = Deleter {
+        table: c.table,
+        state: Arc::clone(&c.state),
+        batch: batch as u64,
+        claimed: 0,
+        registered: false,
+    };
+    let pacing = match schedule {
+        Some((rate, window)) => Pacing::Scheduled {
+            op: Op::Delete,
+            rate: rate as u64,
+            batch: batch as u64,
+            window,
+            drain: true,
+        },
+        None => Pacing::Closed(None),
+    };
+    c.thread("deleter", driver, pacing)
 }
 
 /// What a querier does besides its client's table.
@@ -250,80 +281,84 @@ pub struct Query<'s> {
     pub raced: &'s AtomicU64,
 }
 
+/// Range or point queries as fast as possible.
+struct Querier<'s> {
+    table: &'s Table,
+    state: Arc<TableState>,
+    query: Query<'s>,
+    generator: QueryGenerator,
+    ids: Vec<i64>,
+    found: Vec<i64>,
+    range: (crate::dbms::RangeQuery, f64),
+}
+
+impl Driver for Querier<'_> {
+    type Conn = Conn;
+
+    fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
+        if self.query.point {
+            let (lo, hi) = self.state.live_ids(self.query.guard);
+            self.generator
+                .point_ids(lo, hi, POINT_QUERY_IDS, &mut self.ids);
+            if self.ids.is_empty() {
+                anyhow::bail!(
+                    "no rows to ask for in {} (ids {lo}..={hi}): load it first",
+                    self.table.name
+                );
+            }
+        } else {
+            self.range = self.generator.range();
+        }
+        Ok(Some(Op::Query))
+    }
+
+    /// One query; recorded as one row (a query, whatever it returned).
+    fn send(&mut self, session: &mut Session<'_, Conn>, rec: &mut Recorder) -> Result<u64> {
+        let table = self.table;
+        if !self.query.point {
+            let (kind, value) = self.range;
+            session
+                .run(rec, Op::Query, |c| c.range_query(table, kind, value))
+                .with_context(|| format!("range query on {}", table.name))?;
+            return Ok(1);
+        }
+        let (ids, found) = (&self.ids, &mut self.found);
+        session
+            .run(rec, Op::Query, |c| c.point_query(table, ids, found))
+            .with_context(|| format!("point query on {}", table.name))?;
+        if found.len() != ids.len() || !found.iter().all(|id| ids.contains(id)) {
+            // An id below the delete cursor now was claimed by a deleter after it was drawn
+            // (the querier was descheduled for longer than the guard): a race with a delete,
+            // not a missing row.
+            let cursor = self.state.live_ids(0).0;
+            for id in ids.iter().filter(|id| !found.contains(id)) {
+                let counter = if *id < cursor {
+                    self.query.raced
+                } else {
+                    self.query.misses
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+            if found.iter().any(|id| !ids.contains(id)) {
+                self.query.misses.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(1)
+    }
+}
+
 /// A querying thread: range or point queries as fast as possible for the step's duration.
 pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
-    let ClientTable {
-        dbms,
-        spec,
-        table,
-        state,
-        client,
-        step,
-    } = c;
-    let Query {
-        point,
-        duration,
-        guard,
-        misses,
-        raced,
-    } = query;
-    ThreadSpec {
-        client,
-        role: "query",
-        body: Box::new(move |ctx: &mut ThreadCtx| {
-            let mut session = Session::connect(dbms, spec.max_tries, spec.max_reconnects)?;
-            let mut generator =
-                QueryGenerator::new(spec, stream(spec.seed, step, 1_000_000 + client));
-            let mut ids = Vec::with_capacity(POINT_QUERY_IDS);
-            let mut found = Vec::with_capacity(POINT_QUERY_IDS);
-            let start = ctx.start();
-            let deadline = start + duration;
-            let mut now = start;
-            while now < deadline && !ctx.should_stop() {
-                let sent;
-                if point {
-                    let (lo, hi) = state.live_ids(guard);
-                    generator.point_ids(lo, hi, POINT_QUERY_IDS, &mut ids);
-                    if ids.is_empty() {
-                        anyhow::bail!(
-                            "no rows to ask for in {} (ids {lo}..={hi}): load it first",
-                            table.name
-                        );
-                    }
-                    sent = Instant::now();
-                    session
-                        .run(&mut ctx.rec, Op::Query, |c| {
-                            c.point_query(table, &ids, &mut found)
-                        })
-                        .with_context(|| format!("point query on {}", table.name))?;
-                    now = Instant::now();
-                    if found.len() != ids.len() || !found.iter().all(|id| ids.contains(id)) {
-                        // An id below the delete cursor now was claimed by a deleter after it
-                        // was drawn (the querier was descheduled for longer than the guard):
-                        // a race with a delete, not a missing row.
-                        let cursor = state.live_ids(0).0;
-                        for id in ids.iter().filter(|id| !found.contains(id)) {
-                            let counter = if *id < cursor { raced } else { misses };
-                            counter.fetch_add(1, Ordering::Relaxed);
-                        }
-                        if found.iter().any(|id| !ids.contains(id)) {
-                            misses.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                } else {
-                    let (kind, value) = generator.range();
-                    sent = Instant::now();
-                    session
-                        .run(&mut ctx.rec, Op::Query, |c| {
-                            c.range_query(table, kind, value)
-                        })
-                        .with_context(|| format!("range query on {}", table.name))?;
-                    now = Instant::now();
-                }
-                ctx.rec.record(Op::Query, 1, sent, now);
-            }
-            ctx.hold(session.into_connection());
-            Ok(())
-        }),
-    }
+    let generator = QueryGenerator::new(c.spec, stream(c.spec.seed, c.step, 1_000_000 + c.client));
+    let pacing = Pacing::Closed(Some(query.duration));
+    let driver = Querier {
+        table: c.table,
+        state: Arc::clone(&c.state),
+        query,
+        generator,
+        ids: Vec::with_capacity(POINT_QUERY_IDS),
+        found: Vec::with_capacity(POINT_QUERY_IDS),
+        range: (crate::dbms::RangeQuery::Market, 0.0),
+    };
+    c.thread("query", driver, pacing)
 }

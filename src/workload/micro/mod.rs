@@ -3,57 +3,185 @@
 //! `pad` char(60)), loaded by the `prepare` step, then each benchmark for a fixed time at each
 //! client count (`point-select.c1`, `point-select.c2`, ...).
 //!
-//! Each query picks a table and an id uniformly (sysbench `--rand-type=uniform`), so a run is
-//! comparable with `sysbench oltp_point_select` on the same tables. No SQL lives here.
+//! A benchmark is one small file: its statements in the DBMS-neutral vocabulary of
+//! [`crate::dbms::micro::Statement`] and a [`Generator`] that picks each operation's table and
+//! parameters; it is listed once in [`registry!`]. The generic client loop runs it (pacing,
+//! timing, retries); no SQL lives here.
 
+mod point_select;
+
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use rand::Rng;
+use rand_pcg::Pcg64Mcg;
 
-use crate::dbms::{Dbms, SbtestRows, Table};
-use crate::metrics::recorder::Op;
+use crate::dbms::literal::Literal;
+use crate::dbms::micro::{MicroConnection, SbtestRows, Statement};
+use crate::dbms::{Dbms, Table};
+use crate::error::UsageError;
+use crate::metrics::recorder::{Op, Recorder};
 use crate::metrics::summary::{check_error_rate, summarize};
 use crate::results::model::StepResult;
 use crate::runner::client::{ThreadCtx, ThreadSpec};
+use crate::runner::client_loop::{self, Driver, Pacing};
 use crate::runner::session::Session;
 use crate::runner::{Expect, StepEnv};
-use crate::spec::{MICRO_LOAD_BATCH, MicroBenchmark, MicroSpec};
+use crate::spec::{MICRO_LOAD_BATCH, MicroSpec};
 use crate::workload::Workload;
 use crate::workload::insert_benchmark::data::stream;
+
+/// The registry: declares each benchmark's module and lists its entry, in `--list` order.
+macro_rules! registry {
+    ($($module:ident :: $benchmark:ident),* $(,)?) => {
+        /// Every microbenchmark.
+        pub static BENCHMARKS: &[&Benchmark] = &[$(&$module::$benchmark),*];
+    };
+}
+
+registry! {
+    point_select::POINT_SELECT,
+}
+
+/// One microbenchmark.
+pub struct Benchmark {
+    /// Name in `--benchmarks`, step names and results (`point-select`).
+    pub name: &'static str,
+    /// One line for `--list`.
+    pub about: &'static str,
+    /// The kind of op each operation is recorded as.
+    pub op: Op,
+    /// A new generator for one client.
+    pub generator: fn() -> Box<dyn Generator>,
+}
+
+/// The benchmark called `name`.
+pub fn find(name: &str) -> Option<&'static Benchmark> {
+    BENCHMARKS.iter().copied().find(|b| b.name == name)
+}
+
+/// Every benchmark name, for messages.
+pub fn names() -> Vec<&'static str> {
+    BENCHMARKS.iter().map(|b| b.name).collect()
+}
+
+/// The tables a benchmark runs on.
+#[derive(Clone, Copy, Debug)]
+pub struct Tables {
+    /// Number of tables (`sbtest1` ... `sbtestN`).
+    pub count: usize,
+    /// Rows per table (ids 1..=rows).
+    pub rows: u64,
+}
+
+/// A parameter value of a statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// An integer (`id`, `k`).
+    Int(i64),
+    /// Text (`c`, `pad`).
+    Text(String),
+}
+
+/// One operation of a client: its statements, sent in order. Buffers are reused.
+#[derive(Debug, Default)]
+pub struct Operation {
+    calls: Vec<Call>,
+    values: Vec<Value>,
+}
+
+#[derive(Debug)]
+struct Call {
+    statement: &'static Statement,
+    table: usize,
+    values: Range<usize>,
+    expect: Option<u64>,
+}
+
+impl Operation {
+    /// Adds `statement` on table `table` (0-based) with `values`; `expect` is the number of
+    /// rows it must read or change, when known (a difference counts as a miss).
+    pub fn push(
+        &mut self,
+        statement: &'static Statement,
+        table: usize,
+        values: &[Value],
+        expect: Option<u64>,
+    ) {
+        let start = self.values.len();
+        self.values.extend_from_slice(values);
+        self.calls.push(Call {
+            statement,
+            table,
+            values: start..self.values.len(),
+            expect,
+        });
+    }
+
+    fn clear(&mut self) {
+        self.calls.clear();
+        self.values.clear();
+    }
+}
+
+/// Chooses each operation of one client of a microbenchmark.
+pub trait Generator: Send {
+    /// Writes the next operation into `op` (empty when called), drawing from `rng`.
+    fn next(&mut self, rng: &mut Pcg64Mcg, tables: &Tables, op: &mut Operation);
+}
 
 /// The microbenchmarks of one run.
 pub struct Micro {
     spec: MicroSpec,
     dbms: Arc<dyn Dbms>,
     tables: Vec<Table>,
+    benchmarks: Vec<&'static Benchmark>,
 }
 
 /// What a step after `prepare` runs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 struct Bench {
-    benchmark: MicroBenchmark,
+    benchmark: &'static Benchmark,
     clients: usize,
 }
 
 impl Micro {
-    /// The workload for `spec` on `dbms`; `spec` must be validated.
-    pub fn new(spec: MicroSpec, dbms: Arc<dyn Dbms>) -> Self {
+    /// The workload for `spec` on `dbms`; `spec` must be validated. An unknown benchmark name
+    /// is a usage error.
+    pub fn new(spec: MicroSpec, dbms: Arc<dyn Dbms>) -> Result<Self> {
+        let benchmarks = spec
+            .benchmarks
+            .iter()
+            .map(|name| {
+                find(name).ok_or_else(|| {
+                    UsageError::new(format!(
+                        "unknown benchmark {name:?}: expected one of {}",
+                        names().join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let tables = spec
             .table_names()
             .into_iter()
             .enumerate()
             .map(|(id, name)| Table { id, name })
             .collect();
-        Micro { spec, dbms, tables }
+        Ok(Micro {
+            spec,
+            dbms,
+            tables,
+            benchmarks,
+        })
     }
 
     /// The benchmark steps, in run order (after `prepare`).
     fn benches(&self) -> Vec<Bench> {
         let mut out = Vec::new();
-        for &benchmark in &self.spec.benchmarks {
+        for &benchmark in &self.benchmarks {
             for &clients in &self.spec.clients {
                 out.push(Bench { benchmark, clients });
             }
@@ -61,10 +189,33 @@ impl Micro {
         out
     }
 
+    /// A thread running `driver` on a new connection at `pacing`.
+    fn thread<'s, D>(
+        &'s self,
+        client: usize,
+        role: &'static str,
+        mut driver: D,
+        pacing: Pacing,
+    ) -> ThreadSpec<'s>
+    where
+        D: Driver<Conn = dyn MicroConnection> + Send + 's,
+    {
+        ThreadSpec {
+            client,
+            role,
+            body: Box::new(move |ctx: &mut ThreadCtx| {
+                let connect = || self.dbms.connect_micro();
+                let session =
+                    Session::connect(&connect, self.spec.max_tries, self.spec.max_reconnects)?;
+                client_loop::run(ctx, session, &mut driver, pacing)
+            }),
+        }
+    }
+
     /// Creates the tables, loads them (one thread per table, ids 1..=rows in batches) and
     /// creates sysbench's index on `k` (`k_1` on sbtest1...), as `sysbench prepare` does.
     fn prepare(&self, env: &StepEnv) -> Result<StepResult> {
-        let mut conn = self.dbms.connect()?;
+        let mut conn = self.dbms.connect_micro()?;
         for table in &self.tables {
             conn.create_sbtest(table)
                 .with_context(|| format!("create table {}", table.name))?;
@@ -74,37 +225,15 @@ impl Micro {
         let threads = self
             .tables
             .iter()
-            .map(|table| ThreadSpec {
-                client: table.id,
-                role: "loader",
-                body: Box::new(move |ctx: &mut ThreadCtx| {
-                    let mut session =
-                        Session::connect(&self.dbms, spec.max_tries, spec.max_reconnects)?;
-                    let mut rng = stream(spec.seed, "prepare", table.id);
-                    let mut rows = SbtestRows::default();
-                    ctx.start();
-                    let mut next_id = 1;
-                    while next_id <= spec.table_rows as i64 && !ctx.should_stop() {
-                        let n = (MICRO_LOAD_BATCH as i64).min(spec.table_rows as i64 - next_id + 1);
-                        fill_rows(&mut rows, &mut rng, next_id, n, spec.table_rows);
-                        let sent = Instant::now();
-                        session
-                            .run(&mut ctx.rec, Op::Insert, |c| c.insert_sbtest(table, &rows))
-                            .with_context(|| format!("insert into {}", table.name))?;
-                        ctx.rec.record(Op::Insert, n as u64, sent, Instant::now());
-                        next_id += n;
-                    }
-                    if !ctx.should_stop() {
-                        let index = format!("k_{}", table.id + 1);
-                        session
-                            .run(&mut ctx.rec, Op::Insert, |c| {
-                                c.create_sbtest_index(table, &index)
-                            })
-                            .with_context(|| format!("create index {index}"))?;
-                    }
-                    ctx.hold(session.into_connection());
-                    Ok(())
-                }),
+            .map(|table| {
+                let loader = Loader {
+                    table,
+                    rng: stream(spec.seed, "prepare", table.id),
+                    rows: SbtestRows::default(),
+                    next_id: 1,
+                    table_rows: spec.table_rows,
+                };
+                self.thread(table.id, "loader", loader, Pacing::Closed(None))
             })
             .collect();
         let total = spec.table_rows * spec.tables as u64;
@@ -119,49 +248,32 @@ impl Micro {
         ))
     }
 
-    /// Point selects as fast as possible on `clients` connections for the step's duration.
-    fn point_select(&self, env: &StepEnv, clients: usize) -> Result<StepResult> {
-        let spec = &self.spec;
-        let duration = Duration::from_secs(spec.seconds);
+    /// `bench` as fast as possible on its clients for the step's duration.
+    fn benchmark(&self, env: &StepEnv, bench: Bench) -> Result<StepResult> {
+        let duration = Duration::from_secs(self.spec.seconds);
         let misses = AtomicU64::new(0);
-        let tables = &self.tables;
-        let rows = spec.table_rows as i64;
-        let threads = (0..clients)
+        let tables = Tables {
+            count: self.tables.len(),
+            rows: self.spec.table_rows,
+        };
+        let threads = (0..bench.clients)
             .map(|client| {
-                let misses = &misses;
-                ThreadSpec {
-                    client,
-                    role: "query",
-                    body: Box::new(move |ctx: &mut ThreadCtx| {
-                        let mut session =
-                            Session::connect(&self.dbms, spec.max_tries, spec.max_reconnects)?;
-                        let mut rng = stream(spec.seed, env.name(), client);
-                        let start = ctx.start();
-                        let deadline = start + duration;
-                        let mut now = start;
-                        while now < deadline && !ctx.should_stop() {
-                            let table = &tables[rng.random_range(0..tables.len())];
-                            let id = rng.random_range(1..=rows);
-                            let sent = Instant::now();
-                            let n = session
-                                .run(&mut ctx.rec, Op::Query, |c| c.point_select(table, id))
-                                .with_context(|| format!("point select on {}", table.name))?;
-                            now = Instant::now();
-                            if n != 1 {
-                                misses.fetch_add(1, Ordering::Relaxed);
-                            }
-                            ctx.rec.record(Op::Query, n as u64, sent, now);
-                        }
-                        ctx.hold(session.into_connection());
-                        Ok(())
-                    }),
-                }
+                let driver = Client {
+                    benchmark: bench.benchmark,
+                    generator: (bench.benchmark.generator)(),
+                    rng: stream(self.spec.seed, env.name(), client),
+                    tables,
+                    table_list: &self.tables,
+                    op: Operation::default(),
+                    misses: &misses,
+                };
+                self.thread(client, "query", driver, Pacing::Closed(Some(duration)))
             })
             .collect();
         let outcome = env.run_threads(threads, Expect::Time(duration));
         let mut result = summarize(
             env.name(),
-            clients,
+            bench.clients,
             outcome,
             Vec::new(),
             Some(duration),
@@ -169,6 +281,110 @@ impl Micro {
         );
         result.point_query_misses = Some(misses.load(Ordering::Relaxed));
         Ok(result)
+    }
+}
+
+/// One client of a benchmark: its generator's operations, statement by statement.
+struct Client<'s> {
+    benchmark: &'static Benchmark,
+    generator: Box<dyn Generator>,
+    rng: Pcg64Mcg,
+    tables: Tables,
+    table_list: &'s [Table],
+    op: Operation,
+    /// Statements that read or changed another number of rows than expected.
+    misses: &'s AtomicU64,
+}
+
+impl Driver for Client<'_> {
+    type Conn = dyn MicroConnection;
+
+    fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
+        self.op.clear();
+        self.generator
+            .next(&mut self.rng, &self.tables, &mut self.op);
+        Ok(Some(self.benchmark.op))
+    }
+
+    fn send(
+        &mut self,
+        session: &mut Session<'_, dyn MicroConnection>,
+        rec: &mut Recorder,
+    ) -> Result<u64> {
+        let mut rows = 0;
+        let mut params: Vec<Literal<'_>> = Vec::with_capacity(8);
+        for call in &self.op.calls {
+            let table = &self.table_list[call.table];
+            params.clear();
+            params.extend(self.op.values[call.values.clone()].iter().map(|v| match v {
+                Value::Int(i) => Literal::Int(*i),
+                Value::Text(t) => Literal::Str(t),
+            }));
+            let n = session
+                .run(rec, self.benchmark.op, |c| {
+                    c.execute(table, call.statement, &params)
+                })
+                .with_context(|| format!("{} on {}", self.benchmark.name, table.name))?;
+            if call.expect.is_some_and(|e| e != n) {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+            }
+            rows += n;
+        }
+        Ok(rows)
+    }
+}
+
+/// Loads one table in batches, then creates its index on `k`.
+struct Loader<'s> {
+    table: &'s Table,
+    rng: Pcg64Mcg,
+    rows: SbtestRows,
+    next_id: i64,
+    table_rows: u64,
+}
+
+impl Driver for Loader<'_> {
+    type Conn = dyn MicroConnection;
+
+    fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
+        let left = self.table_rows as i64 - self.next_id + 1;
+        if left <= 0 {
+            return Ok(None);
+        }
+        let n = (MICRO_LOAD_BATCH as i64).min(left);
+        fill_rows(
+            &mut self.rows,
+            &mut self.rng,
+            self.next_id,
+            n,
+            self.table_rows,
+        );
+        Ok(Some(Op::Insert))
+    }
+
+    fn send(
+        &mut self,
+        session: &mut Session<'_, dyn MicroConnection>,
+        rec: &mut Recorder,
+    ) -> Result<u64> {
+        let (table, rows) = (self.table, &self.rows);
+        session
+            .run(rec, Op::Insert, |c| c.insert_sbtest(table, rows))
+            .with_context(|| format!("insert into {}", table.name))?;
+        self.next_id += rows.len() as i64;
+        Ok(rows.len() as u64)
+    }
+
+    fn after(
+        &mut self,
+        session: &mut Session<'_, dyn MicroConnection>,
+        rec: &mut Recorder,
+    ) -> Result<()> {
+        let table = self.table;
+        let index = format!("k_{}", table.id + 1);
+        session
+            .run(rec, Op::Insert, |c| c.create_sbtest_index(table, &index))
+            .with_context(|| format!("create index {index}"))
     }
 }
 
@@ -214,7 +430,7 @@ impl Workload for Micro {
         if self.spec.prepare {
             return Ok(());
         }
-        let mut conn = self.dbms.connect()?;
+        let mut conn = self.dbms.connect_micro()?;
         for table in &self.tables {
             if !conn.table_exists(table)? {
                 bail!(
@@ -250,9 +466,7 @@ impl Workload for Micro {
         let Some(bench) = self.benches().get(bench_index).copied() else {
             bail!("no step {index}");
         };
-        let mut result = match bench.benchmark {
-            MicroBenchmark::PointSelect => self.point_select(env, bench.clients)?,
-        };
+        let mut result = self.benchmark(env, bench)?;
         check_error_rate(&mut result, self.spec.max_error_pct);
         Ok(result)
     }

@@ -27,8 +27,8 @@ use postgres_protocol::message::backend::{ErrorResponseBody, Message};
 use postgres_protocol::message::frontend;
 use postgres_types::{FromSql, ToSql, Type};
 
-use super::socket::Socket;
-use super::{DbError, ErrorKind};
+use crate::dbms::socket::Socket;
+use crate::dbms::{DbError, ErrorKind};
 
 type Result<T> = std::result::Result<T, DbError>;
 
@@ -50,7 +50,7 @@ fn server_error(body: &ErrorResponseBody) -> DbError {
         }
     }
     DbError {
-        kind: super::postgres::kind_of_sqlstate(Some(&code)),
+        kind: kind_of_sqlstate(Some(&code)),
         message: format!("{message} ({code})"),
     }
 }
@@ -83,6 +83,23 @@ impl<'a> Row<'a> {
             kind: ErrorKind::Fatal,
             message: format!("cannot read column {i} ({ty}): {e}"),
         })
+    }
+
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// True for a row without columns.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// Column `i` as sent (binary for prepared statements, text for simple queries), `None`
+    /// for NULL.
+    pub fn raw(&self, i: usize) -> Option<&'a [u8]> {
+        let r = self.ranges.get(i)?.clone()?;
+        Some(&self.buf[r])
     }
 
     /// Column `i` as text (simple queries return text), `None` for NULL.
@@ -449,5 +466,16 @@ fn open(host: &Host, port: u16, timeout: Option<Duration>) -> io::Result<Socket>
         Host::Unix(dir) => Ok(Socket::Unix(UnixStream::connect(
             dir.join(format!(".s.PGSQL.{port}")),
         )?)),
+    }
+}
+
+/// What an error with SQLSTATE `code` means for a client (`None`: the client lost the
+/// server, an I/O error or an unexpected end).
+pub fn kind_of_sqlstate(code: Option<&str>) -> ErrorKind {
+    match code {
+        Some("40001" | "40P01" | "55P03" | "53300") => ErrorKind::Transient,
+        Some(c) if c.starts_with("08") || c.starts_with("57P") => ErrorKind::ConnectionLost,
+        Some(_) => ErrorKind::Fatal,
+        None => ErrorKind::ConnectionLost,
     }
 }

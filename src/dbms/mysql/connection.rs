@@ -1,48 +1,18 @@
-//! MariaDB and MySQL, with InnoDB or MyRocks tables, over the `mysql` crate (pure Rust, no TLS).
-//!
-//! Statements are prepared once per connection (per table and batch size). Multi-row INSERTs
-//! return the first auto-increment id; the last is
-//! `first + (rows - 1) * auto_increment_increment`, which holds for a single-statement insert under `innodb_autoinc_lock_mode` 0/1, and under 2 when no other
-//! statement inserts into the same table concurrently (one table per client, the default).
-//! Range queries name their covering index (`FORCE INDEX`), since the optimizer may otherwise
-//! pick the primary key for `ORDER BY ... LIMIT`.
+//! One MariaDB/MySQL client connection over the lean wire client (see `wire.rs` for why):
+//! the Insert Benchmark's and the microbenchmarks' operations, statements prepared once.
 
-use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
 
-use anyhow::{Context, Result, bail};
-use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder};
-use serde::{Deserialize, Serialize};
+use anyhow::{Result, bail};
 
-use super::DbError;
-use super::literal::{self, Literal};
-use super::mywire::{Done, MyWire, Param, Statement, Value as WireValue};
-use super::url::ServerUrl;
-use super::{
-    Connection, Dbms, DbmsKind, POINT_QUERY_IDS, RangeQuery, RowBatch, SbtestRows, SecondaryIndex,
-    Table,
+use super::Engine;
+use crate::dbms::DbError;
+use crate::dbms::literal::{self, Literal};
+use crate::dbms::micro::{MicroConnection, SbtestRows, Statement as MicroStatement, question_mark};
+use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
+use crate::dbms::{
+    InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
 };
-use crate::error::UsageError;
-
-/// Storage engine of the tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// InnoDB.
-    Innodb,
-    /// MyRocks (MariaDB's ROCKSDB engine, `mariadb-plugin-rocksdb`).
-    Rocksdb,
-}
-
-impl Engine {
-    fn sql_name(self) -> &'static str {
-        match self {
-            Engine::Innodb => "InnoDB",
-            Engine::Rocksdb => "ROCKSDB",
-        }
-    }
-}
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
     transactionid bigint NOT NULL AUTO_INCREMENT,
@@ -77,7 +47,6 @@ const INDEX_NAMES: &str = "SELECT DISTINCT index_name FROM information_schema.st
      ORDER BY index_name";
 const TABLE_EXISTS: &str = "SELECT count(*) FROM information_schema.tables \
      WHERE table_schema = database() AND table_name = ?";
-const VERSION: &str = "SELECT concat(@@version, ' ', @@version_comment)";
 /// sysbench's table.
 const CREATE_SBTEST: &str = "CREATE TABLE {t} (
     id int NOT NULL,
@@ -88,253 +57,6 @@ const CREATE_SBTEST: &str = "CREATE TABLE {t} (
 const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
 const INSERT_SBTEST_ROW: &str = "(?,?,?,?)";
 const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
-const POINT_SELECT: &str = "SELECT c FROM {t} WHERE id = ?";
-const SHOW_VARIABLES: &str = "SHOW GLOBAL VARIABLES";
-const ENGINE_SUPPORT: &str = "SELECT support FROM information_schema.engines WHERE engine = ?";
-/// InnoDB: the allocated size of the schema's tablespace files, as InnoDB reports them
-/// (information_schema.tables' data_length comes from persistent statistics, which lag a load
-/// until they are recalculated: 16 KB for a table just loaded with 100k rows).
-pub const INNODB_SIZE: &str = "SELECT coalesce(sum(allocated_size), 0) \
-     FROM information_schema.innodb_sys_tablespaces \
-     WHERE substring_index(name, '/', 1) = database()";
-/// Other engines, and servers without that view (MySQL 8 names it innodb_tablespaces).
-const DB_SIZE: &str = "SELECT coalesce(sum(data_length + index_length), 0) \
-     FROM information_schema.tables WHERE table_schema = database()";
-/// MyRocks: information_schema.tables lags until memtables are flushed, so the size is what
-/// RocksDB holds: its SST files (data, index and filter blocks) plus the memtables (the data
-/// still only in the WAL), for the whole RocksDB instance.
-pub const ROCKSDB_SIZE: &str = "SELECT \
-     (SELECT coalesce(sum(data_block_size + index_block_size + filter_block_size), 0) \
-        FROM information_schema.rocksdb_sst_props) + \
-     (SELECT coalesce(sum(value), 0) FROM information_schema.rocksdb_cfstats \
-        WHERE stat_type = 'CUR_SIZE_ALL_MEM_TABLES')";
-/// Counters also reported per op (plus every `Rocksdb_stall_*`).
-const KEY_COUNTERS: &[&str] = &[
-    "Innodb_buffer_pool_read_requests",
-    "Innodb_buffer_pool_reads",
-    "Innodb_buffer_pool_write_requests",
-    "Innodb_data_reads",
-    "Innodb_data_writes",
-    "Innodb_data_read",
-    "Innodb_data_written",
-    "Innodb_os_log_written",
-    "Innodb_pages_written",
-    "Innodb_rows_inserted",
-    "Innodb_rows_deleted",
-    "Innodb_rows_read",
-    "Innodb_history_list_length",
-    "Rocksdb_bytes_read",
-    "Rocksdb_bytes_written",
-    "Rocksdb_block_cache_miss",
-    "Rocksdb_block_cache_hit",
-    "Rocksdb_compact_read_bytes",
-    "Rocksdb_compact_write_bytes",
-    "Rocksdb_flush_write_bytes",
-    "Rocksdb_wal_bytes",
-];
-const ANALYZE: &str = "ANALYZE TABLE {t}";
-const DIRTY_PAGES: &str = "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'";
-const MYROCKS_FLUSH: &str = "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1";
-
-/// A MariaDB or MySQL server reached by URL, with the tables' storage engine.
-pub struct Mysql {
-    opts: Opts,
-    url: ServerUrl,
-    engine: Engine,
-    plain: bool,
-    /// `auto_increment_increment`: the step between ids of one multi-row insert.
-    id_step: i64,
-}
-
-impl Mysql {
-    /// Connects once to check the server, the credentials and that `engine` is available.
-    pub fn open(url: ServerUrl, engine: Engine, plain: bool) -> Result<Self> {
-        let mut text = url.without_password();
-        if let Some(rest) = text.strip_prefix("mariadb:") {
-            text = format!("mysql:{rest}");
-        }
-        let opts = Opts::from_url(&text)
-            .map_err(|e| UsageError::new(format!("invalid MySQL URL {}: {e}", url.redacted())))?;
-        let mut builder = OptsBuilder::from_opts(opts).pass(url.password());
-        // The mysql crate switches a localhost TCP URL to the server's Unix socket unless told
-        // not to; a benchmark uses the transport the URL names (?socket=... for a socket).
-        if !text.contains("prefer_socket=") {
-            builder = builder.prefer_socket(false);
-        }
-        let opts: Opts = builder.into();
-        let mut db = Mysql {
-            opts,
-            url,
-            engine,
-            plain,
-            id_step: 1,
-        };
-        let mut conn = db.conn()?;
-        let step: Option<i64> = conn.query_first("SELECT @@auto_increment_increment")?;
-        db.id_step = step.unwrap_or(1).max(1);
-        let support: Option<String> = conn.exec_first(ENGINE_SUPPORT, (engine.sql_name(),))?;
-        match support.as_deref() {
-            Some("YES") | Some("DEFAULT") => {}
-            _ => bail!(UsageError::new(format!(
-                "--engine {} is not available on {} (information_schema.engines: {}); for \
-                 MyRocks install mariadb-plugin-rocksdb and start the server with \
-                 --plugin-load-add=ha_rocksdb.so",
-                engine.sql_name().to_lowercase(),
-                db.url.redacted(),
-                support.unwrap_or_else(|| "not listed".to_string())
-            ))),
-        }
-        Ok(db)
-    }
-
-    fn conn(&self) -> Result<Conn> {
-        Conn::new(self.opts.clone())
-            .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", self.url.redacted()))
-    }
-
-    /// InnoDB: lower the dirty-page target to 0 until the buffer pool is (nearly) clean, then
-    /// restore it. Needs the SUPER privilege; returns what it did.
-    fn flush_innodb(&self, conn: &mut Conn) -> Result<String> {
-        let old: Option<String> = conn.query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")?;
-        let Some(old) = old.and_then(|v| v.parse::<f64>().ok()) else {
-            return Ok(String::new());
-        };
-        if conn
-            .query_drop("SET GLOBAL innodb_max_dirty_pages_pct = 0")
-            .is_err()
-        {
-            return Ok(", dirty-page flush skipped (needs SUPER)".to_string());
-        }
-        // Restore the setting whatever happened while waiting.
-        let waited = wait_for_clean_pool(conn);
-        let restored = conn.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct = {old}"));
-        let dirty = waited?;
-        restored.context("restore innodb_max_dirty_pages_pct")?;
-        Ok(format!(", flushed dirty pages ({dirty} left)"))
-    }
-}
-
-/// Dirty pages in the InnoDB buffer pool.
-fn dirty_pages(conn: &mut Conn) -> Result<u64> {
-    let row: Option<(String, String)> = conn.query_first(DIRTY_PAGES)?;
-    Ok(row.and_then(|(_, v)| v.parse().ok()).unwrap_or(0))
-}
-
-/// Waits (up to two minutes) until fewer than 100 pages are dirty; returns the last count.
-fn wait_for_clean_pool(conn: &mut Conn) -> Result<u64> {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let dirty = dirty_pages(conn)?;
-        if dirty < 100 || Instant::now() >= deadline {
-            return Ok(dirty);
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-impl Dbms for Mysql {
-    fn kind(&self) -> DbmsKind {
-        DbmsKind::Mysql
-    }
-
-    fn connect(&self) -> Result<Box<dyn Connection>> {
-        let wire = MyWire::connect(&self.opts).map_err(|e| DbError {
-            message: format!("cannot connect to {}: {}", self.url.redacted(), e.message),
-            kind: e.kind,
-        })?;
-        Ok(Box::new(MyConnection {
-            wire,
-            engine: self.engine,
-            tables: Vec::new(),
-            point_selects: Vec::new(),
-            plain: self.plain,
-            id_step: self.id_step,
-        }))
-    }
-
-    fn version(&self) -> Result<String> {
-        let v: Option<String> = self.conn()?.query_first(VERSION)?;
-        Ok(v.unwrap_or_default())
-    }
-
-    fn settings(&self) -> Result<BTreeMap<String, String>> {
-        let rows: Vec<(String, String)> = self.conn()?.query(SHOW_VARIABLES)?;
-        Ok(rows.into_iter().collect())
-    }
-
-    fn supports_combined_index_ddl(&self) -> bool {
-        // MyRocks builds one index per statement.
-        self.engine == Engine::Innodb
-    }
-
-    fn maintenance(&self, tables: &[Table]) -> Result<Option<String>> {
-        let mut conn = self.conn()?;
-        for t in tables {
-            conn.query_drop(ANALYZE.replace("{t}", &t.name))
-                .with_context(|| format!("ANALYZE TABLE {}", t.name))?;
-        }
-        let more = match self.engine {
-            Engine::Innodb => self.flush_innodb(&mut conn)?,
-            Engine::Rocksdb => match conn.query_drop(MYROCKS_FLUSH) {
-                Ok(()) => ", flushed memtable and compacted L0".to_string(),
-                Err(e) => format!(", memtable flush skipped ({e})"),
-            },
-        };
-        Ok(Some(format!("ANALYZE TABLE per table{more}")))
-    }
-
-    fn counters(&self) -> Result<BTreeMap<String, f64>> {
-        let rows: Vec<(String, String)> = self.conn()?.query("SHOW GLOBAL STATUS")?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(k, v)| Some((k, v.parse::<f64>().ok()?)))
-            .collect())
-    }
-
-    fn is_key_counter(&self, name: &str) -> bool {
-        KEY_COUNTERS.contains(&name) || name.starts_with("Rocksdb_stall")
-    }
-
-    fn size_bytes(&self) -> Result<Option<u64>> {
-        let mut conn = self.conn()?;
-        let n: Option<u64> = match self.engine {
-            Engine::Rocksdb => conn.query_first(ROCKSDB_SIZE)?,
-            Engine::Innodb => match conn.query_first(INNODB_SIZE) {
-                Ok(n) => n,
-                Err(_) => conn.query_first(DB_SIZE)?,
-            },
-        };
-        Ok(n)
-    }
-
-    fn location(&self) -> String {
-        self.url.redacted()
-    }
-}
-
-/// What a server error with `code` means for a client: deadlock, lock wait timeout, too many
-/// connections are transient; server gone away, connection killed, shutdown: connection lost.
-pub fn kind_of_code(code: u16) -> super::ErrorKind {
-    use super::ErrorKind;
-    match code {
-        1213 | 1205 | 1040 => ErrorKind::Transient,
-        2006 | 2013 | 1927 | 1053 => ErrorKind::ConnectionLost,
-        _ => ErrorKind::Fatal,
-    }
-}
-
-/// Deadlock, lock wait timeout, too many connections: transient; a lost connection (I/O or
-/// driver error, server gone away): connection lost.
-pub fn classify(e: &(dyn std::error::Error + 'static)) -> Option<super::ErrorKind> {
-    use super::ErrorKind;
-    Some(match e.downcast_ref::<mysql::Error>()? {
-        mysql::Error::MySqlError(m) => kind_of_code(m.code),
-        mysql::Error::IoError(_) | mysql::Error::DriverError(_) | mysql::Error::CodecError(_) => {
-            ErrorKind::ConnectionLost
-        }
-        _ => ErrorKind::Fatal,
-    })
-}
 
 struct TableStatements {
     delete_range: Statement,
@@ -347,13 +69,13 @@ struct TableStatements {
     inserts: HashMap<usize, Statement>,
 }
 
-/// A client thread's connection, over the lean wire client (see `mywire.rs` for why).
-struct MyConnection {
+/// A client thread's connection, over the lean wire client (see `wire.rs` for why).
+pub(super) struct MyConnection {
     wire: MyWire,
     engine: Engine,
     tables: Vec<Option<TableStatements>>,
-    /// Point select per sysbench-style table.
-    point_selects: Vec<Option<Statement>>,
+    /// Microbenchmark statements prepared on this connection: (statement key, table id).
+    micro: Vec<((usize, usize), Statement)>,
     /// Plain-SQL mode: text protocol with values inlined, nothing prepared.
     plain: bool,
     /// `auto_increment_increment` of the server.
@@ -380,6 +102,18 @@ fn no_rows(_: WireValue<'_>) -> Result<(), DbError> {
 }
 
 impl MyConnection {
+    /// A connection with nothing prepared yet.
+    pub(super) fn new(wire: MyWire, engine: Engine, plain: bool, id_step: i64) -> Self {
+        MyConnection {
+            wire,
+            engine,
+            tables: Vec::new(),
+            micro: Vec::new(),
+            plain,
+            id_step,
+        }
+    }
+
     /// The connection and the statements of `table` (prepared on first use), borrowed apart.
     fn parts(&mut self, table: &Table) -> Result<(&mut MyWire, &mut TableStatements)> {
         if self.tables.len() <= table.id {
@@ -465,7 +199,7 @@ impl MyConnection {
     }
 }
 
-impl Connection for MyConnection {
+impl InsertBenchmarkConnection for MyConnection {
     fn create_table(&mut self, table: &Table) -> Result<()> {
         if let Some(s) = self.tables.get_mut(table.id) {
             *s = None;
@@ -535,12 +269,12 @@ impl Connection for MyConnection {
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
         let n = rows.len();
         if self.plain {
-            let date = super::datetime_text(rows.dateandtime);
+            let date = crate::dbms::datetime_text(rows.dateandtime);
             let text = format!("{}{}", INSERT_PREFIX, literal::values(rows, &date, true));
             let (_, done) = self.plain_query(&text, &[], table)?;
             return Ok(self.last_id(done.last_insert_id, n));
         }
-        let date = super::datetime(rows.dateandtime);
+        let date = crate::dbms::datetime(rows.dateandtime);
         // One allocation per batch: the parameters' list.
         let mut params = Vec::with_capacity(n * 6);
         for i in 0..n {
@@ -663,11 +397,16 @@ impl Connection for MyConnection {
         .map_err(sql_err("point query on", &table.name))?;
         Ok(found.len())
     }
+}
+
+impl MicroConnection for MyConnection {
+    fn table_exists(&mut self, table: &Table) -> Result<bool> {
+        InsertBenchmarkConnection::table_exists(self, table)
+    }
 
     fn create_sbtest(&mut self, table: &Table) -> Result<()> {
-        if let Some(s) = self.point_selects.get_mut(table.id) {
-            *s = None;
-        }
+        // The table is new: statements prepared on the old one must be prepared again.
+        self.micro.retain(|((_, t), _)| *t != table.id);
         self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
         let create = t(CREATE_SBTEST, table).replace("{e}", self.engine.sql_name());
         self.run(&create, "create table", &table.name)
@@ -696,36 +435,57 @@ impl Connection for MyConnection {
         self.run(&sql, "create index", index)
     }
 
-    fn point_select(&mut self, table: &Table, id: i64) -> Result<usize> {
+    fn execute(
+        &mut self,
+        table: &Table,
+        statement: &'static MicroStatement,
+        params: &[Literal<'_>],
+    ) -> Result<u64> {
         if self.plain {
-            return Ok(self
-                .plain_query(POINT_SELECT, &[Literal::Int(id)], table)?
-                .0
-                .len());
+            let sql = statement.sql(&table.name, question_mark);
+            let (rows, done) = self.plain_query(&sql, params, table)?;
+            return Ok(if statement.writes() {
+                done.affected_rows
+            } else {
+                rows.len() as u64
+            });
         }
-        if self.point_selects.len() <= table.id {
-            self.point_selects.resize_with(table.id + 1, || None);
-        }
-        let stmt = match self.point_selects[table.id] {
-            Some(s) => s,
+        let key = (statement.key(), table.id);
+        let stmt = match self.micro.iter().find(|(k, _)| *k == key) {
+            Some((_, s)) => *s,
             None => {
                 let s = self
                     .wire
-                    .prepare(&t(POINT_SELECT, table))
+                    .prepare(&statement.sql(&table.name, question_mark))
                     .map_err(sql_err("prepare statement on", &table.name))?;
-                self.point_selects[table.id] = Some(s);
+                self.micro.push((key, s));
                 s
             }
         };
-        let mut n = 0;
-        self.wire
-            .execute(&stmt, &[Param::Int(id)], |v| {
+        let bound: [Param<'_>; MAX_PARAMS] = std::array::from_fn(|i| match params.get(i) {
+            Some(Literal::Int(v)) => Param::Int(*v),
+            Some(Literal::Float(v)) => Param::Double(*v),
+            Some(Literal::Str(v)) => Param::Bytes(v.as_bytes()),
+            None => Param::Int(0),
+        });
+        let n = params.len().min(MAX_PARAMS);
+        let mut rows = 0;
+        let done = self
+            .wire
+            .execute(&stmt, &bound[..n], |v| {
                 // Read the value, as a client would.
                 std::hint::black_box(v);
-                n += 1;
+                rows += 1;
                 Ok(())
             })
-            .map_err(sql_err("point select on", &table.name))?;
-        Ok(n)
+            .map_err(sql_err("statement on", &table.name))?;
+        Ok(if statement.writes() {
+            done.affected_rows
+        } else {
+            rows
+        })
     }
 }
+
+/// Most parameters a microbenchmark statement binds.
+const MAX_PARAMS: usize = 16;

@@ -26,8 +26,8 @@ use mysql::mysql_common::packets::{
 };
 use mysql::mysql_common::proto::MySerialize;
 
-use super::socket::Socket;
-use super::{DbError, ErrorKind};
+use crate::dbms::socket::Socket;
+use crate::dbms::{DbError, ErrorKind};
 
 type Result<T> = std::result::Result<T, DbError>;
 
@@ -347,7 +347,7 @@ impl MyWire {
         };
         let msg = String::from_utf8_lossy(msg);
         DbError {
-            kind: super::mysql::kind_of_code(code),
+            kind: kind_of_code(code),
             message: if state.is_empty() {
                 format!("{msg} (error {code})")
             } else {
@@ -642,6 +642,16 @@ fn first_text(p: &[u8]) -> Option<Value<'_>> {
     let mut v = p;
     let n = take_lenenc(&mut v)? as usize;
     Some(Value::Bytes(v.get(..n)?))
+}
+
+/// What a server error with `code` means for a client: deadlock, lock wait timeout, too many
+/// connections are transient; server gone away, connection killed, shutdown: connection lost.
+pub fn kind_of_code(code: u16) -> ErrorKind {
+    match code {
+        1213 | 1205 | 1040 => ErrorKind::Transient,
+        2006 | 2013 | 1927 | 1053 => ErrorKind::ConnectionLost,
+        _ => ErrorKind::Fatal,
+    }
 }
 
 #[cfg(test)]

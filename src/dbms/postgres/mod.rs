@@ -1,0 +1,406 @@
+//! PostgreSQL (and servers that speak its protocol) over the `postgres` crate, without TLS.
+//!
+//! Statements are prepared once per connection (per table and batch size) and executed with
+//! binary parameters. Inserts return the largest id through a CTE, in one round trip.
+//! CockroachDB and YugabyteDB are detected from `version()` ([`Flavor`]) and get the
+//! maintenance pause they support; they are not verified by the tests (see docs/design.md).
+
+mod connection;
+pub mod wire;
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use postgres::{Client, Config, NoTls};
+use serde::{Deserialize, Serialize};
+
+use wire::{PgWire, kind_of_sqlstate};
+use crate::dbms::{from_params, to_params};
+use crate::dbms::url::ServerUrl;
+use crate::dbms::{
+    AssumedRates, CacheSetting, Capability, DbError, Dbms, DbmsKind, Descriptor, ErrorKind,
+    InsertBenchmarkConnection, MicroConnection, Params, Setting, SettingError, StatementMode,
+    Table, TargetSettings, TargetSpec,
+};
+use crate::error::UsageError;
+use connection::PgConnection;
+
+/// The registry's PostgreSQL.
+pub static POSTGRES: PostgresDescriptor = PostgresDescriptor;
+
+/// PostgreSQL, or a server speaking its protocol (CockroachDB, YugabyteDB).
+pub struct PostgresDescriptor;
+
+/// PostgreSQL's target parameters: none beyond the URL.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PostgresParams {}
+
+impl Descriptor for PostgresDescriptor {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn about(&self) -> &'static str {
+        "PostgreSQL, or a server speaking its protocol (CockroachDB, YugabyteDB)"
+    }
+
+    fn url_schemes(&self) -> &'static [&'static str] {
+        &["postgres", "postgresql"]
+    }
+
+    fn password_env(&self) -> &'static str {
+        "PGPASSWORD"
+    }
+
+    fn capabilities(&self) -> &'static [Capability] {
+        &[Capability::InsertBenchmark, Capability::Micro]
+    }
+
+    fn params(&self, settings: &TargetSettings) -> Result<Params, SettingError> {
+        let kind = DbmsKind::of(&POSTGRES);
+        if settings.engine.is_some() {
+            return Err(SettingError::not_applicable(kind, Setting::Engine));
+        }
+        if let Some((name, _)) = settings.options.first() {
+            return Err(SettingError::not_applicable(
+                kind,
+                Setting::Option(name.clone()),
+            ));
+        }
+        if settings.busy_timeout_ms.is_some() {
+            return Err(SettingError::not_applicable(kind, Setting::BusyTimeout));
+        }
+        Ok(to_params(&PostgresParams::default()))
+    }
+
+    fn open(&self, target: &TargetSpec, mode: StatementMode) -> Result<Box<dyn Dbms>> {
+        let _: PostgresParams = from_params(target.kind, &target.params)?;
+        Ok(Box::new(Postgres::open(
+            target.server_url()?.clone(),
+            mode == StatementMode::Plain,
+        )?))
+    }
+
+    fn classify(&self, err: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+        err.downcast_ref::<postgres::Error>().map(kind_of)
+    }
+
+    fn cache(&self, _params: &Params) -> CacheSetting {
+        CacheSetting {
+            name: "shared_buffers",
+            min_bytes: 1 << 20,
+            format: |bytes| format!("{}MB", bytes >> 20),
+            parse: |raw, _| pg_size(raw),
+        }
+    }
+
+    fn assumed_rates(&self, _params: &Params) -> AssumedRates {
+        AssumedRates {
+            load: 80_000.0,
+            index: 250_000.0,
+            more: 20_000.0,
+            more_small: 6_000.0,
+            server_s: 4.0,
+            pause_s: 2.0,
+        }
+    }
+}
+
+/// A PostgreSQL memory setting as SHOW prints it (`128MB`, `8kB`), bytes; a bare number is
+/// in 8 kB pages.
+fn pg_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: u64 = s[..digits].parse().ok()?;
+    let mult = match s[digits..].trim() {
+        "" => 8192,
+        "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+const VERSION: &str = "SELECT version()";
+const SHOW_ALL: &str = "SHOW ALL";
+const DB_SIZE: &str = "SELECT pg_database_size(current_database())";
+/// Counter views read at step start and end; a view the server lacks is skipped.
+const COUNTER_QUERIES: &[(&str, &str)] = &[
+    (
+        "pg_stat_database",
+        "SELECT * FROM pg_stat_database WHERE datname = current_database()",
+    ),
+    ("pg_stat_bgwriter", "SELECT * FROM pg_stat_bgwriter"),
+    ("pg_stat_wal", "SELECT * FROM pg_stat_wal"),
+    (
+        "pg_stat_user_tables",
+        "SELECT sum(n_live_tup) AS n_live_tup, sum(n_dead_tup) AS n_dead_tup, \
+         sum(n_tup_ins) AS n_tup_ins, sum(n_tup_del) AS n_tup_del, \
+         sum(vacuum_count) AS vacuum_count, sum(autovacuum_count) AS autovacuum_count, \
+         sum(analyze_count) AS analyze_count, sum(autoanalyze_count) AS autoanalyze_count \
+         FROM pg_stat_user_tables",
+    ),
+];
+/// `application_name` of ibench's sessions.
+const APPLICATION_NAME: &str = "ibench";
+/// ibench's other sessions still open (the step's clients, closing).
+const OPEN_SESSIONS: &str = "SELECT count(*) FROM pg_stat_activity \
+     WHERE application_name = 'ibench' AND pid <> pg_backend_pid()";
+
+/// Counters also reported per op.
+const KEY_COUNTERS: &[&str] = &[
+    "pg_stat_database.blks_read",
+    "pg_stat_database.blks_hit",
+    "pg_stat_database.xact_commit",
+    "pg_stat_database.tup_returned",
+    "pg_stat_database.tup_fetched",
+    "pg_stat_database.tup_inserted",
+    "pg_stat_database.tup_deleted",
+    "pg_stat_database.temp_bytes",
+    "pg_stat_wal.wal_records",
+    "pg_stat_wal.wal_fpi",
+    "pg_stat_wal.wal_bytes",
+    "pg_stat_bgwriter.buffers_checkpoint",
+    "pg_stat_bgwriter.buffers_clean",
+    "pg_stat_bgwriter.buffers_backend",
+    "pg_stat_user_tables.n_dead_tup",
+    "pg_stat_user_tables.autovacuum_count",
+];
+const VACUUM_ANALYZE: &str = "VACUUM ANALYZE {t}";
+const CHECKPOINT: &str = "CHECKPOINT";
+
+/// Which server speaks the protocol, from `version()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// PostgreSQL itself.
+    Postgres,
+    /// CockroachDB (no VACUUM, no CHECKPOINT).
+    Cockroach,
+    /// YugabyteDB (VACUUM is a no-op there; ANALYZE works).
+    Yugabyte,
+}
+
+impl Flavor {
+    /// Detects the server from its version string.
+    pub fn from_version(version: &str) -> Self {
+        if version.contains("CockroachDB") {
+            Flavor::Cockroach
+        } else if version.contains("-YB-") || version.contains("Yugabyte") {
+            Flavor::Yugabyte
+        } else {
+            Flavor::Postgres
+        }
+    }
+}
+
+/// A PostgreSQL server reached by URL.
+pub struct Postgres {
+    config: Config,
+    url: ServerUrl,
+    flavor: Flavor,
+    plain: bool,
+}
+
+impl Postgres {
+    /// Connects once to check that the server is reachable and the credentials work.
+    pub fn open(url: ServerUrl, plain: bool) -> Result<Self> {
+        let mut config: Config = url.without_password().parse().map_err(|e| {
+            UsageError::new(format!("invalid PostgreSQL URL {}: {e}", url.redacted()))
+        })?;
+        if let Some(pw) = url.password() {
+            config.password(pw);
+        }
+        // Named, so ibench's own sessions can be told apart in pg_stat_activity.
+        config.application_name(APPLICATION_NAME);
+        let mut db = Postgres {
+            config,
+            url,
+            flavor: Flavor::Postgres,
+            plain,
+        };
+        let version: String = db.client()?.query_one(VERSION, &[])?.get(0);
+        db.flavor = Flavor::from_version(&version);
+        Ok(db)
+    }
+
+    fn client(&self) -> Result<Client> {
+        self.config.connect(NoTls).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot connect to {}: {}",
+                self.url.redacted(),
+                error_text(&e)
+            )
+        })
+    }
+}
+
+/// Deadlock, serialization failure, lock not available, too many connections: transient;
+/// a closed connection or a server shutting down: connection lost.
+fn kind_of(e: &postgres::Error) -> ErrorKind {
+    if e.is_closed() {
+        return ErrorKind::ConnectionLost;
+    }
+    kind_of_sqlstate(e.code().map(|c| c.code()))
+}
+
+
+/// The server's message for `e` (with SQLSTATE), or the client error; never the URL.
+pub fn error_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                text.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            text
+        }
+    }
+}
+
+impl Postgres {
+    /// A client thread's connection.
+    fn connection(&self) -> Result<PgConnection> {
+        let wire = PgWire::connect(&self.config).map_err(|e| DbError {
+            message: format!("cannot connect to {}: {}", self.url.redacted(), e.message),
+            kind: e.kind,
+        })?;
+        Ok(PgConnection::new(wire, self.plain))
+    }
+}
+
+impl Dbms for Postgres {
+    fn kind(&self) -> DbmsKind {
+        DbmsKind::of(&POSTGRES)
+    }
+
+    fn connect_insert_benchmark(&self) -> Result<Box<dyn InsertBenchmarkConnection>> {
+        Ok(Box::new(self.connection()?))
+    }
+
+    fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {
+        Ok(Box::new(self.connection()?))
+    }
+
+    fn version(&self) -> Result<String> {
+        let mut c = self.client()?;
+        Ok(c.query_one(VERSION, &[])?.get(0))
+    }
+
+    fn settings(&self) -> Result<BTreeMap<String, String>> {
+        let mut c = self.client()?;
+        let mut settings = BTreeMap::new();
+        for msg in c.simple_query(SHOW_ALL)? {
+            if let postgres::SimpleQueryMessage::Row(row) = msg
+                && let (Some(name), Some(value)) = (row.get(0), row.get(1))
+            {
+                settings.insert(name.to_string(), value.to_string());
+            }
+        }
+        Ok(settings)
+    }
+
+    fn maintenance(&self, tables: &[Table]) -> Result<Option<String>> {
+        let mut c = self.client()?;
+        match self.flavor {
+            Flavor::Cockroach => return Ok(None),
+            Flavor::Yugabyte => {
+                for t in tables {
+                    c.batch_execute(&format!("ANALYZE {}", t.name))
+                        .map_err(|e| anyhow::anyhow!("ANALYZE {}: {}", t.name, error_text(&e)))?;
+                }
+                return Ok(Some("ANALYZE per table".to_string()));
+            }
+            Flavor::Postgres => {}
+        }
+        for t in tables {
+            c.batch_execute(&VACUUM_ANALYZE.replace("{t}", &t.name))
+                .map_err(|e| anyhow::anyhow!("VACUUM ANALYZE {}: {}", t.name, error_text(&e)))?;
+        }
+        // CHECKPOINT needs superuser or pg_checkpoint; without them the pause is noted, not fatal.
+        let checkpoint = match c.batch_execute(CHECKPOINT) {
+            Ok(()) => "CHECKPOINT".to_string(),
+            Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+                "CHECKPOINT skipped (needs superuser or pg_checkpoint)".to_string()
+            }
+            Err(e) => bail!("CHECKPOINT: {}", error_text(&e)),
+        };
+        Ok(Some(format!("VACUUM ANALYZE per table, {checkpoint}")))
+    }
+
+    fn counters(&self) -> Result<BTreeMap<String, f64>> {
+        let mut c = self.client()?;
+        let mut counters = BTreeMap::new();
+        for (view, sql) in COUNTER_QUERIES {
+            let Ok(messages) = c.simple_query(sql) else {
+                continue;
+            };
+            for msg in messages {
+                if let postgres::SimpleQueryMessage::Row(row) = msg {
+                    for (i, col) in row.columns().iter().enumerate() {
+                        if let Some(v) = row.get(i).and_then(|v| v.parse::<f64>().ok()) {
+                            counters.insert(format!("{view}.{}", col.name()), v);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(counters)
+    }
+
+    fn is_key_counter(&self, name: &str) -> bool {
+        KEY_COUNTERS.contains(&name)
+    }
+
+    /// A backend reports its statistics when it exits: wait (up to 2 s) until the step's
+    /// sessions are gone.
+    fn settle_counters(&self) {
+        let Ok(mut c) = self.client() else { return };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while std::time::Instant::now() < deadline {
+            match c.query_one(OPEN_SESSIONS, &[]) {
+                Ok(row) if row.get::<_, i64>(0) > 0 => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn size_bytes(&self) -> Result<Option<u64>> {
+        let mut c = self.client()?;
+        let n: i64 = c.query_one(DB_SIZE, &[])?.get(0);
+        Ok(Some(n as u64))
+    }
+
+    fn location(&self) -> String {
+        self.url.redacted()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flavor_from_version_strings() {
+        assert_eq!(
+            Flavor::from_version("PostgreSQL 15.20 (Debian 15.20-0+deb12u1) on x86_64"),
+            Flavor::Postgres
+        );
+        assert_eq!(
+            Flavor::from_version("CockroachDB CCL v23.1.11 (x86_64-pc-linux-gnu)"),
+            Flavor::Cockroach
+        );
+        assert_eq!(
+            Flavor::from_version("PostgreSQL 11.2-YB-2.20.1.0-b0 on x86_64-pc-linux-gnu"),
+            Flavor::Yugabyte
+        );
+    }
+}

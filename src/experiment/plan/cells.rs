@@ -1,0 +1,291 @@
+//! The matrix: which target/config/allocator/setup combinations are cells, and each cell's
+//! settings (the setup's cache, then the config's fragments and options) turned into a target
+//! and, for a server, the managed server to start.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use toml::Spanned;
+
+use super::super::estimate;
+use super::super::model::{ConfigTable, ExperimentFile, TargetTable, WorkloadTable};
+use super::configs::Resolved;
+use super::fingerprint::{self, Definition};
+use super::problems::Problems;
+use super::setups::{self, Setup};
+use super::targets::{self, Target};
+use super::{Cell, SettingsCheck};
+use crate::dbms::{Setting, StatementMode, TargetSpec};
+use crate::server::Located;
+use crate::spec::{Malloc, ServerSpec};
+
+/// A cell of the matrix: its label and the indexes of its target, config, allocator, setup.
+pub(super) struct Label {
+    pub label: String,
+    pub target: usize,
+    pub config: usize,
+    pub allocator: usize,
+    pub setup: usize,
+}
+
+/// Every combination, target by target; a config applies to the targets it names (all when it
+/// names none). More than `max` combinations (times `repeats`) is a problem, and then none is
+/// built: nothing a file says may make the plan allocate without bound.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn labels(
+    p: &mut Problems<'_>,
+    file: &ExperimentFile,
+    configs: &[&ConfigTable],
+    resolved: &std::collections::BTreeMap<String, Resolved>,
+    allocators: &[Spanned<Malloc>],
+    setup_names: &[&Spanned<String>],
+    repeats: u32,
+    max: usize,
+) -> Vec<Label> {
+    let applies = |c: &ConfigTable, t: &TargetTable| {
+        resolved
+            .get(c.name.get_ref())
+            .and_then(|r| r.targets.as_ref())
+            .is_none_or(|ts| ts.iter().any(|n| n == t.name.get_ref()))
+    };
+    let combinations = file
+        .targets
+        .iter()
+        .map(|t| configs.iter().filter(|c| applies(c, t)).count())
+        .fold(0usize, usize::saturating_add)
+        .saturating_mul(allocators.len())
+        .saturating_mul(setup_names.len());
+    let count = combinations.saturating_mul(repeats as usize);
+    if count > max {
+        p.push(
+            p.file_start(),
+            format!("{count} cells ({combinations} x {repeats} repeats) is more than {max}"),
+        );
+        return Vec::new();
+    }
+    let mut labels = Vec::new();
+    for (ti, t) in file.targets.iter().enumerate() {
+        let mut any = false;
+        for (ci, c) in configs.iter().enumerate() {
+            if !applies(c, t) {
+                continue;
+            }
+            any = true;
+            for (ai, a) in allocators.iter().enumerate() {
+                for (si, s) in setup_names.iter().enumerate() {
+                    labels.push(Label {
+                        label: format!(
+                            "{}/{}/{}/{}",
+                            t.name.get_ref(),
+                            c.name.get_ref(),
+                            a.get_ref().name(),
+                            s.get_ref()
+                        ),
+                        target: ti,
+                        config: ci,
+                        allocator: ai,
+                        setup: si,
+                    });
+                }
+            }
+        }
+        if !any && !configs.is_empty() {
+            p.at(
+                &t.name,
+                format!("no config applies to target {}", t.name.get_ref()),
+            );
+        }
+    }
+    labels
+}
+
+/// What every cell shares.
+pub(super) struct Matrix<'a> {
+    pub file: &'a ExperimentFile,
+    pub workload: &'a WorkloadTable,
+    pub configs: &'a [&'a ConfigTable],
+    pub resolved: &'a std::collections::BTreeMap<String, Resolved>,
+    pub allocators: &'a [Spanned<Malloc>],
+    pub setups: &'a [Setup],
+    pub targets: &'a [Target],
+}
+
+/// Builds each labelled cell once (repeat 1), and the server configurations to check (each
+/// distinct one once).
+pub(super) fn build(
+    p: &mut Problems<'_>,
+    m: &Matrix<'_>,
+    labels: &[Label],
+) -> (Vec<Cell>, Vec<SettingsCheck>) {
+    let mut cells = Vec::new();
+    let mut checks = Vec::new();
+    let mut check_keys = BTreeSet::new();
+    for l in labels {
+        if let Some(cell) = build_cell(p, m, l, &mut checks, &mut check_keys) {
+            cells.push(cell);
+        }
+    }
+    (cells, checks)
+}
+
+fn build_cell(
+    p: &mut Problems<'_>,
+    m: &Matrix<'_>,
+    l: &Label,
+    checks: &mut Vec<SettingsCheck>,
+    check_keys: &mut BTreeSet<String>,
+) -> Option<Cell> {
+    let t = &m.file.targets[l.target];
+    let target = &m.targets[l.target];
+    let c = m.configs[l.config];
+    let malloc = *m.allocators[l.allocator].get_ref();
+    let setup = &m.setups[l.setup];
+    let kind = *t.dbms.get_ref();
+    let r = m
+        .resolved
+        .get(c.name.get_ref())
+        .cloned()
+        .unwrap_or_default();
+    let mut settings: Vec<Located> = r.fragments.iter().flat_map(|f| f.settings()).collect();
+    let cache = kind.cache(&target.params);
+    let config_sets_cache = settings
+        .iter()
+        .map(|l| crate::server::normalize(&l.key))
+        .chain(r.options.iter().map(|o| crate::server::normalize(&o.0)))
+        .any(|k| k == cache.name);
+    let mut options: Vec<(String, String)> = Vec::new();
+    if let Some((size, span)) = &setup.cache
+        && !config_sets_cache
+    {
+        let bytes = setups::cache_bytes(*size, &setup.workload);
+        options.push((cache.name.to_string(), setups::cache_value(&cache, bytes)));
+        settings.push(Located {
+            key: cache.name.to_string(),
+            at: p.source.at_span(span.clone()),
+        });
+    }
+    for (k, v, at) in &r.options {
+        let v = match target.family {
+            Some(f) => f.config_value(v),
+            None => v.clone(),
+        };
+        options.push((k.clone(), v));
+        settings.push(Located {
+            key: k.clone(),
+            at: at.clone(),
+        });
+    }
+    let config_at = if c.name.span() == (0..0) {
+        p.file_start()
+    } else {
+        p.source.at_span(c.name.span())
+    };
+    let locate = |key: &str| {
+        settings
+            .iter()
+            .rev()
+            .find(|l| l.key == key)
+            .map(|l| l.at.clone())
+            .unwrap_or_else(|| config_at.clone())
+    };
+    let (server, params, pragmas) = match target.family {
+        None => {
+            for f in &r.fragments {
+                p.push(
+                    format!("{}:{}", f.path, f.first_line),
+                    format!(
+                        "config {}: {kind} target {} takes options, not a config file fragment",
+                        c.name.get_ref(),
+                        t.name.get_ref()
+                    ),
+                );
+            }
+            // An embedded DBMS's options are its own settings (SQLite pragmas).
+            let mut embedded = targets::settings(t);
+            embedded.options = options.clone();
+            let params = match kind.params(&embedded) {
+                Ok(params) => params,
+                Err(e) => {
+                    let at = match &e.setting {
+                        Setting::Option(name) => locate(name),
+                        _ => config_at.clone(),
+                    };
+                    p.push(at, e.message);
+                    target.params.clone()
+                }
+            };
+            (None, params, options)
+        }
+        Some(_) => {
+            let text: Vec<&str> = r.fragments.iter().map(|f| f.text.as_str()).collect();
+            let files: Vec<&PathBuf> = r.fragments.iter().filter_map(|f| f.file.as_ref()).collect();
+            let spec = ServerSpec {
+                kind,
+                bin_dir: target.bin_dir.clone(),
+                config_text: (!text.is_empty()).then(|| text.join("\n")),
+                config_file: (files.len() == 1).then(|| files[0].clone()),
+                options,
+                malloc,
+                keep: false,
+                start_timeout_s: t.start_timeout_seconds.unwrap_or(120),
+            };
+            let key = format!(
+                "{:?}|{:?}|{:?}|{:?}|{:?}",
+                spec.kind, target.params, spec.bin_dir, spec.config_text, spec.options
+            );
+            if check_keys.insert(key) {
+                checks.push(SettingsCheck {
+                    server: ServerSpec {
+                        malloc: Malloc::Glibc,
+                        ..spec.clone()
+                    },
+                    params: target.params.clone(),
+                    settings: settings.clone(),
+                    at: config_at.clone(),
+                });
+            }
+            (Some(spec), target.params.clone(), Vec::new())
+        }
+    };
+    let w = m.workload;
+    let maintenance = w.maintenance.unwrap_or(true);
+    let statements = if w.plain_sql == Some(true) {
+        StatementMode::Plain
+    } else {
+        StatementMode::Prepared
+    };
+    let definition = Definition {
+        dbms: kind.server_name(),
+        server: server.as_ref().map(|s| {
+            fingerprint::server(
+                s.bin_dir.as_deref(),
+                &params,
+                &s.config_text,
+                &s.options,
+                s.malloc,
+            )
+        }),
+        version: t.version.as_ref().map(|v| v.get_ref().as_str()),
+        pragmas: &pragmas,
+        workload: &setup.workload,
+        maintenance,
+        statements,
+    };
+    Some(Cell {
+        label: l.label.clone(),
+        repeat: 1,
+        fingerprint: definition.fingerprint(),
+        estimate: estimate::cell(kind, &params, &setup.workload, maintenance),
+        target: TargetSpec {
+            kind,
+            path: None,
+            url: None,
+            params,
+        },
+        server,
+        workload: setup.workload.clone(),
+        maintenance,
+        statements,
+        report_interval_s: w.report_interval.unwrap_or(0),
+    })
+}

@@ -1,0 +1,195 @@
+//! Configs: `extends` resolved into config-file fragments and options, each setting with the
+//! place it was written.
+
+use std::path::{Path, PathBuf};
+
+use super::super::model::{ConfigTable, Source};
+use super::problems::Problems;
+use crate::server::{Located, normalize};
+
+/// A config with `extends` resolved.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Resolved {
+    /// Fragments in order (parent's first), each with the `file:line` of its first line.
+    pub fragments: Vec<Fragment>,
+    /// Options in order; a later one with the same key replaced the earlier.
+    pub options: Vec<(String, String, String)>,
+    /// Targets this config applies to (None: all).
+    pub targets: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Fragment {
+    pub text: String,
+    /// Path shown for its lines.
+    pub path: String,
+    /// Line of the fragment's first line in `path`.
+    pub first_line: usize,
+    /// Set when the fragment is a file.
+    pub file: Option<PathBuf>,
+}
+
+impl Fragment {
+    /// Settings (`key = value` lines) of the fragment with their locations.
+    pub fn settings(&self) -> Vec<Located> {
+        self.text
+            .lines()
+            .enumerate()
+            .filter_map(|(i, line)| {
+                let key = setting_key(line)?;
+                Some(Located {
+                    key,
+                    at: format!("{}:{}", self.path, self.first_line + i),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The key of a config-file line (`key = value`, `key=value`, `key value`), if it is one.
+fn setting_key(line: &str) -> Option<String> {
+    let t = line.trim();
+    if t.is_empty() || t.starts_with(['#', ';', '[', '!']) {
+        return None;
+    }
+    let end = t
+        .find(|c: char| c == '=' || c.is_whitespace())
+        .unwrap_or(t.len());
+    let key = t[..end].trim();
+    (!key.is_empty()).then(|| key.to_string())
+}
+
+fn option_value(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(if *b { "ON" } else { "OFF" }.to_string()),
+        _ => None,
+    }
+}
+
+/// Resolves `c` along `extends`; `stack` detects cycles.
+pub(super) fn resolve(
+    p: &mut Problems<'_>,
+    c: &ConfigTable,
+    all: &[&ConfigTable],
+    dir: &Path,
+    source: &Source,
+    stack: &mut Vec<String>,
+) -> Resolved {
+    let name = c.name.get_ref().clone();
+    if stack.contains(&name) {
+        p.at(
+            &c.name,
+            format!(
+                "config {name} extends itself ({} -> {name})",
+                stack.join(" -> ")
+            ),
+        );
+        return Resolved::default();
+    }
+    stack.push(name.clone());
+    let mut r = match &c.extends {
+        None => Resolved::default(),
+        Some(parent) => match all.iter().find(|x| x.name.get_ref() == parent.get_ref()) {
+            Some(pc) => resolve(p, pc, all, dir, source, stack),
+            None => {
+                p.at(
+                    parent,
+                    format!(
+                        "config {name} extends {:?}, which is not defined",
+                        parent.get_ref()
+                    ),
+                );
+                Resolved::default()
+            }
+        },
+    };
+    stack.pop();
+    if c.file.is_some() && c.text.is_some() {
+        p.at(
+            &c.name,
+            format!("config {name}: give file or text, not both"),
+        );
+    }
+    if let Some(f) = &c.file {
+        let path = dir.join(f.get_ref());
+        match std::fs::read_to_string(&path) {
+            Ok(text) => r.fragments.push(Fragment {
+                text,
+                path: path.display().to_string(),
+                first_line: 1,
+                file: Some(path),
+            }),
+            Err(e) => p.at(
+                f,
+                format!("config {name}: cannot read file {}: {e}", path.display()),
+            ),
+        }
+    }
+    if let Some(t) = &c.text {
+        let start = t.span().start;
+        let rest = &source.text[start.min(source.text.len())..];
+        // A multi-line string's first newline is not part of its value.
+        let skip = usize::from(rest.starts_with("\"\"\"\n") || rest.starts_with("'''\n"));
+        r.fragments.push(Fragment {
+            text: t.get_ref().clone(),
+            path: source.path.display().to_string(),
+            first_line: source.line_of(start) + skip,
+            file: None,
+        });
+    }
+    for (k, v) in &c.options {
+        let key = k.get_ref();
+        let bad_key = key.is_empty() || key.contains(['=', ' ', '\t', '\n', '\r', '[', ']', '#']);
+        let value = option_value(v.get_ref());
+        match &value {
+            _ if bad_key => p.at(
+                k,
+                format!("config {name}: option name {key:?} is not allowed"),
+            ),
+            None => p.at(
+                v,
+                format!("config {name}: option {key} must be a string, number or boolean"),
+            ),
+            Some(s) if s.contains(['\n', '\r']) => p.at(
+                v,
+                format!("config {name}: option {key} must be on one line"),
+            ),
+            Some(s) => {
+                let nk = normalize(key);
+                r.options.retain(|(ok, _, _)| normalize(ok) != nk);
+                r.options
+                    .push((key.clone(), s.clone(), source.at_span(k.span())));
+            }
+        }
+    }
+    if c.targets.is_some() {
+        r.targets = c
+            .targets
+            .as_ref()
+            .map(|ts| ts.iter().map(|t| t.get_ref().clone()).collect());
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setting_keys_of_config_lines() {
+        assert_eq!(
+            setting_key("innodb_io_capacity = 200"),
+            Some("innodb_io_capacity".into())
+        );
+        assert_eq!(setting_key("skip-log-bin"), Some("skip-log-bin".into()));
+        assert_eq!(setting_key("# comment"), None);
+        assert_eq!(setting_key("[mysqld]"), None);
+        assert_eq!(
+            setting_key("shared_buffers=1GB"),
+            Some("shared_buffers".into())
+        );
+    }
+}

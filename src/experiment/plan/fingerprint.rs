@@ -1,0 +1,59 @@
+//! A cell's fingerprint: a hash of everything that defines its results, so that resuming an
+//! experiment reruns nothing whose definition is unchanged and refuses what changed.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::dbms::{Params, StatementMode};
+use crate::spec::{InsertBenchmarkSpec, Malloc};
+
+/// The parts of a server spec that define a cell: binaries, engine, fragment, options,
+/// allocator.
+type ServerDefinition<'a> = (
+    Option<&'a Path>,
+    serde_json::Value,
+    &'a Option<String>,
+    &'a [(String, String)],
+    Malloc,
+);
+
+/// Serializable definition of a cell, hashed into its fingerprint.
+#[derive(Serialize)]
+pub(super) struct Definition<'a> {
+    pub dbms: &'static str,
+    pub server: Option<ServerDefinition<'a>>,
+    pub version: Option<&'a str>,
+    pub pragmas: &'a [(String, String)],
+    pub workload: &'a InsertBenchmarkSpec,
+    pub maintenance: bool,
+    pub statements: StatementMode,
+}
+
+/// The server part of a definition. Earlier versions hashed the server's table engine (InnoDB
+/// unless set) here; it is kept in that form so that experiments resume across versions.
+pub(super) fn server<'a>(
+    bin_dir: Option<&'a Path>,
+    params: &Params,
+    config_text: &'a Option<String>,
+    options: &'a [(String, String)],
+    malloc: Malloc,
+) -> ServerDefinition<'a> {
+    let engine = params
+        .get("engine")
+        .cloned()
+        .unwrap_or_else(|| serde_json::Value::from("innodb"));
+    (bin_dir, engine, config_text, options, malloc)
+}
+
+impl Definition<'_> {
+    /// The fingerprint: FNV-1a (64 bits, stable across builds and platforms, unlike std's
+    /// hasher) of the definition's JSON, in hex.
+    pub fn fingerprint(&self) -> String {
+        let json = serde_json::to_string(self).unwrap_or_default();
+        let h = json.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        format!("{h:016x}")
+    }
+}

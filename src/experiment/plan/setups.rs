@@ -1,0 +1,216 @@
+//! Setups: each one's Insert Benchmark spec (`ibench run`'s defaults, then `[workload]`, then
+//! the setup, then `scale`, assembled and checked by the spec itself) and its DBMS cache size.
+
+use super::super::model::{SetupTable, WorkloadTable};
+use super::problems::Problems;
+use crate::dbms::CacheSetting;
+use crate::spec::{InsertBenchmarkSpec, Step};
+
+/// Largest size a file may give (1 PiB): beyond it a value is a typo, and the arithmetic on
+/// it would overflow.
+pub(super) const MAX_SIZE: u64 = 1 << 50;
+/// Largest multiple of the estimated database size a cache may be.
+const MAX_CACHE_TIMES: f64 = 1000.0;
+
+/// The DBMS cache a setup asks for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum CacheSize {
+    Bytes(u64),
+    /// A multiple of the estimated database size after the load.
+    Times(f64),
+}
+
+/// A setup's workload and cache, checked.
+pub(super) struct Setup {
+    /// The workload, scaled.
+    pub workload: InsertBenchmarkSpec,
+    /// The cache it asks for, with where it was written.
+    pub cache: Option<(CacheSize, std::ops::Range<usize>)>,
+}
+
+/// How an experiment file names a spec field: `rows_per_client` for `l0_rows`,
+/// `max_error_rate` for `max_error_pct`, the field's own name otherwise.
+pub fn key_name(field: &str) -> String {
+    match field {
+        "l0_rows" => "rows_per_client".to_string(),
+        "max_error_pct" => "max_error_rate".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The workload and cache of setup `s`; problems point at the setup (or at `[workload]` for
+/// the default setup, `at`).
+pub(super) fn setup(
+    p: &mut Problems<'_>,
+    workload: &WorkloadTable,
+    s: &SetupTable,
+    scale: f64,
+    at: String,
+) -> Setup {
+    let layers = [
+        serde_json::to_value(workload).unwrap_or_default(),
+        serde_json::json!({
+            "clients": s.clients.as_ref().map(|v| *v.get_ref()),
+            "l0_rows": s.rows_per_client.as_ref().map(|v| *v.get_ref()),
+            "l1_rows": s.l1_rows.as_ref().map(|v| *v.get_ref()),
+            "l2_rows": s.l2_rows.as_ref().map(|v| *v.get_ref()),
+        }),
+    ];
+    let spec = InsertBenchmarkSpec::assemble(&layers, scale);
+    if let Err(e) = spec.validate(key_name) {
+        let mut message = e.message;
+        if scale != 1.0 {
+            message.push_str(&format!(" (rows and query seconds after scale {scale})"));
+        }
+        p.push(at, message);
+    }
+    let cache = match &s.dbms_cache {
+        None => None,
+        Some(c) => match parse_cache(c.get_ref()) {
+            Some(size) => Some((size, c.span())),
+            None => {
+                p.at(
+                    c,
+                    format!(
+                        "dbms_cache {:?} is not a size: expected bytes, a size such as 64M or \
+                         1G, or a multiple of the estimated database size such as 0.5x (at most \
+                         1P, 1000x)",
+                        c.get_ref()
+                    ),
+                );
+                None
+            }
+        },
+    };
+    Setup {
+        workload: spec,
+        cache,
+    }
+}
+
+/// Parses a size: bytes, or a number with K, M, G or T (powers of 1024).
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last()? {
+        (i, c) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                _ => return None,
+            };
+            (&s[..i], m)
+        }
+        _ => (s, 1),
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    let bytes = v * mult as f64;
+    (v.is_finite() && v > 0.0 && bytes <= MAX_SIZE as f64).then_some(bytes as u64)
+}
+
+fn parse_cache(s: &str) -> Option<CacheSize> {
+    let t = s.trim();
+    if let Some(x) = t.strip_suffix(['x', 'X']) {
+        let v: f64 = x.trim().parse().ok()?;
+        return (v.is_finite() && v > 0.0 && v <= MAX_CACHE_TIMES).then_some(CacheSize::Times(v));
+    }
+    parse_size(t).map(CacheSize::Bytes)
+}
+
+/// The cache size in bytes `size` asks for, for a workload.
+pub(super) fn cache_bytes(size: CacheSize, workload: &InsertBenchmarkSpec) -> u64 {
+    match size {
+        CacheSize::Bytes(b) => b,
+        // A float-to-int cast saturates; the clamp keeps it in range of the setting.
+        CacheSize::Times(x) => ((estimated_loaded_bytes(workload) as f64 * x) as u64).min(MAX_SIZE),
+    }
+}
+
+/// The value of the cache setting for `bytes`: at least its minimum, a whole number of MiB.
+pub(super) fn cache_value(setting: &CacheSetting, bytes: u64) -> String {
+    let mib = 1u64 << 20;
+    let bytes = bytes.clamp(setting.min_bytes, MAX_SIZE).div_ceil(mib) * mib;
+    (setting.format)(bytes)
+}
+
+/// Bytes the live rows take after the load (l.i0, plus l.i1/l.i2 without deletes): ~60
+/// bytes of columns and overhead plus the average `data`, and ~60% more per secondary index.
+pub fn estimated_loaded_bytes(w: &InsertBenchmarkSpec) -> u64 {
+    let mut rows = if w.steps.contains(&Step::LoadInitial) {
+        w.l0_rows
+    } else {
+        0
+    };
+    if !w.deletes {
+        for (step, n) in [
+            (Step::LoadMore, w.l1_rows),
+            (Step::LoadMoreSmall, w.l2_rows),
+        ] {
+            if w.steps.contains(&step) {
+                rows = rows.saturating_add(n);
+            }
+        }
+    }
+    let row = 60 + (w.data_min + w.data_max) as u64 / 2;
+    let factor = 10 + 6 * w.secondary_indexes as u64;
+    rows.saturating_mul(w.clients as u64)
+        .saturating_mul(row)
+        .saturating_mul(factor)
+        / 10
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dbms::{DbmsKind, TargetSettings};
+
+    fn setting(dbms: &str, engine: Option<&str>) -> CacheSetting {
+        let kind = DbmsKind::find(dbms).unwrap();
+        let params = kind
+            .params(&TargetSettings {
+                engine: engine.map(str::to_string),
+                ..Default::default()
+            })
+            .unwrap();
+        kind.cache(&params)
+    }
+
+    #[test]
+    fn sizes_and_caches_parse() {
+        assert_eq!(parse_size("64M"), Some(64 << 20));
+        assert_eq!(parse_size("1g"), Some(1 << 30));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("1.5K"), Some(1536));
+        assert_eq!(parse_size("12x"), None);
+        assert_eq!(parse_size("-1M"), None);
+        assert_eq!(parse_size("99999999999T"), None);
+        assert_eq!(parse_size("1024T"), Some(1 << 50));
+        assert_eq!(parse_cache("1e300x"), None);
+        assert_eq!(
+            cache_value(&setting("mariadb", Some("rocksdb")), u64::MAX),
+            MAX_SIZE.to_string()
+        );
+        assert_eq!(parse_cache("0.5x"), Some(CacheSize::Times(0.5)));
+        assert_eq!(parse_cache("2M"), Some(CacheSize::Bytes(2 << 20)));
+        assert_eq!(parse_cache("abc"), None);
+    }
+
+    #[test]
+    fn cache_values_per_dbms() {
+        assert_eq!(
+            cache_value(&setting("mariadb", None), 1),
+            (8u64 << 20).to_string()
+        );
+        assert_eq!(
+            cache_value(&setting("mariadb", Some("rocksdb")), 3 << 20),
+            (3u64 << 20).to_string()
+        );
+        assert_eq!(cache_value(&setting("postgres", None), 100 << 20), "100MB");
+        assert_eq!(cache_value(&setting("sqlite", None), 2 << 20), "-2048");
+        assert_eq!(
+            setting("mariadb", Some("rocksdb")).name,
+            "rocksdb_block_cache_size"
+        );
+    }
+}

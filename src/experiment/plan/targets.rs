@@ -1,0 +1,86 @@
+//! Targets: the DBMS's own parameters (the engine), and for a server its binaries, version and
+//! what its parameters need (MyRocks' plugin), each problem at the key that causes it.
+
+use std::path::{Path, PathBuf};
+
+use super::super::model::TargetTable;
+use super::problems::Problems;
+use crate::dbms::{Params, Setting, TargetSettings};
+use crate::server::{Binaries, BinaryField, ServerFamily};
+
+/// A target, checked.
+pub(super) struct Target {
+    /// The DBMS's parameters from the target table alone (an embedded DBMS's options come
+    /// from the config, per cell).
+    pub params: Params,
+    /// Its server family (`None`: embedded).
+    pub family: Option<&'static dyn ServerFamily>,
+    /// Its binary directory (`None`: the family's default locations).
+    pub bin_dir: Option<PathBuf>,
+}
+
+/// The target settings of `t` without any config: its engine.
+pub(super) fn settings(t: &TargetTable) -> TargetSettings {
+    TargetSettings {
+        engine: t.engine.as_ref().map(|e| e.get_ref().clone()),
+        ..Default::default()
+    }
+}
+
+/// Checks `t`'s parameters, binaries, version and plugin; `dir` is the experiment file's
+/// directory (a relative `bin_dir` is relative to it).
+pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target {
+    let kind = *t.dbms.get_ref();
+    let name = t.name.get_ref();
+    let params = match kind.params(&settings(t)) {
+        Ok(params) => params,
+        Err(e) => {
+            let at = match (&e.setting, &t.engine) {
+                (Setting::Engine, Some(engine)) => p.source.at_span(engine.span()),
+                _ => p.source.at_span(t.dbms.span()),
+            };
+            p.push(at, format!("target {name}: {}", e.message));
+            Params::new()
+        }
+    };
+    let family = crate::server::family(kind);
+    let mut target = Target {
+        params,
+        family,
+        bin_dir: None,
+    };
+    let Some(family) = family else {
+        // Embedded: nothing to find.
+        for (value, what) in [(&t.bin_dir, "bin_dir"), (&t.version, "version")] {
+            if let Some(v) = value {
+                p.at(
+                    v,
+                    format!("{what} is for server targets: {kind} is built into ibench"),
+                );
+            }
+        }
+        return target;
+    };
+    let bin_dir = t.bin_dir.as_ref().map(|b| dir.join(b.get_ref()));
+    let version = t.version.as_ref().map(|v| v.get_ref().as_str());
+    match Binaries::locate(family, bin_dir.as_deref(), version, "bin_dir") {
+        Ok(b) => target.bin_dir = b.dir,
+        Err(e) => {
+            let at = match (e.field, &t.bin_dir, &t.version) {
+                (BinaryField::BinDir, Some(b), _) => p.source.at_span(b.span()),
+                (BinaryField::Version, _, Some(v)) => p.source.at_span(v.span()),
+                _ => p.source.at_span(t.dbms.span()),
+            };
+            p.push(at, format!("target {name}: {}", e.message));
+        }
+    }
+    if let Err(msg) = family.check_params(&target.params) {
+        let at = t
+            .engine
+            .as_ref()
+            .map(|e| p.source.at_span(e.span()))
+            .unwrap_or_else(|| p.source.at_span(t.dbms.span()));
+        p.push(at, format!("target {name}: {msg}"));
+    }
+    target
+}

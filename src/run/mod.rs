@@ -1,0 +1,254 @@
+//! Running one [`RunSpec`]: the use case behind `ibench run`, `ibench micro` and every cell of
+//! an experiment. It checks what can be checked before anything starts, reserves the results
+//! file, starts a managed server when the spec asks for one, runs the workload's steps
+//! (`steps.rs`) saving after each, prints the summary, and cleans up what it created.
+//!
+//! * `managed.rs` — a run on a managed server.
+//! * `watch.rs` — which processes, files and device a run's cost is read from.
+//! * `steps.rs` — the steps in order, with the maintenance pause.
+
+mod managed;
+mod steps;
+mod watch;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chrono::Utc;
+
+use crate::dbms::{self, Capability};
+use crate::error::UsageError;
+use crate::metrics::proc::Watch;
+use crate::report::terminal;
+use crate::results::environment;
+use crate::results::file::ResultsFile;
+use crate::results::model::{
+    ExperimentTag, ManagedServerInfo, RunResult, RunStatus, SCHEMA_VERSION,
+};
+use crate::runner::{CostWatch, DisplayOptions};
+use crate::spec::{RunSpec, WorkloadSpec};
+use crate::workload::Workload;
+use crate::workload::insert_benchmark::InsertBenchmark;
+use crate::workload::micro::Micro;
+
+/// How to run a [`RunSpec`], beyond the spec itself.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// No progress display.
+    pub quiet: bool,
+    /// Print the terminal summary and the results path at the end.
+    pub summary: bool,
+    /// Process id of an external server (targets by URL), for its cost figures.
+    pub server_pid: Option<u32>,
+    /// Data directory of an external server, for its size and device.
+    pub data_dir: Option<PathBuf>,
+    /// The experiment cell the run belongs to, recorded with it.
+    pub experiment: Option<ExperimentTag>,
+}
+
+/// Space always wanted in the output directory for results, bytes.
+const RESULTS_SPACE: u64 = 16 << 20;
+
+/// The operation set `workload` needs from the DBMS's connections.
+pub fn capability(workload: &WorkloadSpec) -> Capability {
+    match workload {
+        WorkloadSpec::InsertBenchmark(_) => Capability::InsertBenchmark,
+        WorkloadSpec::Micro(_) => Capability::Micro,
+    }
+}
+
+/// Checks, before anything starts, that the target can run the workload.
+pub fn check_capability(spec: &RunSpec) -> Result<()> {
+    let needed = capability(&spec.workload);
+    if spec.target.kind.can(needed) {
+        Ok(())
+    } else {
+        Err(spec.target.kind.lacks(needed))
+    }
+}
+
+/// Checks, before anything starts, that the output directory `out` can be written and has
+/// room for the results and, when the database is created there (scratch database, managed
+/// server), for the database too.
+pub fn check_output(spec: &RunSpec, out: &Path) -> Result<(), UsageError> {
+    let probe = out.join(format!(".ibench-write-test-{}", std::process::id()));
+    if let Err(e) = fs::write(&probe, b"") {
+        return Err(UsageError::new(format!(
+            "cannot write to --out {}: {e}",
+            out.display()
+        )));
+    }
+    let _ = fs::remove_file(&probe);
+    let Ok(st) = nix::sys::statvfs::statvfs(out) else {
+        return Ok(()); // cannot tell: the run finds out
+    };
+    let free = st.blocks_available().saturating_mul(st.fragment_size());
+    let db_in_out = spec.scratch_database || spec.server.is_some();
+    let needed = RESULTS_SPACE
+        + if db_in_out {
+            spec.workload.estimated_db_bytes()
+        } else {
+            0
+        };
+    if free < needed {
+        return Err(UsageError::new(format!(
+            "not enough free space in --out {}: {} MiB free, about {} MiB needed{} (free space, \
+             choose another --out, or lower --l0-rows / --clients)",
+            out.display(),
+            free >> 20,
+            needed >> 20,
+            if db_in_out {
+                " for the database and results"
+            } else {
+                " for results"
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `spec` as `ibench run` and `ibench micro` do: checks the output directory, reserves
+/// the results file there (and stores the run in the results database `store`, default
+/// OUT/results.db), runs, prints the summary, and removes a scratch database afterwards.
+pub fn launch(mut spec: RunSpec, store: Option<&Path>, options: RunOptions) -> Result<()> {
+    check_capability(&spec)?;
+    let out = spec.out_dir.clone();
+    fs::create_dir_all(&out)
+        .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
+    check_output(&spec, &out)?;
+    let kind = spec.target.kind;
+    let stem = format!(
+        "ibench-{}-{}",
+        Utc::now().format("%Y%m%dT%H%M%S"),
+        kind.name()
+    );
+    let store_path = store
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| out.join("results.db"));
+    let store = crate::results::store::Store::open(&store_path)?;
+    let file = ResultsFile::create(&out, &stem)
+        .map_err(|e| {
+            UsageError::new(format!(
+                "cannot write results to --out {}: {e:#}",
+                out.display()
+            ))
+        })?
+        .with_store(store);
+    let scratch_dir = file.path().with_extension("data");
+    if spec.scratch_database {
+        fs::create_dir_all(&scratch_dir)
+            .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
+        spec.target.path = Some(scratch_dir.join(format!("ibench.{}", kind.name())));
+    }
+    crate::interrupt::install_handler();
+    let options = RunOptions {
+        summary: true,
+        ..options
+    };
+    let result = run_prepared(&spec, &file, &options).1;
+    if spec.scratch_database && !spec.keep_data {
+        let _ = fs::remove_dir_all(&scratch_dir);
+    }
+    file.discard_if_unsaved();
+    result
+}
+
+/// Runs `spec`, saving to `file` after every step: on a managed server started for it (and
+/// stopped after), or on the target as given. Returns the run as last saved (`None` when it
+/// never started: the DBMS could not be opened, the server did not start) and the outcome.
+pub fn run_prepared(
+    spec: &RunSpec,
+    file: &ResultsFile,
+    options: &RunOptions,
+) -> (Option<RunResult>, Result<()>) {
+    if let Err(e) = check_capability(spec) {
+        return (None, Err(e));
+    }
+    match &spec.server {
+        None => match watch::external(spec, options) {
+            Ok(w) => run_with(spec, file, options, None, w),
+            Err(e) => (None, Err(e)),
+        },
+        Some(server_spec) => managed::run(spec.clone(), server_spec, file, options),
+    }
+}
+
+/// Runs `spec` on its target, sampling `watch` for each step's cost.
+fn run_with(
+    spec: &RunSpec,
+    file: &ResultsFile,
+    options: &RunOptions,
+    managed_server: Option<ManagedServerInfo>,
+    watch: (Watch, String),
+) -> (Option<RunResult>, Result<()>) {
+    let mut run = None;
+    let result = run_into(spec, file, options, managed_server, watch, &mut run);
+    (run, result)
+}
+
+fn run_into(
+    spec: &RunSpec,
+    file: &ResultsFile,
+    options: &RunOptions,
+    managed_server: Option<ManagedServerInfo>,
+    (watch, dbms_source): (Watch, String),
+    slot: &mut Option<RunResult>,
+) -> Result<()> {
+    let db: Arc<dyn dbms::Dbms> = Arc::from(dbms::open_with(&spec.target, spec.statements)?);
+    let environment = environment::collect(db.as_ref())?;
+    let run_id = file
+        .path()
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut run = RunResult {
+        schema_version: SCHEMA_VERSION,
+        run_id,
+        status: RunStatus::Running,
+        error: None,
+        started_at: Utc::now(),
+        finished_at: None,
+        config: spec.clone(),
+        environment,
+        managed_server,
+        maintenance: Vec::new(),
+        steps: Vec::new(),
+        experiment: options.experiment.clone(),
+    };
+    let mut workload: Box<dyn Workload> = match &spec.workload {
+        WorkloadSpec::InsertBenchmark(w) => {
+            Box::new(InsertBenchmark::new(w.clone(), Arc::clone(&db)))
+        }
+        WorkloadSpec::Micro(m) => Box::new(Micro::new(m.clone(), Arc::clone(&db))?),
+    };
+    let display = DisplayOptions {
+        quiet: options.quiet,
+        report_interval: Duration::from_secs(spec.report_interval_s),
+    };
+    let costs = CostWatch {
+        watch,
+        dbms: Arc::clone(&db),
+        dbms_source,
+    };
+    let outcome = steps::run_steps(
+        workload.as_mut(),
+        spec.maintenance,
+        &mut run,
+        file,
+        &display,
+        Some(&costs),
+    );
+    if options.summary {
+        if !run.steps.is_empty() {
+            print!("{}", terminal::summary(&run));
+        }
+        if file.is_saved() {
+            println!("\nresults: {}", file.path().display());
+        }
+    }
+    *slot = Some(run);
+    outcome
+}

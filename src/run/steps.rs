@@ -1,0 +1,107 @@
+//! Runs a workload's steps in order, with the maintenance pause between the load and the
+//! query steps, a line per step, and the results file rewritten after every step.
+
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+use chrono::Utc;
+
+use crate::error::Interrupted;
+use crate::output::format;
+use crate::results::file::ResultsFile;
+use crate::results::model::{Maintenance, RunResult, RunStatus, StepResult};
+use crate::runner::{CostWatch, DisplayOptions, StepEnv};
+use crate::workload::Workload;
+
+fn step_line(step: &StepResult) -> String {
+    let mut parts = vec![format::seconds(step.duration_s)];
+    for (name, v) in [
+        ("ins/s", step.inserts_per_s),
+        ("del/s", step.deletes_per_s),
+        ("q/s", step.queries_per_s),
+    ] {
+        if v > 0.0 {
+            parts.push(format!("{} {name}", format::rate(v)));
+        }
+    }
+    if let Some(sla) = &step.sla {
+        parts.push(format!("SLA {}", if sla.pass { "PASS" } else { "FAIL" }));
+    }
+    let retries: u64 = step.retries.values().sum();
+    if retries > 0 || step.reconnects > 0 {
+        parts.push(format!("{retries} retries, {} reconnects", step.reconnects));
+    }
+    format!("{:>7} {}", step.name, parts.join("  "))
+}
+
+/// Runs every step of `workload`, recording into `run` and saving to `file` after each one.
+/// Returns an error when a step fails (after saving it) or the run is interrupted.
+pub fn run_steps(
+    workload: &mut dyn Workload,
+    maintenance: bool,
+    run: &mut RunResult,
+    file: &ResultsFile,
+    display: &DisplayOptions,
+    costs: Option<&CostWatch>,
+) -> Result<()> {
+    let outcome = run_steps_inner(workload, maintenance, run, file, display, costs);
+    run.finished_at = Some(Utc::now());
+    match &outcome {
+        Ok(()) => run.status = RunStatus::Complete,
+        Err(e) if e.is::<Interrupted>() => run.status = RunStatus::Interrupted,
+        Err(e) => {
+            run.status = RunStatus::Failed;
+            run.error = Some(format!("{e:#}"));
+        }
+    }
+    file.save(run)?;
+    outcome
+}
+
+fn run_steps_inner(
+    workload: &mut dyn Workload,
+    maintenance: bool,
+    run: &mut RunResult,
+    file: &ResultsFile,
+    display: &DisplayOptions,
+    costs: Option<&CostWatch>,
+) -> Result<()> {
+    workload.check_ready()?;
+    file.save(run)?;
+    for (index, name) in workload.step_names().into_iter().enumerate() {
+        if crate::interrupt::requested() {
+            return Err(Interrupted.into());
+        }
+        if maintenance && workload.maintenance_before(index) {
+            let start = Instant::now();
+            if let Some(actions) = workload.maintenance()? {
+                let duration_s = start.elapsed().as_secs_f64();
+                if !display.quiet {
+                    eprintln!("{:>7} {actions} ({})", "pause", format::seconds(duration_s));
+                }
+                run.maintenance.push(Maintenance {
+                    before_step: name.clone(),
+                    actions,
+                    duration_s,
+                });
+            }
+        }
+        let env = StepEnv::new(name.clone(), display, costs);
+        let step = workload.run_step(index, &env)?;
+        if !display.quiet {
+            eprintln!("{}", step_line(&step));
+        }
+        let (status, error) = (step.status, step.error.clone());
+        run.steps.push(step);
+        file.save(run)?;
+        match status {
+            RunStatus::Failed => bail!(
+                "step {name} failed: {}",
+                error.unwrap_or_else(|| "unknown error".to_string())
+            ),
+            RunStatus::Interrupted => return Err(Interrupted.into()),
+            _ => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! What to sample for a run's cost: the managed server's process tree, an external server's
+//! (given by pid), or ibench itself for an embedded DBMS; and the files and device of the data.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::RunOptions;
+use crate::error::UsageError;
+use crate::metrics::proc::{self, Watch};
+use crate::spec::RunSpec;
+
+/// What to sample for a target that is not a managed server: ibench itself for an embedded
+/// DBMS, the given pid for an external server, or nothing (host figures only). Returns the
+/// watch and a line saying whose figures the DBMS figures are.
+pub fn external(spec: &RunSpec, options: &RunOptions) -> Result<(Watch, String)> {
+    let target = &spec.target;
+    if target.kind.embedded() {
+        let path = target.file_path()?;
+        // The database file and what the DBMS keeps beside it (SQLite's -wal and -shm).
+        let files = ["", "-wal", "-shm"]
+            .iter()
+            .map(|suffix| PathBuf::from(format!("{}{suffix}", path.display())))
+            .collect();
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        return Ok((
+            Watch {
+                dbms_pid: None,
+                embedded: true,
+                device: proc::device_of(dir),
+                data_paths: files,
+            },
+            format!(
+                "embedded: {} runs inside ibench, so the DBMS figures are ibench's own process",
+                target.kind
+            ),
+        ));
+    }
+    let pid = options.server_pid;
+    if let Some(pid) = pid
+        && !Path::new(&format!("/proc/{pid}")).exists()
+    {
+        return Err(
+            UsageError::new(format!("--server-pid {pid}: no such process on this host")).into(),
+        );
+    }
+    let source = match pid {
+        Some(pid) => format!("external server, pid {pid} and its children"),
+        None => "unknown: no DBMS process is known for an external server (give --server-pid or \
+                 --server-pid-file); DBMS figures are not reported, host figures are"
+            .to_string(),
+    };
+    let device = options.data_dir.as_deref().and_then(proc::device_of);
+    Ok((
+        Watch {
+            dbms_pid: pid,
+            embedded: false,
+            device,
+            data_paths: options.data_dir.iter().cloned().collect(),
+        },
+        source,
+    ))
+}
+
+/// What to sample for a managed server: its process tree and its data directory.
+pub fn managed(pid: Option<u32>, name: &str, data: PathBuf) -> (Watch, String) {
+    (
+        Watch {
+            dbms_pid: pid,
+            embedded: false,
+            device: proc::device_of(&data),
+            data_paths: vec![data],
+        },
+        format!(
+            "managed {name} server, pid {} and its children",
+            pid.unwrap_or(0)
+        ),
+    )
+}

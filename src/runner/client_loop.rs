@@ -1,0 +1,127 @@
+//! The one loop every client thread runs. A benchmark feeds it a [`Driver`]: what to send next
+//! and how to send it; the loop owns everything else, the same way for every benchmark:
+//! waiting for all clients to be ready, pacing (closed loop, or due times on a schedule),
+//! timing (from the due time when there is one, so coordinated omission stays out), recording,
+//! retries and reconnects (through the [`Session`]), stopping, and holding the connection open
+//! until the step's end has been sampled.
+//!
+//! A driver's `send` issues its statements through the session one at a time; that is the
+//! seam a multiplexed client (many connections per thread, replies awaited together) would
+//! replace, without the drivers' `next` changing.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use super::client::ThreadCtx;
+use super::rate::{Pacer, wait_until};
+use super::session::Session;
+use crate::metrics::recorder::{Op, Recorder};
+
+/// How a client paces its operations.
+#[derive(Clone, Copy, Debug)]
+pub enum Pacing {
+    /// As fast as possible: until the driver has nothing more to send, or for `Some(d)`.
+    Closed(Option<Duration>),
+    /// On a schedule: `batch` rows at `rate` rows/s for `window` (op k due at start +
+    /// k * batch / rate). After the window, with `drain`, what the driver still has to send
+    /// is sent at once (due when taken); without, the client stops, and the ops the schedule
+    /// wanted but it never sent are counted as missed `op`s.
+    Scheduled {
+        /// The kind of op the schedule is for.
+        op: Op,
+        /// Rows per second.
+        rate: u64,
+        /// Rows per operation.
+        batch: u64,
+        /// How long the schedule runs.
+        window: Duration,
+        /// Keep sending what the driver has after the window.
+        drain: bool,
+    },
+}
+
+/// One client's benchmark logic, fed to [`run`].
+pub trait Driver {
+    /// The connection operations it sends on (`dyn InsertBenchmarkConnection`, `dyn
+    /// MicroConnection`).
+    type Conn: ?Sized + Send + 'static;
+
+    /// Prepares the next operation (values generated into reused buffers, rows claimed) and
+    /// says which kind it is; `None` ends the client. Called before waiting for its due time.
+    fn next(&mut self, ctx: &ThreadCtx) -> Result<Option<Op>>;
+
+    /// Sends the prepared operation, each statement through `session` (which retries it);
+    /// returns the rows it read or wrote.
+    fn send(&mut self, session: &mut Session<'_, Self::Conn>, rec: &mut Recorder) -> Result<u64>;
+
+    /// Runs once after the last operation, unless the step is stopping (e.g. a load builds
+    /// an index); not timed as an operation.
+    fn after(&mut self, _session: &mut Session<'_, Self::Conn>, _rec: &mut Recorder) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `driver` on `session` at `pacing` until it is done, the time is up, or the step must
+/// stop; then holds the connection open until the step's end is sampled.
+pub fn run<D: Driver>(
+    ctx: &mut ThreadCtx,
+    mut session: Session<'_, D::Conn>,
+    driver: &mut D,
+    pacing: Pacing,
+) -> Result<()> {
+    let start = ctx.start();
+    let mut pacer = match pacing {
+        Pacing::Scheduled {
+            rate,
+            batch,
+            window,
+            ..
+        } => Some(Pacer::new(start, rate, batch, window)),
+        Pacing::Closed(_) => None,
+    };
+    let deadline = match pacing {
+        Pacing::Closed(Some(d)) => Some(start + d),
+        _ => None,
+    };
+    let drain = matches!(pacing, Pacing::Scheduled { drain: true, .. });
+    let outcome = (|| {
+        while !ctx.should_stop() {
+            let due = match &mut pacer {
+                Some(p) => match p.next_due() {
+                    Some(due) => Some(due),
+                    // Past the window: drained ops are due when they are taken.
+                    None if drain => Some(Instant::now()),
+                    None => break,
+                },
+                None => None,
+            };
+            let Some(op) = driver.next(ctx)? else { break };
+            if let Some(due) = due {
+                wait_until(due);
+            }
+            let sent = Instant::now();
+            let rows = driver.send(&mut session, &mut ctx.rec)?;
+            let end = Instant::now();
+            ctx.rec.record_op(op, rows, due, sent, end);
+            if deadline.is_some_and(|d| end >= d) {
+                break;
+            }
+        }
+        if ctx.should_stop() {
+            return Ok(());
+        }
+        driver.after(&mut session, &mut ctx.rec)
+    })();
+    if let (
+        Some(p),
+        Pacing::Scheduled {
+            op, drain: false, ..
+        },
+    ) = (&pacer, pacing)
+    {
+        ctx.rec.add_missed(op, p.missed());
+    }
+    ctx.hold(session.into_connection());
+    outcome
+}
