@@ -8,8 +8,6 @@
 //! parameters; it is listed once in [`registry!`]. The generic client loop runs it (pacing,
 //! timing, retries); no SQL lives here.
 
-mod point_select;
-
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,6 +35,7 @@ use crate::workload::insert_benchmark::data::stream;
 /// The registry: declares each benchmark's module and lists its entry, in `--list` order.
 macro_rules! registry {
     ($($module:ident :: $benchmark:ident),* $(,)?) => {
+        $(mod $module;)*
         /// Every microbenchmark.
         pub static BENCHMARKS: &[&Benchmark] = &[$(&$module::$benchmark),*];
     };
