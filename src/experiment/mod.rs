@@ -7,10 +7,12 @@
 //! * [`plan`] — validation and expansion into cells.
 //! * [`check`] — asking the servers whether they know every setting.
 //! * [`estimate`] — how long a cell should take.
+//! * [`limits`] — bounds on what a file can make ibench build.
 //! * [`runner`] — running the cells, resuming, progress, cool-down, cache ratio.
 
 pub mod check;
 pub mod estimate;
+pub mod limits;
 pub mod model;
 pub mod plan;
 pub mod runner;

@@ -10,6 +10,7 @@ use serde::Serialize;
 use toml::Spanned;
 
 use super::estimate;
+use super::limits;
 use super::model::{
     ConfigTable, DbmsName, ExperimentFile, Problem, SetupTable, Source, TargetTable, WorkloadTable,
 };
@@ -546,10 +547,16 @@ pub fn build(
                     p.at(
                         t,
                         format!(
-                            "config {} names target {:?}, which is not defined (targets: {})",
+                            "config {} names target {:?}, which is not defined (targets: {}{})",
                             c.name.get_ref(),
                             t.get_ref(),
-                            target_names.iter().copied().collect::<Vec<_>>().join(", ")
+                            target_names
+                                .iter()
+                                .take(6)
+                                .copied()
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            if target_names.len() > 6 { ", ..." } else { "" }
                         ),
                     );
                 }
@@ -653,6 +660,18 @@ pub fn build(
             .and_then(|r| r.targets.as_ref())
             .is_none_or(|ts| ts.iter().any(|n| n == t.name.get_ref()))
     };
+    // Counted before anything is built: neither the labels nor the cells are built when there
+    // would be too many, or when repeats is out of range (see limits.rs).
+    let n_labels = file
+        .targets
+        .iter()
+        .map(|t| configs.iter().filter(|c| applies(c, t)).count())
+        .fold(0usize, |n, c| {
+            n.saturating_add(c.saturating_mul(allocators.len() * setups.len()))
+        });
+    let repeats_ok = (1..=1000).contains(&repeats);
+    let counted = if repeats_ok { repeats } else { 1 };
+    let too_many = n_labels.saturating_mul(counted as usize) > MAX_CELLS;
     let mut labels: Vec<(String, usize, usize, usize, usize)> = Vec::new();
     for (ti, t) in file.targets.iter().enumerate() {
         let mut any = false;
@@ -661,6 +680,9 @@ pub fn build(
                 continue;
             }
             any = true;
+            if too_many {
+                continue;
+            }
             for (ai, a) in allocators.iter().enumerate() {
                 for (si, s) in setups.iter().enumerate() {
                     labels.push((
@@ -686,19 +708,18 @@ pub fn build(
             );
         }
     }
-    if labels.len().saturating_mul(repeats as usize) > MAX_CELLS {
+    if too_many {
         p.push(
             format!("{}:1", source.path.display()),
             format!(
-                "{} cells ({} x {repeats} repeats) is more than {MAX_CELLS}",
-                labels.len() * repeats as usize,
-                labels.len()
+                "{} cells ({n_labels} x {counted} repeats) is more than {MAX_CELLS}",
+                n_labels.saturating_mul(counted as usize),
             ),
         );
     }
     let base = match &file.base {
         Some(b) => {
-            if !labels.iter().any(|l| &l.0 == b.get_ref()) {
+            if !too_many && !labels.iter().any(|l| &l.0 == b.get_ref()) {
                 let known: Vec<&str> = labels.iter().take(6).map(|l| l.0.as_str()).collect();
                 p.at(
                     b,
@@ -730,9 +751,14 @@ pub fn build(
         None
     };
     let mut cells_once = Vec::new();
+    let mut once_bytes = 0usize;
     let mut server_checks: Vec<ServerCheck> = Vec::new();
     let mut check_keys = BTreeSet::new();
     for (label, ti, ci, ai, si) in &labels {
+        if let Some(msg) = limits::too_large(once_bytes, 1) {
+            p.push(format!("{}:1", source.path.display()), msg);
+            break;
+        }
         let t = &file.targets[*ti];
         let c = configs[*ci];
         let malloc = *allocators[*ai].get_ref();
@@ -842,6 +868,7 @@ pub fn build(
                     spec.kind, spec.engine, spec.bin_dir, spec.config_text, spec.options
                 );
                 if check_keys.insert(key) {
+                    once_bytes += spec.config_text.as_ref().map_or(0, String::len);
                     server_checks.push(ServerCheck {
                         server: ServerSpec {
                             malloc: Malloc::Glibc,
@@ -887,7 +914,7 @@ pub fn build(
             )
         );
         let estimate = estimate::cell(dbms, engine, workload_spec, maintenance);
-        cells_once.push(Cell {
+        let cell = Cell {
             label: label.clone(),
             repeat: 1,
             dbms,
@@ -899,10 +926,23 @@ pub fn build(
             report_interval_s: workload.report_interval.unwrap_or(0),
             fingerprint,
             estimate,
-        });
+        };
+        once_bytes += limits::cell_bytes(&cell);
+        cells_once.push(cell);
+    }
+    let too_large = limits::too_large(once_bytes, counted);
+    if let Some(msg) = &too_large
+        && limits::too_large(once_bytes, 1).is_none()
+    {
+        p.push(format!("{}:1", source.path.display()), msg.clone());
     }
     let mut cells = Vec::new();
-    for r in 1..=repeats.max(1) {
+    let built = if repeats_ok && !too_many && too_large.is_none() {
+        repeats
+    } else {
+        0
+    };
+    for r in 1..=built {
         for c in &cells_once {
             cells.push(Cell {
                 repeat: r,
@@ -1208,6 +1248,16 @@ fn resolve(
         );
         return Resolved::default();
     }
+    if stack.len() >= limits::MAX_EXTENDS {
+        p.at(
+            &c.name,
+            format!(
+                "config {name}: extends is more than {} configs deep",
+                limits::MAX_EXTENDS
+            ),
+        );
+        return Resolved::default();
+    }
     stack.push(name.clone());
     let mut r = match &c.extends {
         None => Resolved::default(),
@@ -1234,7 +1284,7 @@ fn resolve(
     }
     if let Some(f) = &c.file {
         let path = dir.join(f.get_ref());
-        match std::fs::read_to_string(&path) {
+        match crate::bounded::read_to_string(&path, limits::MAX_FILE_BYTES) {
             Ok(text) => r.fragments.push(Fragment {
                 text,
                 path: path.display().to_string(),
@@ -1258,6 +1308,16 @@ fn resolve(
             first_line: source.line_of(start) + skip,
             file: None,
         });
+    }
+    if r.fragments.iter().map(|f| f.text.len()).sum::<usize>() > limits::MAX_CONFIG_TEXT {
+        p.at(
+            &c.name,
+            format!(
+                "config {name}: its text and files (with extends) are larger than {} MiB",
+                limits::MAX_CONFIG_TEXT >> 20
+            ),
+        );
+        r.fragments.clear();
     }
     for (k, v) in &c.options {
         let key = k.get_ref();
