@@ -19,15 +19,15 @@ pub fn throughput_table(run: &RunResult) -> Table {
     ]);
     for s in &run.steps {
         let opt_rate = |v: f64| if v > 0.0 { rate(v) } else { "-".to_string() };
-        let sla = match &s.sla {
-            Some(sla) => format!(
-                "{} {:.0}/{:.0} ({:.0}% s)",
-                if sla.pass { "PASS" } else { "FAIL" },
+        let sla = match (&s.sla, s.sla_verdict()) {
+            (Some(_), Some(verdict @ "not evaluated")) => verdict.to_string(),
+            (Some(sla), Some(verdict)) => format!(
+                "{verdict} {:.0}/{:.0} ({:.0}% s)",
                 sla.inserts_per_s,
                 sla.target_inserts_per_s,
                 100.0 * sla.seconds_met_share
             ),
-            None => "-".to_string(),
+            _ => "-".to_string(),
         };
         let mut name = s.name.clone();
         if s.status != RunStatus::Complete {
