@@ -253,6 +253,7 @@ pub fn launch(
         .clone()
         .unwrap_or_else(|| out.join("results.db"));
     let store = crate::results::store::Store::open(&store_path)?;
+    crate::results::abandoned::sweep(out, &store_path);
     let file = ResultsFile::create(out, &stem)
         .map_err(|e| {
             UsageError::new(format!(

@@ -96,6 +96,10 @@ pub enum RunStatus {
     Failed,
     /// Stopped by a signal; figures up to the interrupt are kept.
     Interrupted,
+    /// Its ibench process ended without finishing it (`kill -9`, a crash, a reboot): found
+    /// `running` with nobody holding its lock by a later run, which marked it so; figures of
+    /// the steps saved before are kept.
+    Abandoned,
 }
 
 /// Where the run happened.

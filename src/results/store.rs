@@ -542,6 +542,13 @@ impl Store {
             .collect()
     }
 
+    /// Whether run `id` is in the store.
+    pub fn has_run(&self, id: &str) -> Result<bool> {
+        Ok(!self
+            .rows("SELECT id FROM runs WHERE id = ?1", &[id])?
+            .is_empty())
+    }
+
     /// Removes run `id` and its steps.
     pub fn delete(&mut self, id: &str) -> Result<()> {
         self.write(&[
