@@ -124,6 +124,72 @@ fn import_copies_documents_into_another_store() {
 }
 
 #[test]
+fn imported_documents_are_checked_field_by_field() {
+    let bench = Bench::new();
+    let run = bench
+        .run(&[
+            "--steps",
+            "l.i0,qr100",
+            "--l0-rows",
+            "500",
+            "--query-seconds",
+            "1",
+            "--clients",
+            "1",
+        ])
+        .result();
+    let file = bench.out().join(format!("{}.json", run.run_id));
+    let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    let other = bench.path("other.db");
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(&str, Edit); 9] = [
+        ("run_id", |d| d["run_id"] = "".into()),
+        ("run_id", |d| d["run_id"] = "../../etc/passwd".into()),
+        ("run_id", |d| d["run_id"] = "a\u{1b}[2Jb".into()),
+        ("steps[1].name", |d| d["steps"][1]["name"] = "qr999".into()),
+        ("steps[0].name", |d| {
+            d["steps"][0]["name"] = "drop table".into()
+        }),
+        ("steps[0].duration_s", |d| {
+            d["steps"][0]["duration_s"] = (-5.0).into()
+        }),
+        ("steps[1].sla.seconds_met_share", |d| {
+            d["steps"][1]["sla"]["seconds_met_share"] = 7.0.into()
+        }),
+        ("steps[0].clients", |d| d["steps"][0]["clients"] = 0.into()),
+        ("steps[0].ops.insert.per_client", |d| {
+            d["steps"][0]["ops"]["insert"]["per_client"][0]["client"] = 99.into()
+        }),
+    ];
+    for (field, edit) in cases {
+        let mut bad = doc.clone();
+        edit(&mut bad);
+        let path = bench.path("bad.json");
+        fs::write(&path, serde_json::to_string(&bad).unwrap()).unwrap();
+        let out = store_cmd(
+            &bench,
+            &["import", path_str(&path), "--results", path_str(&other)],
+        );
+        assert_eq!(out.code, Some(2), "{field}: {}", out.describe());
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", out.describe());
+        assert!(
+            lines[0].contains("bad.json") && lines[0].contains(field),
+            "{field}: {}",
+            lines[0]
+        );
+        assert!(!lines[0].contains('\u{1b}'), "{}", lines[0]);
+        assert!(!other.exists(), "a rejected file imports nothing");
+    }
+    // The document as ibench wrote it imports.
+    store_cmd(
+        &bench,
+        &["import", path_str(&file), "--results", path_str(&other)],
+    )
+    .assert_success();
+}
+
+#[test]
 fn unknown_runs_missing_and_broken_stores_are_usage_errors() {
     let bench = Bench::new();
     let missing = bench.path("none.db");

@@ -8,3 +8,4 @@ pub mod file;
 pub mod lock;
 pub mod model;
 pub mod store;
+pub mod validate;
