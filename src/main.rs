@@ -22,7 +22,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // Messages may quote stored text (labels of imported runs): escaped, see
+            // output::escape.
+            let message = format!("{err:#}");
+            eprintln!("error: {}", ibench::output::escape::text(&message));
             ExitCode::from(exit_code(&err))
         }
     }

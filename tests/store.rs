@@ -142,7 +142,7 @@ fn imported_documents_are_checked_field_by_field() {
     let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
     let other = bench.path("other.db");
     type Edit = fn(&mut serde_json::Value);
-    let cases: [(&str, Edit); 9] = [
+    let cases: [(&str, Edit); 10] = [
         ("run_id", |d| d["run_id"] = "".into()),
         ("run_id", |d| d["run_id"] = "../../etc/passwd".into()),
         ("run_id", |d| d["run_id"] = "a\u{1b}[2Jb".into()),
@@ -157,6 +157,9 @@ fn imported_documents_are_checked_field_by_field() {
             d["steps"][1]["sla"]["seconds_met_share"] = 7.0.into()
         }),
         ("steps[0].clients", |d| d["steps"][0]["clients"] = 0.into()),
+        ("steps[0].retries", |d| {
+            d["steps"][0]["retries"] = serde_json::json!({"drop\u{1b}[2J": 1})
+        }),
         ("steps[0].ops.insert.per_client", |d| {
             d["steps"][0]["ops"]["insert"]["per_client"][0]["client"] = 99.into()
         }),
@@ -187,6 +190,81 @@ fn imported_documents_are_checked_field_by_field() {
         &["import", path_str(&file), "--results", path_str(&other)],
     )
     .assert_success();
+}
+
+/// Control characters (C0, DEL, C1) and bidirectional controls in `text`, other than
+/// newlines.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
+#[test]
+fn escape_sequences_in_stored_labels_never_reach_the_terminal() {
+    let bench = Bench::new();
+    let run = bench
+        .run(&[
+            "--steps",
+            "l.i0,qp100",
+            "--l0-rows",
+            "500",
+            "--query-seconds",
+            "1",
+        ])
+        .result();
+    let file = bench.out().join(format!("{}.json", run.run_id));
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    // Clear the screen, set the window title, CSI in its C1 form, a right-to-left override.
+    let label = "evil\u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m\u{202e}txt\u{7f}";
+    doc["config"]["label"] = label.into();
+    doc["environment"]["dbms"]["version"] = "3\u{1b}[31m".into();
+    doc["run_id"] = "evil-run".into();
+    let evil = bench.path("evil.json");
+    fs::write(&evil, serde_json::to_string(&doc).unwrap()).unwrap();
+    let store = bench.path("evil.db");
+    let results = ["--results", path_str(&store)];
+    store_cmd(
+        &bench,
+        &[&["import", path_str(&evil)][..], &results].concat(),
+    )
+    .assert_success();
+    for (args, shows) in [
+        (
+            &["list"][..],
+            "evil\\x1b[2J\\x1b]0;pwned\\x07\\u{9b}31m\\u{202e}txt\\x7f",
+        ),
+        (&["show", "evil-run"][..], "3\\x1b[31m"),
+        (&["compare", "evil-run", "evil-run"][..], "qp100"),
+        (
+            &["report", "evil-run", "--format", "md"][..],
+            "evil\\x1b[2J",
+        ),
+        (
+            &["report", "evil-run", "--format", "json"][..],
+            "\\u001b[2J",
+        ),
+        (&["compare", "evil-run", "evil-run", "--json"][..], "qp100"),
+        (&["export", "evil-run"][..], "\\u009b31m"),
+    ] {
+        let out = store_cmd(&bench, &[args, &results].concat());
+        out.assert_success();
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert_eq!(raw_controls(&all), Vec::<char>::new(), "{args:?}:\n{all}");
+        assert!(
+            out.stdout.contains(shows),
+            "{args:?} shows {shows}:\n{}",
+            out.stdout
+        );
+    }
+    // The JSON outputs are still the same documents.
+    let out = store_cmd(&bench, &[&["export", "evil-run"][..], &results].concat());
+    let back: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(back["config"]["label"], label);
 }
 
 #[test]

@@ -2,9 +2,10 @@
 //! ibench trusts its own documents, but an imported one may say anything. Its run id becomes
 //! part of file names (`<id>.server`, `<id>.data` under `--out`, which an experiment removes
 //! when it reruns a cell), so it must be a plain name; its step names must be the steps its
-//! configuration runs; figures that are durations, rates and shares must be finite and not
+//! configuration runs, and its op names ibench's; figures that are durations, rates and shares must be finite and not
 //! negative; and the counts reports index by must agree with each other.
 
+use crate::metrics::recorder::Op;
 use crate::results::model::{RunResult, StepResult};
 use crate::spec::{Step, WorkloadSpec};
 
@@ -104,6 +105,31 @@ fn check_step(at: &str, s: &StepResult, clients_max: usize) -> Result<(), String
             "{at}.clients {} is not in 1..={clients_max} (the configuration's clients)",
             s.clients
         ));
+    }
+    let ops = [
+        ("ops", s.ops.keys().collect::<Vec<_>>()),
+        ("service_time", s.service_time.keys().collect()),
+        ("retries", s.retries.keys().collect()),
+        ("rate_percentiles", s.rate_percentiles.keys().collect()),
+        (
+            "per_second.total.ops",
+            s.per_second.total.ops.keys().collect(),
+        ),
+    ];
+    let per_client = s
+        .per_second
+        .clients
+        .iter()
+        .map(|c| ("per_second.clients[].ops", c.ops.keys().collect()));
+    for (kind, names) in ops.into_iter().chain(per_client) {
+        if let Some(op) = names
+            .iter()
+            .find(|n| !Op::ALL.iter().any(|o| o.name() == n.as_str()))
+        {
+            return Err(format!(
+                "{at}.{kind} names op {op:?}: expected insert, delete, query or getmin"
+            ));
+        }
     }
     if s.per_second.clients.len() > s.clients {
         return Err(format!(
