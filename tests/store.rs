@@ -267,6 +267,49 @@ fn escape_sequences_in_stored_labels_never_reach_the_terminal() {
     assert_eq!(back["config"]["label"], label);
 }
 
+/// A store damaged in the middle (its header intact, so it opens) is found at the first
+/// query: one line naming the file, exit 2, as a store that cannot be opened at all.
+#[test]
+fn a_store_corrupt_in_the_middle_is_one_line_naming_the_file() {
+    let bench = Bench::new();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let run = bench.run(&["--steps", "l.i0", "--l0-rows", "500"]).result();
+        ids.push(run.run_id);
+    }
+    let store = bench.out().join("results.db");
+    let mut bytes = fs::read(&store).unwrap();
+    let page = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+        1 => 65536,
+        n => n as usize,
+    };
+    let pages = bytes.len() / page;
+    assert!(pages >= 4, "{pages} pages");
+    // Every page but the first (header and schema) and the last.
+    for b in &mut bytes[page..(pages - 1) * page] {
+        *b = 0xA5;
+    }
+    fs::write(&store, &bytes).unwrap();
+    let named = path_str(&store);
+    for args in [
+        &["list"][..],
+        &["show", &ids[0]][..],
+        &["report", &ids[0], "--format", "md"][..],
+    ] {
+        let out = store_cmd(&bench, &[args, &["--results", named][..]].concat());
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.describe());
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", out.describe());
+        assert!(
+            lines[0].starts_with("error: ")
+                && lines[0].contains(named)
+                && lines[0].contains("malformed"),
+            "{}",
+            lines[0]
+        );
+    }
+}
+
 #[test]
 fn unknown_runs_missing_and_broken_stores_are_usage_errors() {
     let bench = Bench::new();
