@@ -8,6 +8,8 @@ use ibench::error::{EXIT_OK, exit_code};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Passwords in --url / --results leave `ps` now that clap has its own copy.
+    ibench::cli::argv::hide_passwords();
     let result = match &cli.command {
         Command::Run(args) => ibench::cli::run::execute(args),
         Command::List(args) => ibench::cli::list::execute(args),

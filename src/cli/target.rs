@@ -22,8 +22,9 @@ pub struct TargetArgs {
     #[arg(long, value_enum)]
     pub dbms: Option<DbmsKind>,
     /// Server to benchmark: postgres://user@host:port/db (unix socket: ?host=/run/postgresql)
-    /// or mysql://user@host:port/db (unix socket: ?socket=/run/mysqld/mysqld.sock). The
-    /// password may be in the URL or in PGPASSWORD / MYSQL_PWD; it is never shown or stored.
+    /// or mysql://user@host:port/db (unix socket: ?socket=/run/mysqld/mysqld.sock). Give the
+    /// password in PGPASSWORD / MYSQL_PWD: one in the URL is visible to other users in `ps`
+    /// until ibench has parsed its arguments (it then overwrites it). Never shown or stored.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// Send SQL text with values inlined instead of prepared statements (sysbench
@@ -86,7 +87,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "DIR", default_value = "ibench-results")]
     pub out: PathBuf,
     /// Results database every run is also stored in: an SQLite file, or a postgres:// URL
-    /// shared by a team (password from the URL or PGPASSWORD) [default: OUT/results.db].
+    /// shared by a team (password in PGPASSWORD, or the URL) [default: OUT/results.db].
     #[arg(long, value_name = "FILE|URL")]
     pub results: Option<PathBuf>,
     /// Label naming this configuration in results and reports.

@@ -13,7 +13,7 @@ use crate::error::UsageError;
 pub const REDACTED: &str = "***";
 
 /// Query parameters that carry a secret.
-fn is_secret_key(key: &str) -> bool {
+pub(crate) fn is_secret_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
     key.contains("password") || key == "pass" || key == "pwd"
 }
