@@ -17,6 +17,7 @@
 //! * [`experiment`] — configuration matrices from a TOML file, run cell by cell, resumable.
 //! * [`cli`] — one file per subcommand.
 
+pub mod bounded;
 pub mod cli;
 pub mod dbms;
 pub mod error;

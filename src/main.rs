@@ -8,6 +8,8 @@ use ibench::error::{EXIT_OK, exit_code};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Passwords in --url / --results leave `ps` now that clap has its own copy.
+    ibench::cli::argv::hide_passwords();
     let result = match &cli.command {
         Command::Run(args) => ibench::cli::run::execute(args),
         Command::List(args) => ibench::cli::list::execute(args),
@@ -22,7 +24,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // Messages may quote stored text (labels of imported runs): escaped, see
+            // output::escape.
+            let message = format!("{err:#}");
+            eprintln!("error: {}", ibench::output::escape::text(&message));
             ExitCode::from(exit_code(&err))
         }
     }

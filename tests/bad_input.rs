@@ -306,3 +306,33 @@ fn a_run_too_large_for_the_free_space_is_rejected_before_it_starts() {
     );
     assert!(!o.stderr.contains("panicked"));
 }
+
+#[test]
+fn a_server_url_without_a_host_is_rejected_before_anything_starts() {
+    let bench = Bench::new();
+    // `postgres://` used to get as far as connecting (exit 1, after creating --out and the
+    // results database); a URL that names no host cannot work, whatever the server.
+    for url in [
+        "postgres://",
+        "postgres:///bench",
+        "postgresql://bob@:5432/bench",
+        "mysql://",
+        "mariadb:///test",
+    ] {
+        let o = run(&bench, &["--url", url]);
+        assert_usage_error(&o, &["--url", "host"], Leaves::Nothing);
+        assert_eq!(
+            o.stderr.lines().count(),
+            1,
+            "one line for {url}:\n{}",
+            o.describe()
+        );
+        assert!(!bench.out().exists(), "--out is not created for {url}");
+    }
+    // The same for micro, which shares the target flags.
+    let o = bench.run_raw(
+        &["micro", "--out", path_str(&bench.out())],
+        &["--url", "postgres://"],
+    );
+    assert_usage_error(&o, &["--url", "host"], Leaves::Nothing);
+}

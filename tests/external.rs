@@ -295,3 +295,109 @@ fn client_connections_authenticate_with_passwords() {
         kept.stop();
     }
 }
+
+/// A role with a password on the local PostgreSQL service, dropped (with its tables) when the
+/// test ends, whatever happens.
+struct PgRole {
+    admin: String,
+    name: String,
+}
+
+impl Drop for PgRole {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = c.batch_execute(&format!(
+                "DROP OWNED BY {0}; DROP ROLE IF EXISTS {0}",
+                self.name
+            ));
+        }
+    }
+}
+
+/// A password in --url (userinfo or ?password=) is overwritten in ibench's own arguments
+/// once they are parsed: /proc/PID/cmdline (what `ps` shows every user) no longer holds it
+/// while the run goes on, and the run still uses it.
+#[test]
+fn a_password_in_the_url_leaves_the_process_arguments() {
+    let Some(admin) = external(
+        "IBENCH_TEST_PG_URL",
+        "postgres://postgres@127.0.0.1:5432/test",
+        |u| postgres::Client::connect(u, postgres::NoTls).is_ok(),
+    ) else {
+        return;
+    };
+    let role = PgRole {
+        admin: admin.clone(),
+        name: format!("ibsec{}", std::process::id()),
+    };
+    let secret = format!("Argv-Secret-{}", std::process::id());
+    let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+    c.batch_execute(&format!(
+        "CREATE ROLE {0} LOGIN PASSWORD '{secret}'; GRANT CREATE ON SCHEMA public TO {0}",
+        role.name
+    ))
+    .unwrap();
+    let u = url::Url::parse(&admin).unwrap();
+    let at = format!(
+        "{}:{}{}",
+        u.host_str().unwrap(),
+        u.port().unwrap_or(5432),
+        u.path()
+    );
+    for url in [
+        format!("postgres://{}:{secret}@{at}", role.name),
+        format!("postgres://{}@{at}?password={secret}", role.name),
+    ] {
+        let bench = Bench::new();
+        let prefix = format!("{}_", role.name);
+        let child = bench.spawn(&[
+            "--url",
+            &url,
+            "--table-prefix",
+            &prefix,
+            "--steps",
+            "l.i0,qp100",
+            "--l0-rows",
+            "500",
+            "--clients",
+            "1",
+            "--query-seconds",
+            "4",
+        ]);
+        // Connected and saving: long past parsing the command line.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while crate::common::json_files(&bench.out())
+            .first()
+            .and_then(|f| ibench::results::file::load(f).ok())
+            .is_none_or(|r| r.steps.is_empty())
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the run never saved a step"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let cmdline = fs::read(format!("/proc/{}/cmdline", child.pid())).unwrap();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let ps = std::process::Command::new("ps")
+            .args(["-ww", "-o", "args=", "-p", &child.pid().to_string()])
+            .output()
+            .unwrap();
+        let ps = String::from_utf8_lossy(&ps.stdout).into_owned();
+        for shown in [&cmdline, &ps] {
+            assert!(!shown.contains(&secret), "the password is visible: {shown}");
+            assert!(
+                shown.contains(&format!("postgres://{}", role.name)) && shown.contains(&at),
+                "the rest of the URL stays: {shown}"
+            );
+            assert!(shown.contains(&"x".repeat(secret.len())), "{shown}");
+        }
+        let out = child.finish(std::time::Duration::from_secs(60));
+        let run = out.result();
+        assert!(run.steps[1].queries > 0);
+        assert!(!out.describe().contains(&secret));
+        c.batch_execute(&format!("DROP TABLE {prefix}1")).unwrap();
+    }
+    drop(c);
+    drop(role);
+}

@@ -1,9 +1,11 @@
 //! Faults on real servers: lost connections reopened and counted, a server killed with SIGKILL
-//! (managed or external) fails the step within seconds and keeps every result measured.
+//! (managed or external) fails the step within seconds and keeps every result measured; ibench
+//! itself killed with SIGKILL (the next run marks the run abandoned and cleans up); results
+//! writes that fail (no temporary file left).
 
 use std::time::{Duration, Instant};
 
-use ibench::results::model::RunResult;
+use ibench::results::model::{RunResult, RunStatus};
 
 use crate::common::{Bench, Kept, Outcome, have, path_str, processes_with, server_bench};
 
@@ -236,4 +238,230 @@ fn an_external_server_killed_mid_step_fails_the_step_and_keeps_the_results() {
         ibench::results::store::Store::open_existing(&bench.out().join("results.db")).unwrap();
     assert_eq!(store.load(&run.run_id).unwrap().status, run.status);
     std::mem::forget(kept);
+}
+
+/// Waits until `dir` holds a results file with a saved document of a run still `running`.
+fn wait_for_running(dir: &std::path::Path) -> (std::path::PathBuf, RunResult) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let saved = crate::common::json_files(dir).into_iter().find_map(|f| {
+            let run = ibench::results::file::load(&f).ok()?;
+            (run.status == RunStatus::Running).then_some((f, run))
+        });
+        if let Some(found) = saved {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "the run never saved its results");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn kill_9(pid: u32) {
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+}
+
+/// Files in `dir` whose name ends with `suffix`.
+fn files_ending(dir: &std::path::Path, suffix: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(suffix))
+        .collect()
+}
+
+/// After `kill -9` of ibench mid-step, the next run in the same --out marks the dead run
+/// `abandoned` in its file and the results database, removes the directory ibench created for
+/// it (here a managed PostgreSQL's, whose server got SIGTERM when ibench died; and an SQLite
+/// scratch database) and says so; `ibench list` and `show` say abandoned.
+#[test]
+fn a_run_killed_with_sigkill_is_marked_abandoned_by_the_next_run() {
+    let mut kinds = vec![("sqlite", "data")];
+    if have("postgres", "") {
+        kinds.push(("postgres", "server"));
+    }
+    for (kind, dir_ext) in kinds {
+        let bench = server_bench();
+        let mut args = vec![
+            "--steps",
+            "l.i0,l.x",
+            "--l0-rows",
+            "5000000",
+            "--clients",
+            "1",
+        ];
+        if kind == "postgres" {
+            args.extend(["--server", "postgres"]);
+        }
+        let child = bench.spawn(&args);
+        let (json, run) = wait_for_running(&bench.out());
+        let data = json.with_extension(dir_ext);
+        let lock = json.with_extension("lock");
+        assert!(data.is_dir() && lock.exists(), "{kind}: {}", data.display());
+        std::thread::sleep(Duration::from_millis(500));
+        kill_9(child.pid());
+        let killed = child.finish(Duration::from_secs(30));
+        assert_eq!(killed.code, None, "{}", killed.describe());
+        // What kill -9 leaves: a document saying running, the data, the lock file.
+        let left = ibench::results::file::load(&json).unwrap();
+        assert_eq!(left.status, RunStatus::Running, "{kind}");
+        assert!(data.is_dir() && lock.exists());
+
+        let next = bench.run(&["--steps", "l.i0", "--l0-rows", "500", "--clients", "1"]);
+        next.result();
+        let note = next
+            .stderr
+            .lines()
+            .find(|l| l.contains(&run.run_id))
+            .unwrap_or_else(|| panic!("no line names the dead run:\n{}", next.describe()));
+        assert!(
+            note.contains("abandoned") && note.contains(&format!("removed {}", data.display())),
+            "{note}"
+        );
+        let marked = ibench::results::file::load(&json).unwrap();
+        assert_eq!(marked.status, RunStatus::Abandoned, "{kind}");
+        assert!(marked.error.as_deref().unwrap_or("").contains("abandoned"));
+        assert_eq!(marked.steps.len(), left.steps.len(), "saved steps are kept");
+        assert!(!data.exists(), "{kind}: {} is left", data.display());
+        assert!(!lock.exists(), "the dead run's lock file is removed");
+        if kind == "postgres" {
+            let log = json.with_extension("server.log");
+            assert!(log.exists(), "the server log is kept beside the results");
+            assert!(processes_with(path_str(&bench.out())).is_empty());
+        }
+        // The store's row, read with our own SQL, and what list and show print.
+        let conn = crate::common::open_db(&bench.out().join("results.db"));
+        let status: String = conn
+            .query_row(
+                "SELECT status FROM runs WHERE id = ?1",
+                [&run.run_id],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(status, "abandoned");
+        let results = bench.out().join("results.db");
+        let list = bench.run_raw(&["list", "--results", path_str(&results)], &[]);
+        let row = list
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&run.run_id))
+            .unwrap_or_else(|| panic!("{}", list.describe()));
+        assert!(row.trim_end().ends_with("abandoned"), "{row}");
+        let show = bench.run_raw(&["show", &run.run_id, "--results", path_str(&results)], &[]);
+        assert!(
+            show.stdout.to_lowercase().contains("abandoned"),
+            "{}",
+            show.describe()
+        );
+        // Nothing else is touched: the new run is complete, and a third run finds nothing.
+        let third = bench.run(&["--steps", "l.i0", "--l0-rows", "500", "--clients", "1"]);
+        third.result();
+        assert!(!third.stderr.contains("abandoned"), "{}", third.describe());
+        assert!(files_ending(&bench.out(), ".lock").is_empty());
+    }
+}
+
+/// A results write that fails (here the rename over the results file, refused because the
+/// file was replaced by a directory) fails the run with one line and leaves no temporary file.
+#[test]
+fn a_failed_results_write_leaves_no_temporary_file() {
+    let bench = Bench::new();
+    bench.load(1, 2_000);
+    let child = bench.spawn(&[
+        "--steps",
+        "qp100",
+        "--query-seconds",
+        "3",
+        "--clients",
+        "1",
+        "--path",
+        path_str(&bench.db()),
+    ]);
+    let (json, _) = wait_for_running(&bench.out());
+    std::fs::remove_file(&json).unwrap();
+    std::fs::create_dir(&json).unwrap();
+    std::fs::write(json.join("occupied"), "x").unwrap();
+    let out = child.finish(Duration::from_secs(60));
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", out.describe());
+    assert!(errors[0].contains("cannot write results"), "{}", errors[0]);
+    assert_eq!(files_ending(&bench.out(), ".tmp"), Vec::<String>::new());
+}
+
+/// A full disk mid-run (a 20 MiB tmpfs as --out, filled after the first save): the run fails
+/// with one line, the results file keeps its last complete version, and no temporary file
+/// (which used to stay behind, empty) is left. Needs the right to mount (root).
+#[test]
+fn a_full_disk_mid_run_leaves_the_last_results_and_no_temporary_file() {
+    let bench = Bench::new();
+    bench.load(1, 2_000);
+    let mnt = bench.path("full");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=20m", "tmpfs", path_str(&mnt)])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipping: cannot mount a tmpfs (not root?)");
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount")
+                .args(["-l", path_str(&self.0)])
+                .status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    let results = bench.path("results.db");
+    let child = bench.spawn_raw(
+        &["run", "--out", path_str(&mnt), "-q"],
+        &[
+            "--results",
+            path_str(&results),
+            "--steps",
+            "qp100",
+            "--query-seconds",
+            "3",
+            "--clients",
+            "1",
+            "--path",
+            path_str(&bench.db()),
+        ],
+    );
+    let (json, _) = wait_for_running(&mnt);
+    // Fill the file system.
+    {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(mnt.join("filler")).unwrap();
+        let chunk = vec![0u8; 1 << 16];
+        while filler.write_all(&chunk).is_ok() {}
+        let _ = filler.sync_all();
+    }
+    let out = child.finish(Duration::from_secs(60));
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("cannot write results") && line.contains("No space left"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(files_ending(&mnt, ".tmp"), Vec::<String>::new());
+    let last = ibench::results::file::load(&json).expect("the last complete version");
+    assert_eq!(last.status, RunStatus::Running);
 }

@@ -442,6 +442,54 @@ fn sigint_stops_the_run_and_keeps_what_was_measured() {
 }
 
 #[test]
+fn an_interrupted_step_does_not_pass_its_writer_sla() {
+    let bench = Bench::new();
+    bench.load(1, 2_000);
+    let db = bench.db();
+    let conn = open_db(&db);
+    let before = id_range(&conn, "pi1");
+    // Without -q, so that the step line is printed too.
+    let out = bench.out();
+    let mut child = bench.spawn_raw(
+        &["run", "--out", path_str(&out)],
+        &[
+            "--steps",
+            "qr100",
+            "--query-seconds",
+            "20",
+            "--clients",
+            "1",
+            "--path",
+            path_str(&db),
+        ],
+    );
+    child.wait_for_id_above(&conn, "pi1", before.2);
+    // The writer has kept its 100 rows/s for a while: the average alone would pass.
+    std::thread::sleep(std::time::Duration::from_millis(1_500));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let o = child.finish(std::time::Duration::from_secs(30));
+    assert_eq!(o.code, Some(130), "{}", o.describe());
+    let run = ibench::results::file::load(&o.new_results[0]).expect("valid results");
+    let step = &run.steps[0];
+    assert_eq!(step.status, RunStatus::Interrupted);
+    assert!(step.rows_inserted > 0);
+    let sla = step.sla.as_ref().expect("qr100 has a writer SLA");
+    assert!(!sla.pass, "an interrupted step stored sla.pass = true");
+    assert!(!o.describe().contains("PASS"), "{}", o.describe());
+    let step_line = o
+        .stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("qr100"))
+        .unwrap_or_else(|| panic!("no step line:\n{}", o.describe()));
+    assert!(step_line.contains("SLA not evaluated"), "{step_line}");
+    assert!(o.stdout.contains("not evaluated"), "{}", o.stdout);
+}
+
+#[test]
 fn a_dbms_error_fails_the_step_exits_1_and_keeps_what_was_measured() {
     let bench = Bench::new();
     bench.load(1, 2_000);
@@ -500,6 +548,11 @@ fn a_dbms_error_fails_the_step_exits_1_and_keeps_what_was_measured() {
         "the error names the client: {error}"
     );
     assert!(step.rows_inserted > 0, "figures up to the failure are kept");
+    assert!(
+        !step.sla.as_ref().expect("writer SLA").pass,
+        "a failed step"
+    );
+    assert!(!o.stdout.contains("PASS"), "{}", o.stdout);
 
     let after = id_range(&conn, "pi1");
     assert_eq!((after.2 - before.2) as u64, step.rows_inserted, "inserted");

@@ -84,6 +84,11 @@ proptest! {
         workload in proptest::collection::vec((workload_key(), value()), 0..6),
         setup in proptest::collection::vec((setup_key(), value()), 0..4),
         dbms in "(sqlite|postgres|mariadb|[a-z]{0,6})",
+        // More targets, configs and setups (SQLite): the matrix may exceed MAX_CELLS.
+        (targets, configs, setups) in prop_oneof![
+            Just((0usize, 0usize, 0usize)),
+            (0usize..30, 0usize..4, 0usize..60),
+        ],
         junk in "\\PC{0,12}",
     ) {
         let mut text = String::from("name = \"fuzz\"\n");
@@ -95,21 +100,85 @@ proptest! {
             text.push_str(&format!("{k} = {v}\n"));
         }
         text.push_str(&format!("[[target]]\nname = \"t\"\ndbms = \"{dbms}\"\n"));
-        text.push_str("[[config]]\nname = \"base\"\n[[setup]]\nname = \"s\"\n");
+        for i in 0..targets {
+            text.push_str(&format!("[[target]]\nname = \"t{i}\"\ndbms = \"sqlite\"\n"));
+        }
+        text.push_str("[[config]]\nname = \"base\"\n");
+        for i in 0..configs {
+            text.push_str(&format!("[[config]]\nname = \"c{i}\"\n"));
+        }
+        for i in 0..setups {
+            text.push_str(&format!("[[setup]]\nname = \"s{i}\"\n"));
+        }
+        text.push_str("[[setup]]\nname = \"s\"\n");
         for (k, v) in &setup {
             text.push_str(&format!("{k} = {v}\n"));
         }
         text.push_str(&junk);
         let source = Source { path: "fuzz.toml".into(), text };
-        // Parsing and planning (everything short of asking servers) never panics; every
+        // Parsing and planning (everything short of asking servers) never panics and never
+        // builds more than MAX_CELLS cells (nor any when repeats is out of range); every
         // problem points at the file.
         if let Ok(file) = model::parse(&source) {
-            let (_, problems) = plan::build(file, source.clone(), None);
-            for p in problems {
+            let repeats = file.repeats.as_ref().map(|r| *r.get_ref());
+            let (plan, problems) = plan::build(file, source.clone(), None);
+            prop_assert!(plan.cells.len() <= plan::MAX_CELLS, "{} cells", plan.cells.len());
+            for p in &problems {
                 prop_assert!(p.at.starts_with("fuzz.toml"), "{p}");
+            }
+            if let Some(r) = repeats.filter(|r| !(1..=1000).contains(r)) {
+                prop_assert!(plan.cells.is_empty(), "repeats {r}: {} cells", plan.cells.len());
+                prop_assert!(problems.iter().any(|p| p.message.contains("repeats")));
+            }
+            if problems.is_empty() {
+                prop_assert!(!plan.cells.is_empty());
             }
         }
     }
+}
+
+#[test]
+fn huge_repeats_are_a_located_problem_without_cells() {
+    // The case: this allocated 23 GB and was OOM-killed before reporting anything.
+    for (repeats, cells) in [("4294967295", 0), ("1001", 0), ("0", 0), ("3", 3)] {
+        let text = format!(
+            "name = \"e\"\nrepeats = {repeats}\n[[target]]\nname = \"t\"\ndbms = \"sqlite\"\n"
+        );
+        let source = Source {
+            path: "e.toml".into(),
+            text,
+        };
+        let (plan, problems) = plan::build(model::parse(&source).unwrap(), source.clone(), None);
+        assert_eq!(plan.cells.len(), cells, "repeats {repeats}");
+        if cells == 0 {
+            assert!(
+                problems
+                    .iter()
+                    .any(|p| p.at == "e.toml:2" && p.message.contains("repeats")),
+                "{problems:?}"
+            );
+        } else {
+            assert!(problems.is_empty(), "{problems:?}");
+        }
+    }
+    // 100 targets x 200 setups: 20000 cells, counted, not built.
+    let mut text = String::from("name = \"e\"\n");
+    for i in 0..100 {
+        text.push_str(&format!("[[target]]\nname = \"t{i}\"\ndbms = \"sqlite\"\n"));
+    }
+    for i in 0..200 {
+        text.push_str(&format!("[[setup]]\nname = \"s{i}\"\n"));
+    }
+    let source = Source {
+        path: "e.toml".into(),
+        text,
+    };
+    let (plan, problems) = plan::build(model::parse(&source).unwrap(), source.clone(), None);
+    assert!(plan.cells.is_empty());
+    assert!(
+        problems.iter().any(|p| p.message.contains("20000 cells")),
+        "{problems:?}"
+    );
 }
 
 fn top_key() -> impl Strategy<Value = &'static str> {
@@ -159,6 +228,12 @@ fn value() -> impl Strategy<Value = String> {
         any::<i64>().prop_map(|v| v.to_string()),
         Just("0".to_string()),
         Just("18446744073709551615".to_string()),
+        Just("4294967295".to_string()),
+        Just("4294967296".to_string()),
+        Just("1001".to_string()),
+        Just("1024".to_string()),
+        Just("1000000000000".to_string()),
+        Just("1e308".to_string()),
         any::<f64>().prop_map(|v| format!("{v:?}")),
         Just("inf".to_string()),
         Just("nan".to_string()),

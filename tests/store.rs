@@ -124,6 +124,193 @@ fn import_copies_documents_into_another_store() {
 }
 
 #[test]
+fn imported_documents_are_checked_field_by_field() {
+    let bench = Bench::new();
+    let run = bench
+        .run(&[
+            "--steps",
+            "l.i0,qr100",
+            "--l0-rows",
+            "500",
+            "--query-seconds",
+            "1",
+            "--clients",
+            "1",
+        ])
+        .result();
+    let file = bench.out().join(format!("{}.json", run.run_id));
+    let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    let other = bench.path("other.db");
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(&str, Edit); 10] = [
+        ("run_id", |d| d["run_id"] = "".into()),
+        ("run_id", |d| d["run_id"] = "../../etc/passwd".into()),
+        ("run_id", |d| d["run_id"] = "a\u{1b}[2Jb".into()),
+        ("steps[1].name", |d| d["steps"][1]["name"] = "qr999".into()),
+        ("steps[0].name", |d| {
+            d["steps"][0]["name"] = "drop table".into()
+        }),
+        ("steps[0].duration_s", |d| {
+            d["steps"][0]["duration_s"] = (-5.0).into()
+        }),
+        ("steps[1].sla.seconds_met_share", |d| {
+            d["steps"][1]["sla"]["seconds_met_share"] = 7.0.into()
+        }),
+        ("steps[0].clients", |d| d["steps"][0]["clients"] = 0.into()),
+        ("steps[0].retries", |d| {
+            d["steps"][0]["retries"] = serde_json::json!({"drop\u{1b}[2J": 1})
+        }),
+        ("steps[0].ops.insert.per_client", |d| {
+            d["steps"][0]["ops"]["insert"]["per_client"][0]["client"] = 99.into()
+        }),
+    ];
+    for (field, edit) in cases {
+        let mut bad = doc.clone();
+        edit(&mut bad);
+        let path = bench.path("bad.json");
+        fs::write(&path, serde_json::to_string(&bad).unwrap()).unwrap();
+        let out = store_cmd(
+            &bench,
+            &["import", path_str(&path), "--results", path_str(&other)],
+        );
+        assert_eq!(out.code, Some(2), "{field}: {}", out.describe());
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", out.describe());
+        assert!(
+            lines[0].contains("bad.json") && lines[0].contains(field),
+            "{field}: {}",
+            lines[0]
+        );
+        assert!(!lines[0].contains('\u{1b}'), "{}", lines[0]);
+        assert!(!other.exists(), "a rejected file imports nothing");
+    }
+    // The document as ibench wrote it imports.
+    store_cmd(
+        &bench,
+        &["import", path_str(&file), "--results", path_str(&other)],
+    )
+    .assert_success();
+}
+
+/// Control characters (C0, DEL, C1) and bidirectional controls in `text`, other than
+/// newlines.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
+#[test]
+fn escape_sequences_in_stored_labels_never_reach_the_terminal() {
+    let bench = Bench::new();
+    let run = bench
+        .run(&[
+            "--steps",
+            "l.i0,qp100",
+            "--l0-rows",
+            "500",
+            "--query-seconds",
+            "1",
+        ])
+        .result();
+    let file = bench.out().join(format!("{}.json", run.run_id));
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    // Clear the screen, set the window title, CSI in its C1 form, a right-to-left override.
+    let label = "evil\u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m\u{202e}txt\u{7f}";
+    doc["config"]["label"] = label.into();
+    doc["environment"]["dbms"]["version"] = "3\u{1b}[31m".into();
+    doc["run_id"] = "evil-run".into();
+    let evil = bench.path("evil.json");
+    fs::write(&evil, serde_json::to_string(&doc).unwrap()).unwrap();
+    let store = bench.path("evil.db");
+    let results = ["--results", path_str(&store)];
+    store_cmd(
+        &bench,
+        &[&["import", path_str(&evil)][..], &results].concat(),
+    )
+    .assert_success();
+    for (args, shows) in [
+        (
+            &["list"][..],
+            "evil\\x1b[2J\\x1b]0;pwned\\x07\\u{9b}31m\\u{202e}txt\\x7f",
+        ),
+        (&["show", "evil-run"][..], "3\\x1b[31m"),
+        (&["compare", "evil-run", "evil-run"][..], "qp100"),
+        (
+            &["report", "evil-run", "--format", "md"][..],
+            "evil\\x1b[2J",
+        ),
+        (
+            &["report", "evil-run", "--format", "json"][..],
+            "\\u001b[2J",
+        ),
+        (&["compare", "evil-run", "evil-run", "--json"][..], "qp100"),
+        (&["export", "evil-run"][..], "\\u009b31m"),
+    ] {
+        let out = store_cmd(&bench, &[args, &results].concat());
+        out.assert_success();
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert_eq!(raw_controls(&all), Vec::<char>::new(), "{args:?}:\n{all}");
+        assert!(
+            out.stdout.contains(shows),
+            "{args:?} shows {shows}:\n{}",
+            out.stdout
+        );
+    }
+    // The JSON outputs are still the same documents.
+    let out = store_cmd(&bench, &[&["export", "evil-run"][..], &results].concat());
+    let back: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(back["config"]["label"], label);
+}
+
+/// A store damaged in the middle (its header intact, so it opens) is found at the first
+/// query: one line naming the file, exit 2, as a store that cannot be opened at all.
+#[test]
+fn a_store_corrupt_in_the_middle_is_one_line_naming_the_file() {
+    let bench = Bench::new();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let run = bench.run(&["--steps", "l.i0", "--l0-rows", "500"]).result();
+        ids.push(run.run_id);
+    }
+    let store = bench.out().join("results.db");
+    let mut bytes = fs::read(&store).unwrap();
+    let page = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+        1 => 65536,
+        n => n as usize,
+    };
+    let pages = bytes.len() / page;
+    assert!(pages >= 4, "{pages} pages");
+    // Every page but the first (header and schema) and the last.
+    for b in &mut bytes[page..(pages - 1) * page] {
+        *b = 0xA5;
+    }
+    fs::write(&store, &bytes).unwrap();
+    let named = path_str(&store);
+    for args in [
+        &["list"][..],
+        &["show", &ids[0]][..],
+        &["report", &ids[0], "--format", "md"][..],
+    ] {
+        let out = store_cmd(&bench, &[args, &["--results", named][..]].concat());
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.describe());
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", out.describe());
+        assert!(
+            lines[0].starts_with("error: ")
+                && lines[0].contains(named)
+                && lines[0].contains("malformed"),
+            "{}",
+            lines[0]
+        );
+    }
+}
+
+#[test]
 fn unknown_runs_missing_and_broken_stores_are_usage_errors() {
     let bench = Bench::new();
     let missing = bench.path("none.db");

@@ -43,7 +43,8 @@ mod managed;
 /// passwords, password logins.
 mod external;
 
-/// Faults on real servers: lost connections reopened, a server killed mid-step.
+/// Faults on real servers: lost connections reopened, a server killed mid-step; ibench killed
+/// mid-step (the run found abandoned by the next one); results writes that fail.
 mod faults;
 
 /// Cost per operation: DBMS, client, host and device figures checked against the test's own

@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::StoreArgs;
 use crate::error::UsageError;
+use crate::output::escape;
 use crate::report::compare::{self, DEFAULT_ALPHA, fmt_p};
 use crate::report::table::Table;
 use crate::results::store::Store;
@@ -51,15 +52,15 @@ pub fn execute(args: &CompareArgs) -> Result<()> {
         .into());
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        println!("{}", escape::json(&serde_json::to_string_pretty(&rows)?));
         return Ok(());
     }
     println!(
         "A = {} ({} run(s)), B = {} ({} run(s)); per-second samples, Welch's t-test with \
          autocorrelation-corrected sample sizes, alpha {}",
-        args.a,
+        escape::line(&args.a),
         a.len(),
-        args.b,
+        escape::line(&args.b),
         b.len(),
         args.alpha
     );

@@ -87,7 +87,10 @@ pub fn execute(args: &ExportArgs) -> Result<()> {
     let store = Store::open_existing(&args.store.results)?;
     let run = store.load(&args.run)?;
     match args.format {
-        ExportFormat::Json => println!("{}", serde_json::to_string_pretty(&run)?),
+        ExportFormat::Json => println!(
+            "{}",
+            crate::output::escape::json(&serde_json::to_string_pretty(&run)?)
+        ),
         ExportFormat::Csv => print!("{}", csv(&run)),
     }
     Ok(())

@@ -22,7 +22,8 @@ pub struct ImportArgs {
     pub store: StoreArgs,
 }
 
-/// Checks every file first, then stores them all (a bad file imports nothing).
+/// Checks every file first (see `results::validate`), then stores them all (a bad file
+/// imports nothing).
 pub fn execute(args: &ImportArgs) -> Result<()> {
     let mut runs = Vec::new();
     for path in &args.files {
@@ -35,6 +36,8 @@ pub fn execute(args: &ImportArgs) -> Result<()> {
             ))
             .into());
         }
+        crate::results::validate::check(&run)
+            .map_err(|e| UsageError::new(format!("{}: {e}", path.display())))?;
         runs.push(run);
     }
     let mut store = Store::open(&args.store.results)?;

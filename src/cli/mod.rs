@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand, each turning its arguments into a spec and
 //! calling the library.
 
+pub mod argv;
 pub mod compare;
 pub mod experiment;
 pub mod export;
@@ -50,8 +51,8 @@ pub enum Command {
 /// Where the results database is.
 #[derive(Debug, clap::Args)]
 pub struct StoreArgs {
-    /// Results database: an SQLite file, or a postgres:// URL (password from the URL or
-    /// PGPASSWORD).
+    /// Results database: an SQLite file, or a postgres:// URL (password in PGPASSWORD, or
+    /// the URL, where `ps` shows it until ibench has parsed its arguments).
     #[arg(long, value_name = "FILE|URL", default_value = crate::results::store::DEFAULT_PATH)]
     pub results: std::path::PathBuf,
 }

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::StoreArgs;
 use crate::error::UsageError;
+use crate::output::escape;
 use crate::report::{html, markdown, model, select};
 use crate::results::store::Store;
 
@@ -67,8 +68,9 @@ pub fn render(
     }
     for (step, with) in &report.left_out {
         eprintln!(
-            "note: step {step} left out: not in every run (only in {})",
-            with.join(", ")
+            "note: step {} left out: not in every run (only in {})",
+            escape::line(step),
+            escape::line(&with.join(", "))
         );
     }
     Ok(match format {
@@ -137,7 +139,9 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
             write_atomic(&p, &text)?;
             eprintln!("report: {}", p.display());
         }
-        _ => print!("{text}"),
+        // Labels are stored text from anyone: no control character reaches the terminal.
+        _ if args.format == Format::Json => print!("{}", escape::json(&text)),
+        _ => print!("{}", escape::text(&text)),
     }
     Ok(())
 }

@@ -21,7 +21,8 @@ pub struct ShowArgs {
 pub fn execute(args: &ShowArgs) -> Result<()> {
     let store = Store::open_existing(&args.store.results)?;
     let run = store.load(&args.run)?;
-    println!("run {} ({:?})", run.run_id, run.status);
+    let id = crate::output::escape::line(&run.run_id);
+    println!("run {id} ({})", format!("{:?}", run.status).to_lowercase());
     print!("{}", terminal::summary(&run));
     Ok(())
 }

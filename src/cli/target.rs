@@ -3,7 +3,6 @@
 //! progress). `ibench run` and `ibench micro` flatten these into their own flags and turn them
 //! into a [`RunSpec`] here, checked once, with messages that name the flags.
 
-use std::fs;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -225,7 +224,7 @@ impl TargetArgs {
             .check_params(params)
             .map_err(|m| UsageError::new(format!("--engine {m}")))?;
         let config_text = match &self.server_config {
-            Some(path) => Some(fs::read_to_string(path).map_err(|e| {
+            Some(path) => Some(crate::bounded::read_to_string(path, 1 << 20).map_err(|e| {
                 UsageError::new(format!(
                     "cannot read --server-config {}: {e}",
                     path.display()
@@ -312,7 +311,7 @@ impl TargetArgs {
         match (&self.server_pid, &self.server_pid_file) {
             (Some(pid), _) => Ok(Some(*pid)),
             (None, Some(file)) => {
-                let text = fs::read_to_string(file).map_err(|e| {
+                let text = crate::bounded::read_to_string(file, 4096).map_err(|e| {
                     UsageError::new(format!(
                         "cannot read --server-pid-file {}: {e}",
                         file.display()

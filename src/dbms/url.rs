@@ -13,7 +13,7 @@ use crate::error::UsageError;
 pub const REDACTED: &str = "***";
 
 /// Query parameters that carry a secret.
-fn is_secret_key(key: &str) -> bool {
+pub(crate) fn is_secret_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
     key.contains("password") || key == "pass" || key == "pwd"
 }
@@ -59,7 +59,39 @@ impl ServerUrl {
         }
         let password =
             from_url.or_else(|| std::env::var(password_env).ok().filter(|p| !p.is_empty()));
-        Ok(ServerUrl { url, password })
+        let parsed = ServerUrl { url, password };
+        parsed.check_host()?;
+        Ok(parsed)
+    }
+
+    /// A PostgreSQL or MySQL URL names a host (PostgreSQL: or `?host=` / `?hostaddr=`, e.g. a
+    /// socket directory): without one, no connection can be made, and that is the URL's fault.
+    fn check_host(&self) -> Result<(), UsageError> {
+        let url = &self.url;
+        let has = |keys: &[&str]| {
+            url.query_pairs()
+                .any(|(k, v)| keys.contains(&k.as_ref()) && !v.is_empty())
+        };
+        let (example, ok) = match url.scheme() {
+            "postgres" | "postgresql" => (
+                "postgres://user@host:5432/db, or postgres:///db?host=/run/postgresql for a \
+                 Unix socket",
+                has(&["host", "hostaddr"]),
+            ),
+            "mysql" | "mariadb" => (
+                "mysql://user@host:3306/db, or \
+                 mysql://user@localhost/db?socket=/run/mysqld/mysqld.sock for a Unix socket",
+                false,
+            ),
+            _ => return Ok(()),
+        };
+        if url.host_str().is_none_or(str::is_empty) && !ok {
+            return Err(UsageError::new(format!(
+                "invalid --url {}: it names no host (expected e.g. {example})",
+                self.redacted()
+            )));
+        }
+        Ok(())
     }
 
     /// This URL with the password from environment variable `env` when it has none.
@@ -167,5 +199,30 @@ mod tests {
     #[test]
     fn bad_url_is_a_usage_error() {
         assert!(ServerUrl::parse("not a url", "X").is_err());
+    }
+
+    #[test]
+    fn a_url_without_a_host_is_a_usage_error() {
+        for bad in [
+            "postgres://",
+            "postgres:///db",
+            "postgresql://u:pw@/db",
+            "mysql://",
+            "mariadb:///test?socket=/s",
+        ] {
+            let e = ServerUrl::parse(bad, "X")
+                .err()
+                .unwrap_or_else(|| panic!("{bad}"));
+            assert!(e.to_string().contains("host"), "{e}");
+            assert!(!e.to_string().contains(":pw@"), "{e}");
+        }
+        for good in [
+            "postgres:///db?host=/run/postgresql",
+            "postgres://h/db",
+            "mysql://h/db",
+            "redis://",
+        ] {
+            assert!(ServerUrl::parse(good, "X").is_ok(), "{good}");
+        }
     }
 }

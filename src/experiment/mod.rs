@@ -6,9 +6,11 @@
 //! * [`model`] — the file as written (serde, `deny_unknown_fields`, spans for `file:line`).
 //! * [`plan`] — validation and expansion into cells.
 //! * [`estimate`] — how long a cell should take.
+//! * [`limits`] — bounds on what a file can make ibench build.
 //! * [`runner`] — running the cells, resuming, progress, cool-down, cache ratio.
 
 pub mod estimate;
+pub mod limits;
 pub mod model;
 pub mod plan;
 pub mod runner;

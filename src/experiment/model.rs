@@ -282,11 +282,11 @@ pub struct Source {
 }
 
 impl Source {
-    /// Reads `path`.
+    /// Reads `path` (at most [`super::limits::MAX_FILE_BYTES`]).
     pub fn read(path: &Path) -> std::io::Result<Self> {
         Ok(Source {
             path: path.to_path_buf(),
-            text: std::fs::read_to_string(path)?,
+            text: crate::bounded::read_to_string(path, super::limits::MAX_FILE_BYTES)?,
         })
     }
 

@@ -169,6 +169,8 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
     fs::create_dir_all(out)
         .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
     let _lock = DirLock::take(out)?;
+    // Cells an earlier ibench left `running` when it was killed: marked abandoned.
+    crate::results::abandoned::sweep(out, &options.store);
     // Cells run one at a time and their data directories are removed after each: room for
     // the largest one is enough.
     if let Some(largest) = plan

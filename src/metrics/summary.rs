@@ -199,6 +199,13 @@ pub fn summarize(
         .filter_map(|(op, s)| Some((op.clone(), rate_percentiles(&s.rows[..full_seconds])?)))
         .collect();
 
+    let status = if outcome.error.is_some() {
+        RunStatus::Failed
+    } else if outcome.interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
     let sla = sla.map(|target| {
         let inserts_per_s = per_s(rows_inserted);
         let inserted = per_second.total.ops.get(Op::Insert.name());
@@ -221,7 +228,8 @@ pub fn summarize(
             } else {
                 0.0
             },
-            pass: ratio >= SLA_MIN_RATIO,
+            // A step that did not run its course did not meet its SLA (see `sla_verdict`).
+            pass: ratio >= SLA_MIN_RATIO && status == RunStatus::Complete,
         }
     });
 
@@ -238,13 +246,6 @@ pub fn summarize(
             )
         }
         None => (None, BTreeMap::new()),
-    };
-    let status = if outcome.error.is_some() {
-        RunStatus::Failed
-    } else if outcome.interrupted {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
     };
     StepResult {
         name: name.to_string(),
@@ -297,6 +298,9 @@ pub fn check_error_rate(result: &mut StepResult, max_pct: f64) {
     let pct = 100.0 * retries as f64 / statements.max(1) as f64;
     if pct > max_pct {
         result.status = crate::results::model::RunStatus::Failed;
+        if let Some(sla) = result.sla.as_mut() {
+            sla.pass = false;
+        }
         result.error = Some(format!(
             "error rate {pct:.1}% above --max-error-rate {max_pct}%: {retries} retries \
              ({:?}) over {statements} statements, {} reconnects",

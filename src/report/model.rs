@@ -699,7 +699,12 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         } else {
             (runs, steps)
         };
-    let slas: Vec<_> = steps.iter().filter_map(|s| s.sla.as_ref()).collect();
+    // Only a completed step's SLA was evaluated (older documents say `pass` for the others).
+    let slas: Vec<_> = steps
+        .iter()
+        .filter(|s| s.status == RunStatus::Complete)
+        .filter_map(|s| s.sla.as_ref())
+        .collect();
     let sla = slas.first().map(|first| SlaAgg {
         target: first.target_inserts_per_s,
         inserts_per_s: Stat::of(&slas.iter().map(|s| s.inserts_per_s).collect::<Vec<_>>())

@@ -1,5 +1,7 @@
 //! A plain table rendered as aligned text (terminal) or Markdown.
 
+use crate::output::escape;
+
 /// Rows of cells under a header; the first column is left-aligned, the rest right-aligned.
 #[derive(Debug, Default, Clone)]
 pub struct Table {
@@ -26,21 +28,22 @@ impl Table {
         self.rows.is_empty()
     }
 
-    fn widths(&self) -> Vec<usize> {
-        let mut w: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
-        for row in &self.rows {
+    /// Aligned text with a rule under the header. Cells may hold stored text from anyone
+    /// (labels of imported runs): control characters are shown escaped, never sent.
+    pub fn to_text(&self) -> String {
+        let safe = |cells: &[String]| -> Vec<String> {
+            cells.iter().map(|c| escape::line(c).into_owned()).collect()
+        };
+        let header = safe(&self.header);
+        let rows: Vec<Vec<String>> = self.rows.iter().map(|r| safe(r)).collect();
+        let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+        for row in &rows {
             for (i, c) in row.iter().enumerate() {
                 if i < w.len() {
                     w[i] = w[i].max(c.chars().count());
                 }
             }
         }
-        w
-    }
-
-    /// Aligned text with a rule under the header.
-    pub fn to_text(&self) -> String {
-        let w = self.widths();
         let line = |cells: &[String]| {
             let mut out = String::new();
             for (i, width) in w.iter().enumerate() {
@@ -53,12 +56,12 @@ impl Table {
             }
             out.trim_end().to_string()
         };
-        let mut out = line(&self.header);
+        let mut out = line(&header);
         out.push('\n');
         let total: usize = w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
         out.push_str(&"-".repeat(total));
         out.push('\n');
-        for row in &self.rows {
+        for row in &rows {
             out.push_str(&line(row));
             out.push('\n');
         }

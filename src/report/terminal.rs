@@ -1,6 +1,7 @@
 //! The summary printed at the end of `ibench run`: throughput per step, then response times
 //! per step and op type.
 
+use crate::output::escape;
 use crate::output::format::{micros, rate, seconds};
 use crate::report::table::Table;
 use crate::results::model::{RunResult, RunStatus};
@@ -19,15 +20,15 @@ pub fn throughput_table(run: &RunResult) -> Table {
     ]);
     for s in &run.steps {
         let opt_rate = |v: f64| if v > 0.0 { rate(v) } else { "-".to_string() };
-        let sla = match &s.sla {
-            Some(sla) => format!(
-                "{} {:.0}/{:.0} ({:.0}% s)",
-                if sla.pass { "PASS" } else { "FAIL" },
+        let sla = match (&s.sla, s.sla_verdict()) {
+            (Some(_), Some(verdict @ "not evaluated")) => verdict.to_string(),
+            (Some(sla), Some(verdict)) => format!(
+                "{verdict} {:.0}/{:.0} ({:.0}% s)",
                 sla.inserts_per_s,
                 sla.target_inserts_per_s,
                 100.0 * sla.seconds_met_share
             ),
-            None => "-".to_string(),
+            _ => "-".to_string(),
         };
         let mut name = s.name.clone();
         if s.status != RunStatus::Complete {
@@ -126,19 +127,23 @@ pub fn efficiency_table(run: &RunResult) -> Table {
     t
 }
 
-/// The whole terminal summary.
+/// The whole terminal summary (stored text in it escaped: see `output::escape`).
 pub fn summary(run: &RunResult) -> String {
+    let out = summary_text(run);
+    escape::text(&out).into_owned()
+}
+
+fn summary_text(run: &RunResult) -> String {
     let mut out = String::new();
     let dbms = &run.environment.dbms;
+    let (name, version) = (escape::line(&dbms.name), escape::line(&dbms.version));
     out.push_str(&match &run.config.workload {
         WorkloadSpec::InsertBenchmark(w) => format!(
-            "\nInsert Benchmark on {} {} ({} clients)\n\n",
-            dbms.name, dbms.version, w.clients
+            "\nInsert Benchmark on {name} {version} ({} clients)\n\n",
+            w.clients
         ),
         WorkloadSpec::Micro(m) => format!(
-            "\nMicrobenchmarks on {} {} ({} tables x {} rows; clients {})\n\n",
-            dbms.name,
-            dbms.version,
+            "\nMicrobenchmarks on {name} {version} ({} tables x {} rows; clients {})\n\n",
             m.tables,
             m.table_rows,
             m.clients
@@ -160,31 +165,30 @@ pub fn summary(run: &RunResult) -> String {
             "\nCost per op (docs/metrics.md): CPU in microseconds, device IO in KB and requests\n",
         );
         if let Some(e) = run.steps.iter().find_map(|s| s.efficiency.as_ref()) {
-            out.push_str(&format!("DBMS figures: {}\n", e.dbms_source));
+            out.push_str(&format!("DBMS figures: {}\n", escape::line(&e.dbms_source)));
         }
         out.push('\n');
         out.push_str(&eff.to_text());
     }
     for s in &run.steps {
+        let step = escape::line(&s.name);
         if let Some(m) = s.point_query_misses
             && m > 0
         {
             out.push_str(&format!(
-                "\nwarning: {}: {m} point-query ids were not found (rows deleted while asked for)\n",
-                s.name
+                "\nwarning: {step}: {m} point-query ids were not found (rows deleted while asked for)\n",
             ));
         }
         if let Some(q) = &s.queue_check {
             if q.ok {
                 out.push_str(&format!(
-                    "\n{}: queue checked after {} reconnects / retries: {} rows, as counted, no gaps\n",
-                    s.name, s.reconnects, q.rows_counted
+                    "\n{step}: queue checked after {} reconnects / retries: {} rows, as counted, no gaps\n",
+                    s.reconnects, q.rows_counted
                 ));
             } else {
                 out.push_str(&format!(
-                    "\nwarning: {}: queue invariant broken after {} reconnects / retries: {} rows \
+                    "\nwarning: {step}: queue invariant broken after {} reconnects / retries: {} rows \
                      in the tables, {} expected ({} at start + {} inserted - {} deleted); gaps in: {}\n",
-                    s.name,
                     s.reconnects,
                     q.rows_counted,
                     q.rows_expected,
@@ -194,15 +198,14 @@ pub fn summary(run: &RunResult) -> String {
                     if q.tables_with_gaps.is_empty() {
                         "none".to_string()
                     } else {
-                        q.tables_with_gaps.join(", ")
+                        escape::line(&q.tables_with_gaps.join(", ")).into_owned()
                     }
                 ));
             }
         }
         if let Some(ix) = &s.index_build {
             out.push_str(&format!(
-                "\n{}: {} index(es) on {} table(s), {} rows, {} rows/s\n",
-                s.name,
+                "\n{step}: {} index(es) on {} table(s), {} rows, {} rows/s\n",
                 ix.indexes.len(),
                 ix.tables,
                 ix.rows,

@@ -1,7 +1,11 @@
-//! Results: the versioned JSON model, the file it is written to, the results database, and
+//! Results: the versioned JSON model, the file it is written to (and the lock a run holds
+//! beside it), the results database, runs found abandoned, imported documents checked, and
 //! the environment a run records.
 
+pub mod abandoned;
 pub mod environment;
 pub mod file;
+pub mod lock;
 pub mod model;
 pub mod store;
+pub mod validate;

@@ -96,6 +96,10 @@ pub enum RunStatus {
     Failed,
     /// Stopped by a signal; figures up to the interrupt are kept.
     Interrupted,
+    /// Its ibench process ended without finishing it (`kill -9`, a crash, a reboot): found
+    /// `running` with nobody holding its lock by a later run, which marked it so; figures of
+    /// the steps saved before are kept.
+    Abandoned,
 }
 
 /// Where the run happened.
@@ -224,6 +228,22 @@ pub struct StepResult {
     /// committed without being counted).
     #[serde(default)]
     pub queue_check: Option<QueueCheck>,
+}
+
+impl StepResult {
+    /// The background-writer SLA as shown: `PASS` or `FAIL` for a step that completed, `not
+    /// evaluated` for one that failed or was interrupted (whatever its document says: older
+    /// versions stored `pass: true` for those), `None` for a step without a writer.
+    pub fn sla_verdict(&self) -> Option<&'static str> {
+        let sla = self.sla.as_ref()?;
+        Some(if self.status != RunStatus::Complete {
+            "not evaluated"
+        } else if sla.pass {
+            "PASS"
+        } else {
+            "FAIL"
+        })
+    }
 }
 
 /// Rows in the tables after a step, against what the step counted.
@@ -479,7 +499,8 @@ pub struct Sla {
     /// Share of full seconds in which at least 95% of the rows due in that second were
     /// inserted, 0..1.
     pub seconds_met_share: f64,
-    /// The step average reached 95% of the target.
+    /// The step completed and its average reached 95% of the target (always false for a
+    /// failed or interrupted step).
     pub pass: bool,
 }
 

@@ -176,6 +176,25 @@ fn not_a_store(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
     .into()
 }
 
+/// An error of the store's database, naming the store. A damaged SQLite file (corrupt pages,
+/// not a database) is bad input like a store that cannot be opened (exit 2); anything else
+/// (disk full, I/O, a lost PostgreSQL connection) fails the command (exit 1).
+fn store_error(path: &Path, e: anyhow::Error) -> anyhow::Error {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    let damaged = e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(f, _)) if matches!(f.code, DatabaseCorrupt | NotADatabase)
+        )
+    });
+    if damaged {
+        // Only the top message: SQLite's error code repeats it.
+        not_a_store(path, e)
+    } else {
+        e.context(format!("results database {}", path.display()))
+    }
+}
+
 /// Whether `--results` names a PostgreSQL database rather than a file.
 pub fn is_postgres_url(path: &Path) -> bool {
     let s = path.to_string_lossy();
@@ -313,6 +332,11 @@ impl Store {
 
     /// Runs `statements` in one transaction.
     fn write(&mut self, statements: &[(&str, Vec<Param>)]) -> Result<()> {
+        self.write_unnamed(statements)
+            .map_err(|e| store_error(&self.path, e))
+    }
+
+    fn write_unnamed(&mut self, statements: &[(&str, Vec<Param>)]) -> Result<()> {
         match &mut self.backend {
             Backend::Sqlite(conn) => {
                 let tx = conn.transaction()?;
@@ -338,6 +362,11 @@ impl Store {
 
     /// Rows of `sql` as text (`NULL` as `None`); select only text columns, or cast.
     fn rows(&self, sql: &str, params: &[&str]) -> Result<Vec<Vec<Option<String>>>> {
+        self.rows_unnamed(sql, params)
+            .map_err(|e| store_error(&self.path, e))
+    }
+
+    fn rows_unnamed(&self, sql: &str, params: &[&str]) -> Result<Vec<Vec<Option<String>>>> {
         match &self.backend {
             Backend::Sqlite(conn) => {
                 let mut stmt = conn.prepare(sql)?;
@@ -445,7 +474,7 @@ impl Store {
             ));
         }
         self.write(&statements)
-            .with_context(|| format!("cannot save run {} to {}", run.run_id, self.path.display()))
+            .with_context(|| format!("cannot save run {}", run.run_id))
     }
 
     /// Every run, oldest first.
@@ -542,13 +571,20 @@ impl Store {
             .collect()
     }
 
+    /// Whether run `id` is in the store.
+    pub fn has_run(&self, id: &str) -> Result<bool> {
+        Ok(!self
+            .rows("SELECT id FROM runs WHERE id = ?1", &[id])?
+            .is_empty())
+    }
+
     /// Removes run `id` and its steps.
     pub fn delete(&mut self, id: &str) -> Result<()> {
         self.write(&[
             ("DELETE FROM steps WHERE run_id = ?1", vec![text(id)]),
             ("DELETE FROM runs WHERE id = ?1", vec![text(id)]),
         ])
-        .with_context(|| format!("cannot delete run {id} from {}", self.path.display()))
+        .with_context(|| format!("cannot delete run {id}"))
     }
 
     /// The run named `name`: its id, a label (the latest run with that label), or a unique
@@ -597,68 +633,4 @@ fn check_version(version: i64) -> Result<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn corrupt_file_is_a_usage_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("results.db");
-        std::fs::write(&path, "this is not a database, just text ".repeat(100)).unwrap();
-        let err = Store::open(&path).err().unwrap();
-        assert_eq!(crate::error::exit_code(&err), crate::error::EXIT_USAGE);
-        assert!(format!("{err:#}").contains("not a usable ibench results database"));
-    }
-
-    #[test]
-    fn a_version_1_store_gains_the_experiment_columns() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.db");
-        {
-            let conn = Connection::open(&path).unwrap();
-            conn.execute_batch(MIGRATIONS[0]).unwrap();
-            conn.execute_batch("PRAGMA user_version = 1").unwrap();
-            conn.execute(
-                "INSERT INTO runs (id, started_at, dbms, dbms_version, status, steps, \
-                 schema_version, document) VALUES ('old', '2026-01-01', 'sqlite', '3', \
-                 'complete', 'l.i0', 1, '{}')",
-                [],
-            )
-            .unwrap();
-        }
-        let store = Store::open(&path).unwrap();
-        let v: i64 = store.rows("PRAGMA user_version", &[]).unwrap()[0][0]
-            .as_deref()
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert_eq!(v, 2);
-        assert_eq!(store.list().unwrap().len(), 1, "old runs are kept");
-        assert!(store.experiment_runs("x").unwrap().is_empty());
-    }
-
-    #[test]
-    fn pg_placeholders() {
-        assert_eq!(
-            pg_sql("SELECT a FROM t WHERE id = ?1 OR x = ?12"),
-            "SELECT a FROM t WHERE id = $1 OR x = $12"
-        );
-        assert_eq!(MIGRATIONS.len(), MIGRATIONS_PG.len());
-        assert!(is_postgres_url(Path::new("postgres://u@h/db")));
-        assert!(is_postgres_url(Path::new("postgresql://h/db")));
-        assert!(!is_postgres_url(Path::new("ibench-results/results.db")));
-    }
-
-    #[test]
-    fn migrations_bring_a_new_store_to_the_latest_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("r.db")).unwrap();
-        let v: i64 = store.rows("PRAGMA user_version", &[]).unwrap()[0][0]
-            .as_deref()
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert_eq!(v as usize, MIGRATIONS.len());
-        assert!(store.list().unwrap().is_empty());
-    }
-}
+mod tests;

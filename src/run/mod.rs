@@ -129,6 +129,9 @@ pub fn launch(mut spec: RunSpec, store: Option<&Path>, options: RunOptions) -> R
         .map(Path::to_path_buf)
         .unwrap_or_else(|| out.join("results.db"));
     let store = crate::results::store::Store::open(&store_path)?;
+    // Runs an earlier ibench left `running` when it was killed: marked abandoned, their
+    // scratch data removed.
+    crate::results::abandoned::sweep(&out, &store_path);
     let file = ResultsFile::create(&out, &stem)
         .map_err(|e| {
             UsageError::new(format!(

@@ -24,8 +24,8 @@ fn step_line(step: &StepResult) -> String {
             parts.push(format!("{} {name}", format::rate(v)));
         }
     }
-    if let Some(sla) = &step.sla {
-        parts.push(format!("SLA {}", if sla.pass { "PASS" } else { "FAIL" }));
+    if let Some(verdict) = step.sla_verdict() {
+        parts.push(format!("SLA {verdict}"));
     }
     let retries: u64 = step.retries.values().sum();
     if retries > 0 || step.reconnects > 0 {

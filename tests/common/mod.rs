@@ -139,11 +139,16 @@ impl Bench {
     /// Starts `ibench run --out <out> -q <args>` in the background (stdout and stderr go to
     /// files in this directory).
     pub fn spawn(&self, args: &[&str]) -> Running {
+        self.spawn_raw(&["run", "--out", path_str(&self.out()), "-q"], args)
+    }
+
+    /// Starts `ibench <prefix> <args>` (no flags added) in the background, as [`Bench::spawn`].
+    pub fn spawn_raw(&self, prefix: &[&str], args: &[&str]) -> Running {
         let out = self.out();
         let out_before = json_files(&out);
         let (stdout, stderr) = (self.path("child.stdout"), self.path("child.stderr"));
         let child = ibench()
-            .args(["run", "--out", path_str(&out), "-q"])
+            .args(prefix)
             .args(args)
             .current_dir(self.dir.path())
             .stdin(Stdio::null())

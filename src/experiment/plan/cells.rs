@@ -120,8 +120,16 @@ pub(super) fn build(
     let mut cells = Vec::new();
     let mut checks = Vec::new();
     let mut check_keys = BTreeSet::new();
+    let mut bytes = 0;
     for l in labels {
+        // Bounded while it is built, not only after: one cell's copy of a huge config text,
+        // times thousands of cells, must not be allocated first and reported later.
+        if let Some(msg) = super::super::limits::too_large(bytes, 1) {
+            p.push(p.file_start(), msg);
+            break;
+        }
         if let Some(cell) = build_cell(p, m, l, &mut checks, &mut check_keys) {
+            bytes += super::super::limits::cell_bytes(&cell);
             cells.push(cell);
         }
     }

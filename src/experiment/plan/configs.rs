@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::super::limits;
 use super::super::model::{ConfigTable, Source};
 use super::problems::Problems;
 use crate::server::{Located, normalize};
@@ -89,6 +90,16 @@ pub(super) fn resolve(
         );
         return Resolved::default();
     }
+    if stack.len() >= limits::MAX_EXTENDS {
+        p.at(
+            &c.name,
+            format!(
+                "config {name}: extends is more than {} configs deep",
+                limits::MAX_EXTENDS
+            ),
+        );
+        return Resolved::default();
+    }
     stack.push(name.clone());
     let mut r = match &c.extends {
         None => Resolved::default(),
@@ -115,7 +126,7 @@ pub(super) fn resolve(
     }
     if let Some(f) = &c.file {
         let path = dir.join(f.get_ref());
-        match std::fs::read_to_string(&path) {
+        match crate::bounded::read_to_string(&path, limits::MAX_FILE_BYTES) {
             Ok(text) => r.fragments.push(Fragment {
                 text,
                 path: path.display().to_string(),
@@ -139,6 +150,16 @@ pub(super) fn resolve(
             first_line: source.line_of(start) + skip,
             file: None,
         });
+    }
+    if r.fragments.iter().map(|f| f.text.len()).sum::<usize>() > limits::MAX_CONFIG_TEXT {
+        p.at(
+            &c.name,
+            format!(
+                "config {name}: its text and files (with extends) are larger than {} MiB",
+                limits::MAX_CONFIG_TEXT >> 20
+            ),
+        );
+        r.fragments.clear();
     }
     for (k, v) in &c.options {
         let key = k.get_ref();

@@ -195,10 +195,16 @@ pub fn build(
                 p.at(
                     t,
                     format!(
-                        "config {} names target {:?}, which is not defined (targets: {})",
+                        "config {} names target {:?}, which is not defined (targets: {}{})",
                         c.name.get_ref(),
                         t.get_ref(),
-                        target_names.iter().copied().collect::<Vec<_>>().join(", ")
+                        target_names
+                            .iter()
+                            .take(6)
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if target_names.len() > 6 { ", ..." } else { "" }
                     ),
                 );
             }
@@ -293,8 +299,15 @@ pub fn build(
         targets: &targets,
     };
     let (cells_once, server_checks) = cells::build(&mut p, &matrix, &labels);
-    let mut cells = Vec::with_capacity(cells_once.len() * repeats as usize);
-    for r in 1..=repeats.max(1) {
+    // Each cell holds its own copy of its settings: their memory is bounded too.
+    let once_bytes: usize = cells_once.iter().map(super::limits::cell_bytes).sum();
+    let too_large = super::limits::too_large(once_bytes, repeats);
+    if let Some(msg) = &too_large {
+        p.push(p.file_start(), msg.clone());
+    }
+    let built = if too_large.is_some() { 0 } else { repeats };
+    let mut cells = Vec::with_capacity(cells_once.len() * built as usize);
+    for r in 1..=built {
         for c in &cells_once {
             cells.push(Cell {
                 repeat: r,

@@ -1,0 +1,261 @@
+//! Checks of a results document from elsewhere (`ibench import`) before it enters the store:
+//! ibench trusts its own documents, but an imported one may say anything. Its run id becomes
+//! part of file names (`<id>.server`, `<id>.data` under `--out`, which an experiment removes
+//! when it reruns a cell), so it must be a plain name; its step names must be the steps its
+//! configuration runs, and its op names ibench's; figures that are durations, rates and shares must be finite and not
+//! negative; and the counts reports index by must agree with each other.
+
+use crate::metrics::recorder::Op;
+use crate::results::model::{RunResult, StepResult};
+use crate::spec::{Step, WorkloadSpec};
+
+/// Longest run id.
+pub const MAX_RUN_ID: usize = 128;
+
+/// The first problem of `run`, as `field: what is wrong`.
+pub fn check(run: &RunResult) -> Result<(), String> {
+    check_run_id(&run.run_id)?;
+    let clients_max = match &run.config.workload {
+        WorkloadSpec::InsertBenchmark(w) => w.clients,
+        WorkloadSpec::Micro(m) => m.clients.iter().copied().max().unwrap_or(0),
+    };
+    for (i, m) in run.maintenance.iter().enumerate() {
+        figure(&format!("maintenance[{i}].duration_s"), m.duration_s)?;
+    }
+    for (i, step) in run.steps.iter().enumerate() {
+        let at = format!("steps[{i}]");
+        if !is_step_of(&run.config.workload, &step.name) {
+            return Err(format!(
+                "{at}.name {:?} is not a step of this run's configuration",
+                step.name
+            ));
+        }
+        check_step(&at, step, clients_max)?;
+    }
+    if let Some(tag) = &run.experiment
+        && !(1..=tag.repeats).contains(&tag.repeat)
+    {
+        return Err(format!(
+            "experiment.repeat {} is not in 1..={} (experiment.repeats)",
+            tag.repeat, tag.repeats
+        ));
+    }
+    Ok(())
+}
+
+/// A run id: 1 to [`MAX_RUN_ID`] letters, digits, `.`, `_` or `-`, starting with a letter or
+/// digit (so never `..`, `/` or a hidden name).
+pub fn check_run_id(id: &str) -> Result<(), String> {
+    let ok = (1..=MAX_RUN_ID).contains(&id.len())
+        && id.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "run_id {id:?} is not a run id: expected 1 to {MAX_RUN_ID} letters, digits, '.', '_' \
+             or '-', starting with a letter or digit"
+        ))
+    }
+}
+
+/// Whether `name` is one of the steps `workload` runs (checked without listing them: a
+/// document may name many client counts).
+fn is_step_of(workload: &WorkloadSpec, name: &str) -> bool {
+    match workload {
+        WorkloadSpec::InsertBenchmark(w) => {
+            name.parse::<Step>().is_ok_and(|s| w.steps.contains(&s))
+        }
+        WorkloadSpec::Micro(m) => {
+            if name == "prepare" {
+                return m.prepare;
+            }
+            name.rsplit_once(".c").is_some_and(|(bench, clients)| {
+                m.benchmarks.iter().any(|b| b == bench)
+                    && clients
+                        .parse::<usize>()
+                        .is_ok_and(|c| m.clients.contains(&c))
+            })
+        }
+    }
+}
+
+/// A duration, rate or amount: finite and not negative.
+fn figure(field: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{field} is {v}: expected a finite number >= 0"))
+    }
+}
+
+fn check_step(at: &str, s: &StepResult, clients_max: usize) -> Result<(), String> {
+    for (name, v) in [
+        ("duration_s", s.duration_s),
+        ("inserts_per_s", s.inserts_per_s),
+        ("deletes_per_s", s.deletes_per_s),
+        ("queries_per_s", s.queries_per_s),
+    ] {
+        figure(&format!("{at}.{name}"), v)?;
+    }
+    if !(1..=clients_max.max(1)).contains(&s.clients) {
+        return Err(format!(
+            "{at}.clients {} is not in 1..={clients_max} (the configuration's clients)",
+            s.clients
+        ));
+    }
+    let ops = [
+        ("ops", s.ops.keys().collect::<Vec<_>>()),
+        ("service_time", s.service_time.keys().collect()),
+        ("retries", s.retries.keys().collect()),
+        ("rate_percentiles", s.rate_percentiles.keys().collect()),
+        (
+            "per_second.total.ops",
+            s.per_second.total.ops.keys().collect(),
+        ),
+    ];
+    let per_client = s
+        .per_second
+        .clients
+        .iter()
+        .map(|c| ("per_second.clients[].ops", c.ops.keys().collect()));
+    for (kind, names) in ops.into_iter().chain(per_client) {
+        if let Some(op) = names
+            .iter()
+            .find(|n| !Op::ALL.iter().any(|o| o.name() == n.as_str()))
+        {
+            return Err(format!(
+                "{at}.{kind} names op {op:?}: expected insert, delete, query or getmin"
+            ));
+        }
+    }
+    if s.per_second.clients.len() > s.clients {
+        return Err(format!(
+            "{at}.per_second.clients has {} series for {} clients",
+            s.per_second.clients.len(),
+            s.clients
+        ));
+    }
+    for (kind, ops) in [("ops", &s.ops), ("service_time", &s.service_time)] {
+        for (op, r) in ops {
+            if let Some(c) = r.per_client.iter().find(|c| c.client >= s.clients) {
+                return Err(format!(
+                    "{at}.{kind}.{op}.per_client names client {} of {} clients",
+                    c.client, s.clients
+                ));
+            }
+            if r.buckets_pct.len() != r.bucket_labels.len() {
+                return Err(format!(
+                    "{at}.{kind}.{op}: {} buckets_pct for {} bucket_labels",
+                    r.buckets_pct.len(),
+                    r.bucket_labels.len()
+                ));
+            }
+            for (i, v) in r.buckets_pct.iter().enumerate() {
+                figure(&format!("{at}.{kind}.{op}.buckets_pct[{i}]"), *v)?;
+            }
+        }
+    }
+    if let Some(sla) = &s.sla {
+        for (name, v) in [
+            ("target_inserts_per_s", sla.target_inserts_per_s),
+            ("inserts_per_s", sla.inserts_per_s),
+            ("deletes_per_s", sla.deletes_per_s),
+            ("ratio", sla.ratio),
+            ("seconds_met_share", sla.seconds_met_share),
+        ] {
+            figure(&format!("{at}.sla.{name}"), v)?;
+        }
+        if sla.seconds_met_share > 1.0 {
+            return Err(format!(
+                "{at}.sla.seconds_met_share is {}: expected a share in 0..=1",
+                sla.seconds_met_share
+            ));
+        }
+    }
+    if let Some(ix) = &s.index_build {
+        figure(&format!("{at}.index_build.rows_per_s"), ix.rows_per_s)?;
+    }
+    if let Some(e) = &s.efficiency {
+        let mut figures = vec![
+            ("host_cpu_s", e.host_cpu_s),
+            ("sampler_cpu_ms", e.sampler_cpu_ms),
+            ("client.cpu_s", e.client.cpu_s),
+            ("client.user_s", e.client.user_s),
+            ("client.sys_s", e.client.sys_s),
+        ];
+        if let Some(d) = &e.dbms {
+            figures.extend([
+                ("dbms.cpu_s", d.cpu_s),
+                ("dbms.user_s", d.user_s),
+                ("dbms.sys_s", d.sys_s),
+            ]);
+        }
+        if let Some(p) = &e.per_op {
+            figures.extend([
+                ("per_op.client_cpu_us", p.client_cpu_us),
+                ("per_op.host_cpu_us", p.host_cpu_us),
+                ("per_op.host_cs", p.host_cs),
+            ]);
+            let optional = [
+                ("per_op.dbms_cpu_us", p.dbms_cpu_us),
+                ("per_op.kb_read", p.kb_read),
+                ("per_op.kb_written", p.kb_written),
+                ("per_op.reads", p.reads),
+                ("per_op.writes", p.writes),
+                ("per_op.dbms_kb_read", p.dbms_kb_read),
+                ("per_op.dbms_kb_written", p.dbms_kb_written),
+                ("per_op.dbms_cs", p.dbms_cs),
+            ];
+            figures.extend(optional.iter().filter_map(|(n, v)| Some((*n, (*v)?))));
+        }
+        for (name, v) in figures {
+            figure(&format!("{at}.efficiency.{name}"), v)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_are_plain_names() {
+        for ok in [
+            "ibench-20260101T000000-sqlite",
+            "a.b.glibc.s-r1-2026",
+            "X_1",
+        ] {
+            assert!(check_run_id(ok).is_ok(), "{ok}");
+        }
+        let long = "a".repeat(MAX_RUN_ID + 1);
+        for bad in [
+            "",
+            "../../etc/passwd",
+            "..",
+            ".hidden",
+            "a/b",
+            "a b",
+            "a\u{1b}[2J",
+            &long,
+        ] {
+            let e = check_run_id(bad).unwrap_err();
+            assert!(e.starts_with("run_id "), "{e}");
+        }
+    }
+
+    #[test]
+    fn figures_are_finite_and_not_negative() {
+        assert!(figure("x", 0.0).is_ok() && figure("x", 1e9).is_ok());
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(
+                figure("steps[0].duration_s", bad)
+                    .unwrap_err()
+                    .contains("duration_s")
+            );
+        }
+    }
+}
