@@ -129,7 +129,7 @@ fn imported_documents_are_checked_field_by_field() {
     let run = bench
         .run(&[
             "--steps",
-            "l.i0,qr100",
+            "l.i0,l.x,qr100",
             "--l0-rows",
             "500",
             "--query-seconds",
@@ -146,15 +146,15 @@ fn imported_documents_are_checked_field_by_field() {
         ("run_id", |d| d["run_id"] = "".into()),
         ("run_id", |d| d["run_id"] = "../../etc/passwd".into()),
         ("run_id", |d| d["run_id"] = "a\u{1b}[2Jb".into()),
-        ("steps[1].name", |d| d["steps"][1]["name"] = "qr999".into()),
+        ("steps[2].name", |d| d["steps"][2]["name"] = "qr999".into()),
         ("steps[0].name", |d| {
             d["steps"][0]["name"] = "drop table".into()
         }),
         ("steps[0].duration_s", |d| {
             d["steps"][0]["duration_s"] = (-5.0).into()
         }),
-        ("steps[1].sla.seconds_met_share", |d| {
-            d["steps"][1]["sla"]["seconds_met_share"] = 7.0.into()
+        ("steps[2].sla.seconds_met_share", |d| {
+            d["steps"][2]["sla"]["seconds_met_share"] = 7.0.into()
         }),
         ("steps[0].clients", |d| d["steps"][0]["clients"] = 0.into()),
         ("steps[0].retries", |d| {

@@ -367,7 +367,8 @@ fn top_level(
             r,
             format!("repeats {} is out of range: expected 1..=1000", r.get_ref()),
         );
-        repeats = 1;
+        // Nothing is built for a plan that cannot run.
+        repeats = 0;
     }
     let mut cooldown = file
         .cooldown_seconds
