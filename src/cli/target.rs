@@ -83,6 +83,17 @@ pub struct TargetArgs {
     /// How long an SQLite connection waits for a lock before failing [default: 30000].
     #[arg(long, value_name = "MS")]
     pub busy_timeout_ms: Option<u64>,
+    /// Replace tables of the benchmark's names that ibench did not create (pi1..., sbtest1...).
+    /// Without it ibench refuses to start, naming the table: it never drops what it did not
+    /// create.
+    #[arg(long)]
+    pub drop_existing: bool,
+    /// Let the maintenance pause change the global settings of a server ibench did not start,
+    /// for a moment (InnoDB: innodb_max_dirty_pages_pct = 0 until the buffer pool is flushed,
+    /// then set back; if ibench is killed meanwhile, set it back by hand). Without it the
+    /// pause changes no setting of such a server.
+    #[arg(long, conflicts_with = "server")]
+    pub allow_server_changes: bool,
 }
 
 /// Where results go and how the run is shown.
@@ -204,6 +215,8 @@ impl TargetArgs {
             } else {
                 StatementMode::Prepared
             },
+            drop_existing: self.drop_existing,
+            allow_server_changes: self.allow_server_changes,
         })
     }
 

@@ -144,11 +144,31 @@ pub fn datetime_text(unix_s: i64) -> String {
     datetime(unix_s).format("%Y-%m-%d %H:%M:%S").to_string()
 }
 
+/// Who made a table of a benchmark's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableOrigin {
+    /// There is no such table.
+    Missing,
+    /// ibench created it (it carries ibench's mark), so ibench may drop it.
+    Ibench,
+    /// Someone else did: ibench must not drop it unless the user says so.
+    Other,
+}
+
+/// The mark ibench leaves on the tables it creates (a table comment, or a comment in the
+/// table's SQL where the DBMS keeps no table comments).
+pub const TABLE_MARK: &str = "created by ibench";
+
 /// A connection's Insert Benchmark operations, used by one client thread. See the module docs
 /// of `dbms` for the contract.
 pub trait InsertBenchmarkConnection: Send {
-    /// Drops `table` if it exists and creates it empty, with its primary key only.
+    /// Drops `table` if it exists and creates it empty, with its primary key only and
+    /// [`TABLE_MARK`]. Callers check [`InsertBenchmarkConnection::table_origin`] first: a
+    /// table ibench did not create is only dropped when the user said so.
     fn create_table(&mut self, table: &Table) -> Result<()>;
+
+    /// Whether `table` exists and who created it.
+    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin>;
 
     /// Creates `indexes` on `table`: one statement per index, or one statement for all when
     /// `combined` (only where the descriptor allows it: [`super::Descriptor::combined_index_ddl`]).

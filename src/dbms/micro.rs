@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 
-use super::insert_benchmark::Table;
+use super::insert_benchmark::{Table, TableOrigin};
 use super::literal::Literal;
 
 /// Rows of a sysbench-style table (`sbtestN`, the microbenchmarks' tables), column-wise: `id`
@@ -149,8 +149,11 @@ pub trait MicroConnection: Send {
     /// Whether `table` exists.
     fn table_exists(&mut self, table: &Table) -> Result<bool>;
 
+    /// Whether `table` exists and who created it (sysbench's tables are not ibench's).
+    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin>;
+
     /// Drops `table` if it exists and creates it as sysbench does: `id` integer primary key,
-    /// `k` integer, `c` char(120), `pad` char(60), no secondary index yet.
+    /// `k` integer, `c` char(120), `pad` char(60), no secondary index yet; with ibench's mark.
     fn create_sbtest(&mut self, table: &Table) -> Result<()>;
 
     /// Inserts `rows` (with their ids) in one statement.

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 pub use error::{DbError, ErrorKind, error_kind};
 pub use insert_benchmark::{
     InsertBenchmarkConnection, POINT_QUERY_IDS, RANGE_QUERY_LIMIT, RangeQuery, RowBatch,
-    SecondaryIndex, Table, datetime, datetime_text,
+    SecondaryIndex, TABLE_MARK, Table, TableOrigin, datetime, datetime_text,
 };
 pub use kind::{
     AssumedRates, CacheSetting, Capability, DbmsKind, Descriptor, Params, Setting, SettingError,
@@ -120,7 +120,9 @@ pub trait Dbms: Send + Sync {
 
     /// The maintenance pause between load and query steps (vacuum, checkpoint, flush...).
     /// Returns a short description of what was done, or `None` when the DBMS needs none.
-    fn maintenance(&self, _tables: &[Table]) -> Result<Option<String>> {
+    /// Without `change_settings` it changes no global setting of the server, not even for a
+    /// moment (a server ibench did not start, unless the user allowed it).
+    fn maintenance(&self, _tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
         Ok(None)
     }
 

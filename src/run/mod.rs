@@ -222,10 +222,14 @@ fn run_into(
         experiment: options.experiment.clone(),
     };
     let mut workload: Box<dyn Workload> = match &spec.workload {
-        WorkloadSpec::InsertBenchmark(w) => {
-            Box::new(InsertBenchmark::new(w.clone(), Arc::clone(&db)))
+        WorkloadSpec::InsertBenchmark(w) => Box::new(InsertBenchmark::new(
+            w.clone(),
+            Arc::clone(&db),
+            spec.drop_existing,
+        )),
+        WorkloadSpec::Micro(m) => {
+            Box::new(Micro::new(m.clone(), Arc::clone(&db), spec.drop_existing)?)
         }
-        WorkloadSpec::Micro(m) => Box::new(Micro::new(m.clone(), Arc::clone(&db))?),
     };
     let display = DisplayOptions {
         quiet: options.quiet,
@@ -236,9 +240,13 @@ fn run_into(
         dbms: Arc::clone(&db),
         dbms_source,
     };
+    let pause = steps::Pause {
+        enabled: spec.maintenance,
+        change_settings: spec.server.is_some() || spec.allow_server_changes,
+    };
     let outcome = steps::run_steps(
         workload.as_mut(),
-        spec.maintenance,
+        pause,
         &mut run,
         file,
         &display,

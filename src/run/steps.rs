@@ -13,6 +13,16 @@ use crate::results::model::{Maintenance, RunResult, RunStatus, StepResult};
 use crate::runner::{CostWatch, DisplayOptions, StepEnv};
 use crate::workload::Workload;
 
+/// Whether the maintenance pause runs, and whether it may change the server's global settings
+/// for a moment (a server ibench started, or one the user allowed it to change).
+#[derive(Clone, Copy, Debug)]
+pub struct Pause {
+    /// Run the pause between the load and the query steps.
+    pub enabled: bool,
+    /// It may change the server's global settings (and set them back).
+    pub change_settings: bool,
+}
+
 fn step_line(step: &StepResult) -> String {
     let mut parts = vec![format::seconds(step.duration_s)];
     for (name, v) in [
@@ -38,13 +48,13 @@ fn step_line(step: &StepResult) -> String {
 /// Returns an error when a step fails (after saving it) or the run is interrupted.
 pub fn run_steps(
     workload: &mut dyn Workload,
-    maintenance: bool,
+    pause: Pause,
     run: &mut RunResult,
     file: &ResultsFile,
     display: &DisplayOptions,
     costs: Option<&CostWatch>,
 ) -> Result<()> {
-    let outcome = run_steps_inner(workload, maintenance, run, file, display, costs);
+    let outcome = run_steps_inner(workload, pause, run, file, display, costs);
     run.finished_at = Some(Utc::now());
     match &outcome {
         Ok(()) => run.status = RunStatus::Complete,
@@ -60,7 +70,7 @@ pub fn run_steps(
 
 fn run_steps_inner(
     workload: &mut dyn Workload,
-    maintenance: bool,
+    pause: Pause,
     run: &mut RunResult,
     file: &ResultsFile,
     display: &DisplayOptions,
@@ -72,9 +82,9 @@ fn run_steps_inner(
         if crate::interrupt::requested() {
             return Err(Interrupted.into());
         }
-        if maintenance && workload.maintenance_before(index) {
+        if pause.enabled && workload.maintenance_before(index) {
             let start = Instant::now();
-            if let Some(actions) = workload.maintenance()? {
+            if let Some(actions) = workload.maintenance(pause.change_settings)? {
                 let duration_s = start.elapsed().as_secs_f64();
                 if !display.quiet {
                     eprintln!("{:>7} {actions} ({})", "pause", format::seconds(duration_s));

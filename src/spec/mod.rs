@@ -80,6 +80,14 @@ pub struct RunSpec {
     /// Prepared statements (default) or plain SQL text.
     #[serde(default)]
     pub statements: crate::dbms::StatementMode,
+    /// Replace tables of the benchmark's names that ibench did not create (it never drops
+    /// them otherwise).
+    #[serde(default)]
+    pub drop_existing: bool,
+    /// Let the maintenance pause change an external server's global settings for a moment
+    /// (a managed server's it may change anyway).
+    #[serde(default)]
+    pub allow_server_changes: bool,
 }
 
 /// Which workload a run runs, with its parameters. Serialized as the parameters alone (a

@@ -30,8 +30,9 @@ pub trait Workload {
     fn maintenance_before(&self, index: usize) -> bool;
 
     /// Runs the DBMS maintenance pause on the workload's tables; returns what was done, or
-    /// `None` when the DBMS needs none.
-    fn maintenance(&self) -> Result<Option<String>>;
+    /// `None` when the DBMS needs none. `change_settings`: whether it may change the server's
+    /// global settings for a moment ([`crate::dbms::Dbms::maintenance`]).
+    fn maintenance(&self, change_settings: bool) -> Result<Option<String>>;
 
     /// Runs step `index`. Failures of client threads are reported in the returned result
     /// (status and error); `Err` means the step could not be set up at all.

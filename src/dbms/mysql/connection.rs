@@ -12,6 +12,7 @@ use crate::dbms::micro::{MicroConnection, SbtestRows, Statement as MicroStatemen
 use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
 use crate::dbms::{
     InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
+    TableOrigin,
 };
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
@@ -22,7 +23,7 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     productid int NOT NULL,
     price float NOT NULL,
     data varchar(4000),
-    PRIMARY KEY (transactionid)) ENGINE={e}";
+    PRIMARY KEY (transactionid)) ENGINE={e} COMMENT='created by ibench'";
 const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
 const INSERT_PREFIX: &str =
     "INSERT INTO {t} (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ";
@@ -45,6 +46,10 @@ const ALTER_ADD_INDEX: &str = "ALTER TABLE {t} ";
 const INDEX_NAMES: &str = "SELECT DISTINCT index_name FROM information_schema.statistics \
      WHERE table_schema = database() AND table_name = ? AND index_name <> 'PRIMARY' \
      ORDER BY index_name";
+/// ibench marks its tables with a table comment.
+const TABLE_ORIGIN: &str = "SELECT CASE WHEN count(*) = 0 THEN 'missing' \
+     WHEN max(table_comment) = 'created by ibench' THEN 'ibench' ELSE 'other' END \
+     FROM information_schema.tables WHERE table_schema = database() AND table_name = ?";
 const TABLE_EXISTS: &str = "SELECT count(*) FROM information_schema.tables \
      WHERE table_schema = database() AND table_name = ?";
 /// sysbench's table.
@@ -53,7 +58,7 @@ const CREATE_SBTEST: &str = "CREATE TABLE {t} (
     k int NOT NULL DEFAULT 0,
     c char(120) NOT NULL DEFAULT '',
     pad char(60) NOT NULL DEFAULT '',
-    PRIMARY KEY (id)) ENGINE={e}";
+    PRIMARY KEY (id)) ENGINE={e} COMMENT='created by ibench'";
 const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
 const INSERT_SBTEST_ROW: &str = "(?,?,?,?)";
 const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
@@ -199,7 +204,32 @@ impl MyConnection {
     }
 }
 
+impl MyConnection {
+    /// Whether `table` exists and carries ibench's comment.
+    fn origin(&mut self, table: &Table) -> Result<TableOrigin> {
+        let sql = literal::bind(TABLE_ORIGIN, &[Literal::Str(&table.name)], true);
+        let mut origin = TableOrigin::Other;
+        self.wire
+            .query(&sql, |v| {
+                if let WireValue::Bytes(b) = v {
+                    origin = match b {
+                        b"missing" => TableOrigin::Missing,
+                        b"ibench" => TableOrigin::Ibench,
+                        _ => TableOrigin::Other,
+                    };
+                }
+                Ok(())
+            })
+            .map_err(sql_err("look up table", &table.name))?;
+        Ok(origin)
+    }
+}
+
 impl InsertBenchmarkConnection for MyConnection {
+    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
+        self.origin(table)
+    }
+
     fn create_table(&mut self, table: &Table) -> Result<()> {
         if let Some(s) = self.tables.get_mut(table.id) {
             *s = None;
@@ -400,6 +430,10 @@ impl InsertBenchmarkConnection for MyConnection {
 }
 
 impl MicroConnection for MyConnection {
+    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
+        self.origin(table)
+    }
+
     fn table_exists(&mut self, table: &Table) -> Result<bool> {
         InsertBenchmarkConnection::table_exists(self, table)
     }

@@ -306,12 +306,16 @@ impl Mysql {
         {
             return Ok(", dirty-page flush skipped (needs SUPER)".to_string());
         }
-        // Restore the setting whatever happened while waiting.
+        // Restore the setting whatever happened while waiting (an interrupt ends the wait);
+        // only a kill of ibench meanwhile leaves it at 0 (docs/reliability.md).
         let waited = wait_for_clean_pool(conn);
         let restored = conn.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct = {old}"));
         let dirty = waited?;
         restored.context("restore innodb_max_dirty_pages_pct")?;
-        Ok(format!(", flushed dirty pages ({dirty} left)"))
+        Ok(format!(
+            ", flushed dirty pages ({dirty} left; innodb_max_dirty_pages_pct was 0 for the \
+             flush and is back to {old})"
+        ))
     }
 }
 
@@ -326,7 +330,7 @@ fn wait_for_clean_pool(conn: &mut Conn) -> Result<u64> {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let dirty = dirty_pages(conn)?;
-        if dirty < 100 || Instant::now() >= deadline {
+        if dirty < 100 || Instant::now() >= deadline || crate::interrupt::requested() {
             return Ok(dirty);
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -372,14 +376,18 @@ impl Dbms for Mysql {
         Ok(rows.into_iter().collect())
     }
 
-    fn maintenance(&self, tables: &[Table]) -> Result<Option<String>> {
+    fn maintenance(&self, tables: &[Table], change_settings: bool) -> Result<Option<String>> {
         let mut conn = self.conn()?;
         for t in tables {
             conn.query_drop(ANALYZE.replace("{t}", &t.name))
                 .with_context(|| format!("ANALYZE TABLE {}", t.name))?;
         }
         let more = match self.engine {
-            Engine::Innodb => self.flush_innodb(&mut conn)?,
+            Engine::Innodb if change_settings => self.flush_innodb(&mut conn)?,
+            Engine::Innodb => ", dirty-page flush skipped: it would set \
+                 innodb_max_dirty_pages_pct = 0 for a while on a server ibench did not start \
+                 (--allow-server-changes allows it)"
+                .to_string(),
             Engine::Rocksdb => match conn.query_drop(MYROCKS_FLUSH) {
                 Ok(()) => ", flushed memtable and compacted L0".to_string(),
                 Err(e) => format!(", memtable flush skipped ({e})"),

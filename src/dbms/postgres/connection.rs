@@ -12,6 +12,7 @@ use crate::dbms::micro::{MicroConnection, SbtestRows, Statement as MicroStatemen
 use super::wire::{PgWire, Row, Statement};
 use crate::dbms::{
     InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
+    TableOrigin,
 };
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
@@ -43,6 +44,11 @@ const INDEX_NAMES: &str = "SELECT indexname::text FROM pg_indexes \
      WHERE schemaname = current_schema() AND tablename = $1 AND indexname <> $1 || '_pkey' \
      ORDER BY indexname";
 const TABLE_EXISTS: &str = "SELECT to_regclass($1) IS NOT NULL";
+/// ibench marks its tables with a comment.
+const MARK_TABLE: &str = "COMMENT ON TABLE {t} IS 'created by ibench'";
+const TABLE_ORIGIN: &str = "SELECT CASE WHEN to_regclass($1) IS NULL THEN 'missing' \
+     WHEN obj_description(to_regclass($1), 'pg_class') = 'created by ibench' THEN 'ibench' \
+     ELSE 'other' END";
 /// sysbench's table (`id` is integer there: ids are bound as int4).
 const CREATE_SBTEST: &str = "CREATE TABLE {t} (
     id integer NOT NULL,
@@ -203,6 +209,16 @@ fn simple(
     Ok((first, affected))
 }
 
+/// Whether `table` exists and carries ibench's comment.
+fn origin(wire: &mut PgWire, table: &Table) -> Result<TableOrigin> {
+    let (rows, _) = simple(wire, TABLE_ORIGIN, &[Literal::Str(&table.name)], table)?;
+    Ok(match rows.first().and_then(|r| r.as_deref()) {
+        Some("missing") => TableOrigin::Missing,
+        Some("ibench") => TableOrigin::Ibench,
+        _ => TableOrigin::Other,
+    })
+}
+
 fn parse_i64(v: Option<&Option<String>>) -> Result<Option<i64>> {
     match v {
         Some(Some(s)) => Ok(Some(s.parse().context("server returned a non-integer")?)),
@@ -217,7 +233,12 @@ impl InsertBenchmarkConnection for PgConnection {
         }
         simple(&mut self.wire, DROP_TABLE, &[], table)?;
         simple(&mut self.wire, CREATE_TABLE, &[], table)?;
+        simple(&mut self.wire, MARK_TABLE, &[], table)?;
         Ok(())
+    }
+
+    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
+        origin(&mut self.wire, table)
     }
 
     fn create_indexes(
@@ -381,6 +402,10 @@ impl InsertBenchmarkConnection for PgConnection {
 }
 
 impl MicroConnection for PgConnection {
+    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
+        origin(&mut self.wire, table)
+    }
+
     fn table_exists(&mut self, table: &Table) -> Result<bool> {
         InsertBenchmarkConnection::table_exists(self, table)
     }
@@ -390,6 +415,7 @@ impl MicroConnection for PgConnection {
         self.micro.retain(|((_, t), _)| *t != table.id);
         simple(&mut self.wire, DROP_TABLE, &[], table)?;
         simple(&mut self.wire, CREATE_SBTEST, &[], table)?;
+        simple(&mut self.wire, MARK_TABLE, &[], table)?;
         Ok(())
     }
 

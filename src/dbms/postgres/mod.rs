@@ -306,7 +306,7 @@ impl Dbms for Postgres {
         Ok(settings)
     }
 
-    fn maintenance(&self, tables: &[Table]) -> Result<Option<String>> {
+    fn maintenance(&self, tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
         let mut c = self.client()?;
         match self.flavor {
             Flavor::Cockroach => return Ok(None),

@@ -10,7 +10,9 @@ use rusqlite::{Connection as RawConnection, params};
 use super::Counters;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::micro::{MicroConnection, SbtestRows, Statement, question_mark};
-use crate::dbms::{InsertBenchmarkConnection, RangeQuery, RowBatch, SecondaryIndex, Table};
+use crate::dbms::{
+    InsertBenchmarkConnection, RangeQuery, RowBatch, SecondaryIndex, TABLE_MARK, Table, TableOrigin,
+};
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
     transactionid INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -19,7 +21,7 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     customerid INTEGER NOT NULL,
     productid INTEGER NOT NULL,
     price REAL NOT NULL,
-    data TEXT)";
+    data TEXT /* created by ibench */)";
 const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
 const INSERT_PREFIX: &str =
     "INSERT INTO {t} (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ";
@@ -40,11 +42,13 @@ const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
 const INDEX_NAMES: &str = "SELECT name FROM sqlite_master \
      WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL ORDER BY name";
 const TABLE_EXISTS: &str = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1";
+/// SQLite keeps no table comments, but it keeps the table's SQL with the comment in it.
+const TABLE_SQL: &str = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1";
 const CREATE_SBTEST: &str = "CREATE TABLE {t} (
     id INTEGER PRIMARY KEY,
     k INTEGER NOT NULL DEFAULT 0,
     c CHAR(120) NOT NULL DEFAULT '',
-    pad CHAR(60) NOT NULL DEFAULT '')";
+    pad CHAR(60) NOT NULL DEFAULT '' /* created by ibench */)";
 const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
 const INSERT_SBTEST_ROW: &str = "(?,?,?,?)";
 const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
@@ -184,7 +188,30 @@ impl SqliteConnection {
     }
 }
 
+impl SqliteConnection {
+    /// Whether `table` exists and carries ibench's mark in its SQL.
+    fn origin(&self, table: &Table) -> Result<TableOrigin> {
+        let sql: Option<String> = match self
+            .conn
+            .query_row(TABLE_SQL, params![table.name], |r| r.get(0))
+        {
+            Ok(sql) => sql,
+            Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(TableOrigin::Missing),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(if sql.is_some_and(|s| s.contains(TABLE_MARK)) {
+            TableOrigin::Ibench
+        } else {
+            TableOrigin::Other
+        })
+    }
+}
+
 impl InsertBenchmarkConnection for SqliteConnection {
+    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
+        self.origin(table)
+    }
+
     fn create_table(&mut self, table: &Table) -> Result<()> {
         self.conn
             .execute_batch(&DROP_TABLE.replace("{t}", &table.name))?;
@@ -325,6 +352,10 @@ impl InsertBenchmarkConnection for SqliteConnection {
 }
 
 impl MicroConnection for SqliteConnection {
+    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
+        self.origin(table)
+    }
+
     fn table_exists(&mut self, table: &Table) -> Result<bool> {
         InsertBenchmarkConnection::table_exists(self, table)
     }

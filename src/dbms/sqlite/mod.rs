@@ -404,7 +404,7 @@ impl Dbms for Sqlite {
         Ok(settings)
     }
 
-    fn maintenance(&self, _tables: &[Table]) -> Result<Option<String>> {
+    fn maintenance(&self, _tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
         let conn = self.open_raw()?;
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         Ok(Some("PRAGMA wal_checkpoint(TRUNCATE)".to_string()))

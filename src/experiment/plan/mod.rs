@@ -103,6 +103,8 @@ impl Cell {
             workload: WorkloadSpec::InsertBenchmark(self.workload.clone()),
             server: self.server.clone(),
             statements: self.statements,
+            drop_existing: false,
+            allow_server_changes: false,
         }
     }
 }

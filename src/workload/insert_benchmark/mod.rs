@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::dbms::{Dbms, Table};
+use crate::dbms::{Dbms, InsertBenchmarkConnection, Table, TableOrigin};
 use crate::error::UsageError;
 use crate::metrics::recorder::{Op, Recorder};
 use crate::metrics::summary::{SlaTarget, check_error_rate, summarize};
@@ -81,18 +81,42 @@ pub struct InsertBenchmark {
     tables: Vec<Table>,
     /// Rows in all tables when the current step started (from its min/max ids).
     rows_at_start: AtomicU64,
+    /// Replace tables of the benchmark's names that ibench did not create.
+    drop_existing: bool,
 }
 
 impl InsertBenchmark {
-    /// The workload for `spec` on `dbms`; `spec` must be validated.
-    pub fn new(spec: InsertBenchmarkSpec, dbms: Arc<dyn Dbms>) -> Self {
+    /// The workload for `spec` on `dbms`; `spec` must be validated. Tables of its names that
+    /// ibench did not create are replaced only with `drop_existing`.
+    pub fn new(spec: InsertBenchmarkSpec, dbms: Arc<dyn Dbms>, drop_existing: bool) -> Self {
         let tables = schema::tables(&spec);
         InsertBenchmark {
             spec,
             dbms,
             tables,
             rows_at_start: AtomicU64::new(0),
+            drop_existing,
         }
+    }
+
+    /// Refuses, naming the first one, when a table l.i0 would replace was not created by
+    /// ibench (unless the user said `--drop-existing`).
+    fn check_replaceable(&self, conn: &mut dyn InsertBenchmarkConnection) -> Result<()> {
+        if self.drop_existing {
+            return Ok(());
+        }
+        for table in &self.tables {
+            if conn.table_origin(table)? == TableOrigin::Other {
+                bail!(UsageError::new(format!(
+                    "table {} exists in {} and was not created by ibench: ibench never drops \
+                     what it did not create; give --drop-existing to replace it, or another \
+                     --table-prefix",
+                    table.name,
+                    self.dbms.location()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Times `select min(transactionid)` per table (reported as `getmin`) when `timed`, reads
@@ -142,6 +166,7 @@ impl InsertBenchmark {
 
     fn load_initial(&self, env: &StepEnv) -> Result<StepResult> {
         let mut conn = self.dbms.connect_insert_benchmark()?;
+        self.check_replaceable(conn.as_mut())?;
         for table in &self.tables {
             conn.create_table(table)
                 .with_context(|| format!("create table {}", table.name))?;
@@ -366,6 +391,10 @@ impl Workload for InsertBenchmark {
         let Some(first) = self.spec.steps.first() else {
             return Ok(());
         };
+        if self.spec.steps.contains(&Step::LoadInitial) {
+            let mut conn = self.dbms.connect_insert_benchmark()?;
+            self.check_replaceable(conn.as_mut())?;
+        }
         if *first == Step::LoadInitial {
             return Ok(());
         }
@@ -407,8 +436,8 @@ impl Workload for InsertBenchmark {
         steps[index].is_query() && index > 0 && !steps[index - 1].is_query()
     }
 
-    fn maintenance(&self) -> Result<Option<String>> {
-        self.dbms.maintenance(&self.tables)
+    fn maintenance(&self, change_settings: bool) -> Result<Option<String>> {
+        self.dbms.maintenance(&self.tables, change_settings)
     }
 
     fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {

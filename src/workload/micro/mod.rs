@@ -19,7 +19,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::dbms::literal::Literal;
 use crate::dbms::micro::{MicroConnection, SbtestRows, Statement};
-use crate::dbms::{Dbms, Table};
+use crate::dbms::{Dbms, Table, TableOrigin};
 use crate::error::UsageError;
 use crate::metrics::recorder::{Op, Recorder};
 use crate::metrics::summary::{check_error_rate, summarize};
@@ -138,6 +138,8 @@ pub struct Micro {
     dbms: Arc<dyn Dbms>,
     tables: Vec<Table>,
     benchmarks: Vec<&'static Benchmark>,
+    /// Replace tables of the benchmark's names that ibench did not create.
+    drop_existing: bool,
 }
 
 /// What a step after `prepare` runs.
@@ -149,8 +151,9 @@ struct Bench {
 
 impl Micro {
     /// The workload for `spec` on `dbms`; `spec` must be validated. An unknown benchmark name
-    /// is a usage error.
-    pub fn new(spec: MicroSpec, dbms: Arc<dyn Dbms>) -> Result<Self> {
+    /// is a usage error. Tables of its names that ibench did not create (sysbench's) are
+    /// replaced only with `drop_existing`.
+    pub fn new(spec: MicroSpec, dbms: Arc<dyn Dbms>, drop_existing: bool) -> Result<Self> {
         let benchmarks = spec
             .benchmarks
             .iter()
@@ -174,7 +177,28 @@ impl Micro {
             dbms,
             tables,
             benchmarks,
+            drop_existing,
         })
+    }
+
+    /// Refuses, naming the first one, when a table `prepare` would replace was not created
+    /// by ibench (e.g. sysbench's), unless the user said `--drop-existing`.
+    fn check_replaceable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
+        if self.drop_existing {
+            return Ok(());
+        }
+        for table in &self.tables {
+            if conn.table_origin(table)? == TableOrigin::Other {
+                bail!(UsageError::new(format!(
+                    "table {} exists in {} and was not created by ibench: ibench never drops \
+                     what it did not create; give --no-prepare to use it as it is (sysbench's \
+                     tables), or --drop-existing to replace it",
+                    table.name,
+                    self.dbms.location()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The benchmark steps, in run order (after `prepare`).
@@ -215,6 +239,7 @@ impl Micro {
     /// creates sysbench's index on `k` (`k_1` on sbtest1...), as `sysbench prepare` does.
     fn prepare(&self, env: &StepEnv) -> Result<StepResult> {
         let mut conn = self.dbms.connect_micro()?;
+        self.check_replaceable(conn.as_mut())?;
         for table in &self.tables {
             conn.create_sbtest(table)
                 .with_context(|| format!("create table {}", table.name))?;
@@ -427,7 +452,8 @@ impl Workload for Micro {
 
     fn check_ready(&mut self) -> Result<()> {
         if self.spec.prepare {
-            return Ok(());
+            let mut conn = self.dbms.connect_micro()?;
+            return self.check_replaceable(conn.as_mut());
         }
         let mut conn = self.dbms.connect_micro()?;
         for table in &self.tables {
@@ -449,8 +475,8 @@ impl Workload for Micro {
         self.spec.prepare && index == 1
     }
 
-    fn maintenance(&self) -> Result<Option<String>> {
-        self.dbms.maintenance(&self.tables)
+    fn maintenance(&self, change_settings: bool) -> Result<Option<String>> {
+        self.dbms.maintenance(&self.tables, change_settings)
     }
 
     fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {

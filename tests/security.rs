@@ -1,0 +1,337 @@
+//! What ibench exposes and what it may destroy, tried the way another local user (`nobody`) or
+//! a careless one would: a managed server is reachable by ibench alone (never root, no login
+//! without the run's password, file export limited to a private directory, the password in
+//! no artifact), and ibench never drops a table it did not create.
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+
+use ibench::results::model::RunResult;
+
+use crate::common::{Bench, Kept, ci, have, kept_password, open_db, path_str, server_bench};
+
+/// Whether this test can act as another user (`runuser` as root); in CI it must.
+fn can_switch_user() -> bool {
+    let root = nix::unistd::Uid::effective().is_root();
+    let runuser = Path::new("/usr/sbin/runuser").exists() || Path::new("/sbin/runuser").exists();
+    if root && runuser {
+        return true;
+    }
+    assert!(
+        !ci(),
+        "the security tests run as root (to act as user nobody with runuser); run them as root"
+    );
+    crate::common::skip("not root: cannot act as another user");
+    false
+}
+
+/// Runs `program args` as user `nobody`; returns (success, stdout + stderr).
+fn as_nobody(program: &str, args: &[&str]) -> (bool, String) {
+    let out = Command::new("runuser")
+        .args(["-u", "nobody", "--", program])
+        .args(args)
+        .env_remove("PGPASSWORD")
+        .env_remove("MYSQL_PWD")
+        .current_dir("/")
+        .output()
+        .expect("runuser");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// The uid a process runs as.
+fn uid_of(pid: u32) -> u32 {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("Uid line")
+}
+
+/// Every file under `dir` that holds `needle`, except `allowed` names.
+fn files_containing(dir: &Path, needle: &str, allowed: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                // The data directory holds the server's own files (its password hash).
+                if name != "data" {
+                    stack.push(p);
+                }
+            } else if !allowed.contains(&name.as_str())
+                && fs::read(&p)
+                    .map(|b| String::from_utf8_lossy(&b).contains(needle))
+                    .unwrap_or(false)
+            {
+                found.push(p.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Starts a managed `server`, kept for the checks.
+fn kept_server(bench: &Bench, server: &str) -> (RunResult, Kept, crate::common::Outcome) {
+    let out = bench.run(&[
+        "--server",
+        server,
+        "--keep-server",
+        "--steps",
+        "l.i0",
+        "--l0-rows",
+        "1000",
+    ]);
+    let run = out.result();
+    let kept = Kept {
+        pid: run.managed_server.as_ref().unwrap().pid.unwrap(),
+        signal: if server == "postgres" { "INT" } else { "TERM" },
+    };
+    (run, kept, out)
+}
+
+#[test]
+fn a_managed_server_is_reachable_by_ibench_alone() {
+    if !can_switch_user() {
+        return;
+    }
+    for server in ["postgres", "mariadb"] {
+        if !have(server, "") {
+            continue;
+        }
+        let bench = server_bench();
+        let (run, kept, out) = kept_server(&bench, server);
+        let pid = kept.pid;
+        let port = url::Url::parse(&run.environment.dbms.location)
+            .unwrap()
+            .port()
+            .unwrap()
+            .to_string();
+        // Never root: the server runs as the DBMS's own account.
+        assert_ne!(uid_of(pid), 0, "{server} runs as root");
+        // Its directory is private to that account.
+        let dir = bench.out().join(format!("{}.server", run.run_id));
+        let meta = fs::metadata(&dir).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o700, "{}", dir.display());
+        assert_eq!(meta.uid(), uid_of(pid), "{} owned by the server", dir.display());
+
+        // As another local user, without the password: no login, no file written.
+        let planted = format!("/tmp/ibench-security-{server}-{}", std::process::id());
+        let _ = fs::remove_file(&planted);
+        let (ok, text) = if server == "postgres" {
+            as_nobody(
+                "psql",
+                &[
+                    "-w",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &port,
+                    "-U",
+                    "postgres",
+                    "-d",
+                    "postgres",
+                    "-c",
+                    &format!("COPY (SELECT 1) TO PROGRAM 'id > {planted}'"),
+                ],
+            )
+        } else {
+            as_nobody(
+                "mariadb",
+                &[
+                    "--protocol=tcp",
+                    "-h127.0.0.1",
+                    &format!("-P{port}"),
+                    "-uroot",
+                    "-e",
+                    &format!("SELECT 1 INTO OUTFILE '{planted}'"),
+                ],
+            )
+        };
+        assert!(!ok, "{server}: nobody logged in: {text}");
+        assert!(
+            text.contains("password") || text.contains("Access denied"),
+            "{server}: refused for want of a password: {text}"
+        );
+        assert!(!Path::new(&planted).exists(), "{server}: nobody wrote a file");
+
+        // Even with the password, MariaDB writes files only into its private directory.
+        let password = kept_password(&run);
+        if server == "mariadb" {
+            let mut c = mysql::Conn::new(
+                mysql::OptsBuilder::new()
+                    .ip_or_hostname(Some("127.0.0.1"))
+                    .tcp_port(port.parse().unwrap())
+                    .user(Some("root"))
+                    .pass(Some(password.clone()))
+                    .prefer_socket(false),
+            )
+            .unwrap();
+            use mysql::prelude::Queryable;
+            let err = c
+                .query_drop(format!("SELECT 1 INTO OUTFILE '{planted}'"))
+                .unwrap_err();
+            assert!(err.to_string().contains("secure-file-priv"), "{err}");
+            let local: Option<String> = c.query_first("SELECT @@local_infile").unwrap();
+            assert_eq!(local.as_deref(), Some("0"), "LOAD DATA LOCAL is off");
+        }
+        assert!(!Path::new(&planted).exists());
+
+        // The password is in no output, results file, store or log: only in the credentials
+        // file, which only the user who ran ibench can read.
+        assert!(!out.stdout.contains(&password) && !out.stderr.contains(&password));
+        let leaks = files_containing(&bench.out(), &password, &["pgpass", "client.cnf"]);
+        assert!(leaks.is_empty(), "{server}: password found in {leaks:?}");
+        let credentials = ["pgpass", "client.cnf"]
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| p.exists())
+            .expect("a credentials file");
+        let meta = fs::metadata(&credentials).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(meta.uid(), nix::unistd::Uid::effective().as_raw());
+        assert!(
+            out.stderr.contains(path_str(&credentials)),
+            "the user is told where the credentials are:\n{}",
+            out.stderr
+        );
+        kept.stop();
+    }
+}
+
+#[test]
+fn a_table_ibench_did_not_create_is_never_dropped() {
+    let bench = Bench::new();
+    let db = bench.db();
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE pi1 (id INTEGER PRIMARY KEY, note TEXT); \
+             INSERT INTO pi1 VALUES (1, 'mine');",
+        )
+        .unwrap();
+    }
+    let load = ["--path", path_str(&db), "--steps", "l.i0", "--l0-rows", "500"];
+    let out = bench.run(&[&load[..], &["--clients", "1"]].concat());
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    let line = out.stderr.lines().find(|l| l.starts_with("error:")).unwrap();
+    assert!(
+        line.contains("pi1") && line.contains("--drop-existing"),
+        "{line}"
+    );
+    let note: String = open_db(&db)
+        .query_row("SELECT note FROM pi1 WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(note, "mine", "the table is untouched");
+    // Told so, ibench replaces it; a table it created it replaces without being told.
+    let args = [&load[..], &["--clients", "1", "--drop-existing"]].concat();
+    bench.run(&args).result();
+    bench
+        .run(&[&load[..], &["--clients", "1"]].concat())
+        .result();
+
+    // sysbench's tables (or anyone's) are not prepared over either.
+    let micro_db = bench.path("micro.db");
+    rusqlite::Connection::open(&micro_db)
+        .unwrap()
+        .execute_batch("CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY, k INTEGER)")
+        .unwrap();
+    let out = bench.run_raw(
+        &["micro", "--out", path_str(&bench.out()), "-q"],
+        &[
+            "--path",
+            path_str(&micro_db),
+            "--tables",
+            "1",
+            "--table-rows",
+            "100",
+            "--clients",
+            "1",
+            "--seconds",
+            "1",
+        ],
+    );
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert!(out.stderr.contains("sbtest1"), "{}", out.describe());
+}
+
+#[test]
+fn a_table_ibench_did_not_create_on_a_server_is_never_dropped() {
+    let prefix = format!("zzsec{}_", std::process::id());
+    let table = format!("{prefix}1");
+    let urls = [
+        ("postgres", "postgres://postgres@127.0.0.1:5432/test"),
+        ("mariadb", "mysql://root@127.0.0.1:3306/test"),
+    ];
+    for (server, url) in urls {
+        // The local services (see .ci/run); skipped when they are not there, except in CI.
+        let reachable = if server == "postgres" {
+            postgres::Client::connect(url, postgres::NoTls).is_ok()
+        } else {
+            mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).is_ok()
+        };
+        if !reachable {
+            assert!(!ci(), "{server} service at {url}: start it (see .ci/run)");
+            crate::common::skip(&format!("no {server} service at {url}"));
+            continue;
+        }
+        let exec = |sql: &str| {
+            if server == "postgres" {
+                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+                c.batch_execute(sql).unwrap();
+            } else {
+                use mysql::prelude::Queryable;
+                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+                c.query_drop(sql).unwrap();
+            }
+        };
+        let count = || -> i64 {
+            if server == "postgres" {
+                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+                c.query_one(&format!("SELECT count(*) FROM {table}"), &[])
+                    .unwrap()
+                    .get(0)
+            } else {
+                use mysql::prelude::Queryable;
+                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+                c.query_first(format!("SELECT count(*) FROM {table}"))
+                    .unwrap()
+                    .unwrap()
+            }
+        };
+        exec(&format!("DROP TABLE IF EXISTS {table}"));
+        exec(&format!(
+            "CREATE TABLE {table} (id int PRIMARY KEY, note varchar(10))"
+        ));
+        exec(&format!("INSERT INTO {table} VALUES (1, 'mine')"));
+        let bench = Bench::new();
+        let out = bench.run(&[
+            "--url",
+            url,
+            "--table-prefix",
+            &prefix,
+            "--clients",
+            "1",
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "200",
+        ]);
+        assert_eq!(out.code, Some(2), "{server}: {}", out.describe());
+        assert!(out.stderr.contains(&table), "{}", out.describe());
+        assert_eq!(count(), 1, "{server}: the table is untouched");
+        exec(&format!("DROP TABLE {table}"));
+    }
+}
