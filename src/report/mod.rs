@@ -3,10 +3,12 @@
 
 pub mod charts;
 pub mod compare;
+pub mod figures;
 pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod select;
+pub mod settings;
 pub mod table;
 pub mod terminal;
 pub mod view;
