@@ -7,6 +7,7 @@ pub mod figures;
 pub mod html;
 pub mod markdown;
 pub mod model;
+pub mod per_second;
 pub mod select;
 pub mod settings;
 pub mod table;
