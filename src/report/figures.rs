@@ -29,6 +29,14 @@ pub struct MetricDef {
     pub get: fn(&StepResult) -> Option<f64>,
 }
 
+impl MetricDef {
+    /// The smallest step the figure is shown with: one unit of its last digit (1 for
+    /// figures shown without decimals).
+    pub fn resolution(&self) -> f64 {
+        10f64.powi(-(self.digits as i32))
+    }
+}
+
 fn positive(v: f64) -> Option<f64> {
     (v > 0.0).then_some(v)
 }

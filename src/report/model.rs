@@ -403,11 +403,22 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
     })
 }
 
-fn set_relative(stats: &mut BTreeMap<String, Stat>, base: &BTreeMap<String, Stat>) {
+/// Sets each figure's value relative to the base's, where the base's median is above the
+/// figure's resolution (one unit of the last digit shown): a ratio to a base that shows as
+/// `0.000` would be noise (`0.000 -> 0.012` is not "349 times").
+fn set_relative(
+    stats: &mut BTreeMap<String, Stat>,
+    base: &BTreeMap<String, Stat>,
+    defs: &[MetricDef],
+) {
     for (k, s) in stats.iter_mut() {
+        let resolution = defs
+            .iter()
+            .find(|d| d.key == k)
+            .map_or(0.0, MetricDef::resolution);
         s.relative = base
             .get(k)
-            .filter(|b| b.median != 0.0)
+            .filter(|b| b.median > resolution && b.median > 0.0)
             .map(|b| s.median / b.median);
     }
 }
@@ -449,8 +460,8 @@ pub fn build(groups: &[Group]) -> Result<Report> {
             .collect::<Result<Vec<_>>>()?;
         let (base_step, rest) = per_group.split_first_mut().expect("groups is not empty");
         for g in rest {
-            set_relative(&mut g.throughput, &base_step.throughput);
-            set_relative(&mut g.efficiency, &base_step.efficiency);
+            set_relative(&mut g.throughput, &base_step.throughput, THROUGHPUT);
+            set_relative(&mut g.efficiency, &base_step.efficiency, EFFICIENCY);
         }
         step_reports.push(StepReport {
             name: step.clone(),
@@ -491,6 +502,27 @@ mod tests {
         assert_eq!(mark(1.0, Better::Lower), "");
         assert_eq!(mark(0.95, Better::Higher), "");
         assert_eq!(mark(1.05, Better::Higher), "");
+    }
+
+    #[test]
+    fn no_relative_value_to_a_base_below_the_resolution() {
+        let stats = |v: f64| {
+            BTreeMap::from([(
+                "dbms_cs_per_op".to_string(),
+                Stat::of(&[v]).expect("one value"),
+            )])
+        };
+        // dbms cs/op is shown with 3 digits: a base of 0.0003 shows as 0.000.
+        let mut g = stats(0.012);
+        set_relative(&mut g, &stats(0.0003), EFFICIENCY);
+        assert_eq!(g["dbms_cs_per_op"].relative, None);
+        set_relative(&mut g, &stats(0.001), EFFICIENCY);
+        assert_eq!(g["dbms_cs_per_op"].relative, None, "at the resolution");
+        set_relative(&mut g, &stats(0.004), EFFICIENCY);
+        assert_eq!(g["dbms_cs_per_op"].relative, Some(3.0));
+        let mut g = stats(5.0);
+        set_relative(&mut g, &stats(0.0), EFFICIENCY);
+        assert_eq!(g["dbms_cs_per_op"].relative, None);
     }
 
     #[test]
