@@ -522,10 +522,13 @@ fn run_into(
     );
     if options.summary {
         if !run.steps.is_empty() {
-            print!("{}", terminal::summary(&run));
+            crate::output::stdout::print_or_drop(&terminal::summary(&run));
         }
         if file.is_saved() {
-            println!("\nresults: {}", file.path().display());
+            crate::output::stdout::print_or_drop(&format!(
+                "\nresults: {}\n",
+                file.path().display()
+            ));
         }
     }
     *slot = Some(run);

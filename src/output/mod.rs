@@ -1,4 +1,5 @@
-//! Terminal output: progress bars and units.
+//! Terminal output: progress bars, units, and stdout that may be a closed pipe.
 
 pub mod format;
 pub mod progress;
+pub mod stdout;
