@@ -266,7 +266,7 @@ fn mariadb_point_selects_match_the_servers_rows_read() {
 fn tables_prepared_by_sysbench_are_used_with_no_prepare() {
     if !std::path::Path::new("/usr/bin/sysbench").exists() {
         assert!(!ci(), "sysbench is not installed: apt-get install sysbench");
-        eprintln!("skipping: sysbench is not installed (apt-get install sysbench)");
+        crate::common::skip("sysbench is not installed (apt-get install sysbench)");
         return;
     }
     if !have("mariadb", "") {

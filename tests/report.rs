@@ -216,7 +216,7 @@ fn check_in_chromium(bench: &Bench, report: &Path) {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("{msg}");
         }
-        eprintln!("skipping the browser check: {msg}");
+        crate::common::skip(&format!("the browser check: {msg}"));
         return;
     };
     // A copy of the page with a probe that records errors and chart sizes into the DOM.
