@@ -202,6 +202,18 @@ fn report_aggregates_repeats_relative_to_a_base_in_every_format() {
     assert!(page.matches("<svg").count() >= 10, "charts missing");
     assert!(page.contains("relative to base"));
     check_in_chromium(&bench, &html_path);
+
+    // Without --output, the page goes beside the results, not into the current directory,
+    // and stdout says where.
+    let default = cmd(&bench, &["report", "base", EVIL]);
+    default.assert_success();
+    let beside = bench.out().join("ibench-report.html");
+    assert_eq!(default.stdout, format!("report: {}\n", beside.display()));
+    assert!(beside.exists());
+    assert!(
+        !bench.path("ibench-report.html").exists(),
+        "written to the cwd"
+    );
 }
 
 /// Opens the report in headless Chromium: no console errors, every chart laid out with a

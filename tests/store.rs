@@ -336,6 +336,11 @@ fn a_postgres_results_store_is_shared_by_runs_and_reports() {
     report.assert_success();
     let r: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
     assert_eq!(r["groups"][0]["runs"].as_array().unwrap().len(), 2);
+    // No directory holds a PostgreSQL store: the page goes to the current directory.
+    let html = bench.run_raw(&["report", "base", "variant", "--results", &store], &[]);
+    html.assert_success();
+    assert_eq!(html.stdout, "report: ./ibench-report.html\n");
+    assert!(bench.path("ibench-report.html").exists());
     let compare = bench.run_raw(&["compare", "base", "variant", "--results", &store], &[]);
     compare.assert_success();
 
