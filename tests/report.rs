@@ -702,8 +702,10 @@ fn check_rate_chart(run: &ibench::results::model::RunResult, step: &str, op: &st
     let drawn_max = &max.lines[0].samples;
     assert_eq!(
         drawn_max.len(),
-        (d.ceil() as usize).min(series.max_us.len())
+        n,
+        "{step} {op}: the same seconds as the rates"
     );
+    assert_eq!(max.lines[0].tail_left_out_s, line.tail_left_out_s);
     for (p, &m) in drawn_max.iter().zip(&series.max_us) {
         assert_eq!(p.value, (m > 0).then_some(m as f64), "{step} {op}: {p:?}");
     }

@@ -120,12 +120,12 @@ fn x_desc(chart: &Chart) -> String {
     });
     if partial {
         notes.push(match chart.kind {
-            Kind::Rate => "o = last second, partial: rate over its length".to_string(),
-            Kind::MaxResponse => "o = last second, partial".to_string(),
+            Kind::Rate => "o = partial last second, rate over its length".to_string(),
+            Kind::MaxResponse => "o = partial last second".to_string(),
         });
     }
     if chart.lines.iter().any(|l| l.tail_left_out_s.is_some()) {
-        notes.push(format!("a last second under {MIN_PARTIAL_S} s is left out"));
+        notes.push(format!("last second < {MIN_PARTIAL_S} s left out"));
     }
     if chart.kind == Kind::MaxResponse
         && chart
@@ -240,6 +240,7 @@ pub fn series_chart(title: &str, chart: &Chart) -> Result<String> {
                     )
                     .map_err(plot_err)?;
                 ctx.configure_mesh()
+                    .axis_desc_style(("sans-serif", 11))
                     .x_desc(desc)
                     .y_desc("response time")
                     .x_label_formatter(&|x| axis_seconds(*x))
@@ -255,6 +256,7 @@ pub fn series_chart(title: &str, chart: &Chart) -> Result<String> {
                     .build_cartesian_2d(0f64..x_max, 0f64..top)
                     .map_err(plot_err)?;
                 ctx.configure_mesh()
+                    .axis_desc_style(("sans-serif", 11))
                     .x_desc(desc)
                     .y_desc(chart.unit)
                     .x_label_formatter(&|x| axis_seconds(*x))
@@ -385,7 +387,7 @@ mod tests {
         assert_eq!(polylines(&svg), 1, "one line");
         assert!(svg.contains("\n100k\n"), "y labels: {svg}");
         assert!(!svg.contains("100000"), "{svg}");
-        assert!(svg.contains("partial: rate over its length"));
+        assert!(svg.contains("partial last second, rate over its length"));
         assert_eq!(
             svg.matches("<circle").count(),
             1,
@@ -395,7 +397,7 @@ mod tests {
 
     #[test]
     fn response_charts_break_at_seconds_without_an_op() {
-        let m = per_second::maxima(&[100, 200, 0, 300, 0, 400, 500], 7.0);
+        let m = per_second::maxima(&[100, 200, 0, 300, 0, 400, 500], 7.0).samples;
         let svg = series_chart("t", &chart(Kind::MaxResponse, vec![line(m)])).unwrap();
         // Nothing is drawn at 1 us.
         // [100, 200] and [400, 500] are lines, 300 alone a segment across its second.

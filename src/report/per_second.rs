@@ -5,9 +5,10 @@
 //!
 //! * its last second is usually **partial**: it lasted `duration_s - i`, not 1 s. Its rate is
 //!   its count over that real length, and it is drawn (marked as partial) when it lasted at
-//!   least [`MIN_PARTIAL_S`]; a shorter tail is left out of rate charts, since one op more or
-//!   less would swing its rate. A step shorter than a second is one partial second, drawn
-//!   whatever its length (its rate is the step's average).
+//!   least [`MIN_PARTIAL_S`]; a shorter tail is left out of both charts, since one op more or
+//!   less would swing its rate and its largest response time would be over a sliver of time.
+//!   A step shorter than a second is one partial second, drawn whatever its length (its rate
+//!   is the step's average).
 //! * a query step's series may hold ops that completed after its window closed (queries in
 //!   flight, a writer's last batches), in a second the step does not cover: they count in the
 //!   step's totals and histograms but are not drawn.
@@ -17,7 +18,7 @@
 use crate::report::model::Group;
 use crate::results::model::{Series, StepResult};
 
-/// A partial last second shorter than this (seconds) is left out of rate charts.
+/// A partial last second shorter than this (seconds) is left out of the charts.
 pub const MIN_PARTIAL_S: f64 = 0.5;
 
 /// Most samples drawn per line; longer series are reduced to this many buckets.
@@ -50,54 +51,67 @@ pub fn second_len(i: usize, duration_s: f64) -> f64 {
     (duration_s - i as f64).clamp(0.0, 1.0)
 }
 
-/// One line of rates.
+/// One line's samples, and what was left out of it.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Rates {
-    /// Per second, count / real length.
+pub struct Drawn {
+    /// Per second drawn, in time order.
     pub samples: Vec<Sample>,
     /// The length of a partial last second left out (shorter than [`MIN_PARTIAL_S`]).
     pub tail_left_out_s: Option<f64>,
 }
 
-/// Rates per second: `counts[i]` over the real length of second `i` in a step lasting
-/// `duration_s`; see the module documentation for the last second and what lies after the end.
-pub fn rates(counts: &[u64], duration_s: f64) -> Rates {
-    let mut out = Rates::default();
-    for (i, &c) in counts.iter().enumerate() {
+/// The seconds drawn of a series of `n` seconds in a step lasting `duration_s`: each second
+/// that lies in the step, with its real length, but a partial last second shorter than
+/// [`MIN_PARTIAL_S`] (unless it is the whole step), whose length is returned apart.
+fn drawn_seconds(n: usize, duration_s: f64) -> (Vec<(usize, f64)>, Option<f64>) {
+    let mut out = Vec::new();
+    for i in 0..n {
         let len = second_len(i, duration_s);
         if len <= 0.0 {
             break;
         }
-        let partial = len < 1.0;
-        if partial && len < MIN_PARTIAL_S && i > 0 {
-            out.tail_left_out_s = Some(len);
-            break;
+        if len < MIN_PARTIAL_S && i > 0 {
+            return (out, Some(len));
         }
-        out.samples.push(Sample {
-            start: i as f64,
-            len,
-            value: Some(c as f64 / len),
-            partial,
-        });
+        out.push((i, len));
     }
-    out
+    (out, None)
 }
 
-/// The largest response time in each second of a step lasting `duration_s` (microseconds);
-/// seconds in which no op completed are gaps.
-pub fn maxima(max_us: &[u64], duration_s: f64) -> Vec<Sample> {
-    max_us
-        .iter()
-        .enumerate()
-        .map(|(i, &m)| (i, m, second_len(i, duration_s)))
-        .take_while(|&(_, _, len)| len > 0.0)
-        .map(|(i, m, len)| Sample {
-            start: i as f64,
-            len,
-            value: (m > 0).then_some(m as f64),
-            partial: len < 1.0,
-        })
-        .collect()
+/// Rates per second: `counts[i]` over the real length of second `i` in a step lasting
+/// `duration_s`; see the module documentation for the last second and what lies after the end.
+pub fn rates(counts: &[u64], duration_s: f64) -> Drawn {
+    let (seconds, tail_left_out_s) = drawn_seconds(counts.len(), duration_s);
+    Drawn {
+        samples: seconds
+            .into_iter()
+            .map(|(i, len)| Sample {
+                start: i as f64,
+                len,
+                value: Some(counts[i] as f64 / len),
+                partial: len < 1.0,
+            })
+            .collect(),
+        tail_left_out_s,
+    }
+}
+
+/// The largest response time in each second of a step lasting `duration_s` (microseconds),
+/// over the same seconds as [`rates`]; seconds in which no op completed are gaps.
+pub fn maxima(max_us: &[u64], duration_s: f64) -> Drawn {
+    let (seconds, tail_left_out_s) = drawn_seconds(max_us.len(), duration_s);
+    Drawn {
+        samples: seconds
+            .into_iter()
+            .map(|(i, len)| Sample {
+                start: i as f64,
+                len,
+                value: (max_us[i] > 0).then_some(max_us[i] as f64),
+                partial: len < 1.0,
+            })
+            .collect(),
+        tail_left_out_s,
+    }
 }
 
 /// Reduces `samples` to at most [`MAX_POINTS`] buckets of consecutive samples: the rate over
@@ -150,7 +164,7 @@ pub struct Line {
     pub run_id: String,
     /// The samples, in time order (at most [`MAX_POINTS`]).
     pub samples: Vec<Sample>,
-    /// A partial last second left out (rate charts only), seconds.
+    /// A partial last second left out, seconds.
     pub tail_left_out_s: Option<f64>,
 }
 
@@ -225,11 +239,14 @@ pub fn step_charts(groups: &[Group], step: &str, target: Option<f64>) -> Vec<Cha
             target: None,
             lines: series
                 .iter()
-                .map(|&(gi, id, s, d)| Line {
-                    color: gi,
-                    run_id: id.to_string(),
-                    samples: reduce(&maxima(&s.max_us, d), true),
-                    tail_left_out_s: None,
+                .map(|&(gi, id, s, d)| {
+                    let m = maxima(&s.max_us, d);
+                    Line {
+                        color: gi,
+                        run_id: id.to_string(),
+                        samples: reduce(&m.samples, true),
+                        tail_left_out_s: m.tail_left_out_s,
+                    }
                 })
                 .collect(),
         });
@@ -275,7 +292,7 @@ mod tests {
         let r = rates(&[10, 10, 10, 2], 3.0);
         assert_eq!(r.samples.len(), 3);
         assert_eq!(r.tail_left_out_s, None);
-        assert_eq!(maxima(&[5, 6, 7, 8], 3.0).len(), 3);
+        assert_eq!(maxima(&[5, 6, 7, 8], 3.0).samples.len(), 3);
     }
 
     #[test]
@@ -291,9 +308,13 @@ mod tests {
 
     #[test]
     fn seconds_without_an_op_are_gaps_in_response_times_and_zero_in_rates() {
-        let m = maxima(&[50, 0, 70], 2.5);
+        let m = maxima(&[50, 0, 70], 2.5).samples;
         assert_eq!(values(&m), [Some(50.0), None, Some(70.0)]);
         assert!(m[2].partial);
+        // The same seconds as the rates: a short last second is left out of both.
+        let m = maxima(&[50, 60, 70], 2.2);
+        assert_eq!(values(&m.samples), [Some(50.0), Some(60.0)]);
+        assert!((m.tail_left_out_s.unwrap() - 0.2).abs() < 1e-9);
         let r = rates(&[5, 0, 5], 3.0);
         assert_eq!(values(&r.samples), [Some(5.0), Some(0.0), Some(5.0)]);
     }
@@ -308,12 +329,12 @@ mod tests {
         assert_eq!(r.len(), MAX_POINTS);
         assert!(r.iter().all(|s| (s.value.unwrap() - 1.0).abs() < 1e-9));
         assert!(r.iter().all(|s| (s.len - 3.0).abs() < 1e-9));
-        let m = reduce(&maxima(&counts, n), true);
+        let m = reduce(&maxima(&counts, n).samples, true);
         assert!(m.iter().all(|s| s.value == Some(2.0)));
         // Buckets with only gaps stay gaps; a rate bucket with a partial second weighs it by
         // its length.
         let gaps = reduce(
-            &maxima(&vec![0; MAX_POINTS * 2], (MAX_POINTS * 2) as f64),
+            &maxima(&vec![0; MAX_POINTS * 2], (MAX_POINTS * 2) as f64).samples,
             true,
         );
         assert!(gaps.iter().all(|s| s.value.is_none()));
