@@ -1,16 +1,15 @@
 //! The `ibench` binary: parse the command line, dispatch, map errors to exit codes.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::process::ExitCode;
 
 use clap::Parser;
 use ibench::cli::{Cli, Command};
 use ibench::error::{EXIT_OK, exit_code};
+use ibench::output::stdout;
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // Passwords in --url / --results leave `ps` now that clap has its own copy.
-    ibench::cli::argv::hide_passwords();
-    let result = match &cli.command {
+fn dispatch(command: &Command) -> anyhow::Result<()> {
+    match command {
         Command::Run(args) => ibench::cli::run::execute(args),
         Command::List(args) => ibench::cli::list::execute(args),
         Command::Micro(args) => ibench::cli::micro::execute(args),
@@ -20,9 +19,25 @@ fn main() -> ExitCode {
         Command::Report(args) => ibench::cli::report::execute(args),
         Command::Compare(args) => ibench::cli::compare::execute(args),
         Command::Experiment(args) => ibench::cli::experiment::execute(args),
+    }
+}
+
+fn main() -> ExitCode {
+    // A closed stdout (`ibench export RUN | head`) ends a command quietly with exit 0, whether
+    // it writes through output::stdout (an error) or with print! (a panic, silenced by the
+    // hook and caught here after the command's clean-up ran as the panic unwound).
+    stdout::install_hook();
+    let cli = Cli::parse();
+    // Passwords in --url / --results leave `ps` now that clap has its own copy.
+    ibench::cli::argv::hide_passwords();
+    let result = match panic::catch_unwind(AssertUnwindSafe(|| dispatch(&cli.command))) {
+        Ok(result) => result,
+        Err(_) if stdout::print_panicked() => return ExitCode::from(EXIT_OK),
+        Err(payload) => panic::resume_unwind(payload),
     };
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),
+        Err(err) if stdout::is_closed(&err) => ExitCode::from(EXIT_OK),
         Err(err) => {
             // Messages may quote stored text (labels of imported runs): escaped, see
             // output::escape.

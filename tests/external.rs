@@ -20,7 +20,7 @@ fn external(var: &str, default: &str, probe: impl Fn(&str) -> bool) -> Option<St
     if ci() {
         panic!("{msg}");
     }
-    eprintln!("skipping: {msg}");
+    crate::common::skip(&msg);
     None
 }
 

@@ -296,7 +296,7 @@ fn managed_server_is_gone_after_run_and_jemalloc_is_mapped() {
             !ci(),
             "libjemalloc2 is not installed (apt-get install libjemalloc2)"
         );
-        eprintln!("skipping: libjemalloc2 not installed");
+        crate::common::skip("libjemalloc2 not installed");
         return;
     }
     let bench = server_bench();

@@ -107,7 +107,7 @@ fn own_device_written(device: &str) -> u64 {
 fn device_bytes_written_agree_with_diskstats() {
     let bench = Bench::new();
     let Some(device) = proc::device_of(&bench.path("")) else {
-        eprintln!("skipping: the temp directory is not on a block device");
+        crate::common::skip("the temp directory is not on a block device");
         return;
     };
     let own_before = own_device_written(&device);
@@ -184,7 +184,7 @@ fn external_server_without_pid_reports_host_figures_only() {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
     if postgres::Client::connect(&url, postgres::NoTls).is_err() {
         assert!(!ci(), "no PostgreSQL at {url} (start the local service)");
-        eprintln!("skipping: no PostgreSQL at {url}");
+        crate::common::skip(&format!("no PostgreSQL at {url}"));
         return;
     }
     let bench = Bench::new();
@@ -224,7 +224,7 @@ fn managed_postgres_cpu_agrees_with_proc_and_keeps_exited_backends() {
             !ci(),
             "postgresql is not installed (apt-get install postgresql)"
         );
-        eprintln!("skipping: postgresql not installed");
+        crate::common::skip("postgresql not installed");
         return;
     }
     let bench = Bench::new();

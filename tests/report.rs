@@ -202,6 +202,18 @@ fn report_aggregates_repeats_relative_to_a_base_in_every_format() {
     assert!(page.matches("<svg").count() >= 10, "charts missing");
     assert!(page.contains("relative to base"));
     check_in_chromium(&bench, &html_path);
+
+    // Without --output, the page goes beside the results, not into the current directory,
+    // and stdout says where.
+    let default = cmd(&bench, &["report", "base", EVIL]);
+    default.assert_success();
+    let beside = bench.out().join("ibench-report.html");
+    assert_eq!(default.stdout, format!("report: {}\n", beside.display()));
+    assert!(beside.exists());
+    assert!(
+        !bench.path("ibench-report.html").exists(),
+        "written to the cwd"
+    );
 }
 
 /// Opens the report in headless Chromium: no console errors, every chart laid out with a
@@ -216,7 +228,7 @@ fn check_in_chromium(bench: &Bench, report: &Path) {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("{msg}");
         }
-        eprintln!("skipping the browser check: {msg}");
+        crate::common::skip(&format!("the browser check: {msg}"));
         return;
     };
     // A copy of the page with a probe that records errors and chart sizes into the DOM.
@@ -630,4 +642,133 @@ fn report_bad_input_is_one_clear_line() {
     assert_eq!(out.code, Some(2), "{}", out.describe());
     assert!(out.stderr.contains("not a usable ibench results database"));
     assert!(!out.stderr.contains("panicked"));
+}
+
+/// What a rate chart of one step and op plots, checked against the step's per-second series:
+/// every drawn second is the count measured in it over its real length (1 s, or the step's
+/// partial last second), nothing is drawn after the step's end. Returns the rows the chart
+/// accounts for: drawn (rate x length), plus a short last second left out and ops completed
+/// after a query step's window closed, which the chart does not draw.
+fn check_rate_chart(run: &ibench::results::model::RunResult, step: &str, op: &str) -> u64 {
+    use ibench::report::model::Group;
+    use ibench::report::per_second::{self, Kind, MIN_PARTIAL_S};
+    let groups = [Group {
+        name: "x".to_string(),
+        runs: vec![run.clone()],
+    }];
+    let charts = per_second::step_charts(&groups, step, None);
+    let chart = charts
+        .iter()
+        .find(|c| c.op == op && c.kind == Kind::Rate)
+        .unwrap_or_else(|| panic!("{step} has no {op} rate chart"));
+    let s = run.steps.iter().find(|s| s.name == step).unwrap();
+    let series = &s.per_second.total.ops[op];
+    let line = &chart.lines[0];
+    let d = s.duration_s;
+    assert!(!line.samples.is_empty(), "{step} {op}: nothing drawn");
+    let mut drawn = 0.0;
+    for (i, p) in line.samples.iter().enumerate() {
+        let len = (d - i as f64).min(1.0);
+        assert_eq!(p.start, i as f64, "{step} {op}: second {i}");
+        assert!((p.len - len).abs() < 1e-9, "{step} {op}: second {i}: {p:?}");
+        assert!(
+            len > 0.0,
+            "{step} {op}: second {i} drawn after the end ({d} s)"
+        );
+        let v = p.value.expect("rates have no gaps");
+        assert!(
+            (v * len - series.rows[i] as f64).abs() < 1e-6,
+            "{step} {op}: second {i} drawn as {v}/s over {len} s, measured {}",
+            series.rows[i]
+        );
+        assert_eq!(p.partial, len < 1.0);
+        drawn += v * len;
+    }
+    // The last second drawn is full, or partial and long enough to be a rate, or the whole step.
+    let last = line.samples.last().unwrap();
+    assert!(
+        !last.partial || last.len >= MIN_PARTIAL_S || line.samples.len() == 1,
+        "{step} {op}: {last:?}"
+    );
+    let n = line.samples.len();
+    if let Some(tail) = line.tail_left_out_s {
+        assert!(tail < MIN_PARTIAL_S && (tail - (d - n as f64)).abs() < 1e-9);
+    }
+    // The response-time chart has the same seconds, a gap where no op completed.
+    let max = charts
+        .iter()
+        .find(|c| c.op == op && c.kind == Kind::MaxResponse)
+        .unwrap();
+    let drawn_max = &max.lines[0].samples;
+    assert_eq!(
+        drawn_max.len(),
+        n,
+        "{step} {op}: the same seconds as the rates"
+    );
+    assert_eq!(max.lines[0].tail_left_out_s, line.tail_left_out_s);
+    for (p, &m) in drawn_max.iter().zip(&series.max_us) {
+        assert_eq!(p.value, (m > 0).then_some(m as f64), "{step} {op}: {p:?}");
+    }
+    drawn.round() as u64 + series.rows[n..].iter().sum::<u64>()
+}
+
+#[test]
+fn per_second_charts_plot_each_second_over_its_real_length() {
+    let bench = Bench::new();
+    // l.i0 of 20000 rows lasts well under a second: its chart is that one partial second.
+    let load = bench.load(1, 20_000);
+    let conn = crate::common::open_db(&bench.db());
+    let (rows, _, _) = crate::common::id_range(&conn, "pi1");
+    assert_eq!(rows, 20_000);
+    assert_eq!(check_rate_chart(&load, "l.i0", "insert"), 20_000);
+    let l0 = &load.steps[0];
+    if l0.duration_s < 1.0 {
+        let charts = ibench::report::per_second::step_charts(
+            &[ibench::report::model::Group {
+                name: "x".to_string(),
+                runs: vec![load.clone()],
+            }],
+            "l.i0",
+            None,
+        );
+        let s = &charts[0].lines[0].samples;
+        assert_eq!(s.len(), 1, "{s:?}");
+        // Its rate is the rows in the table over the step's length: the step's own rate.
+        let v = s[0].value.unwrap();
+        assert!((v - rows as f64 / l0.duration_s).abs() < 1e-6 * v, "{v}");
+        assert!((v - l0.inserts_per_s).abs() < 1e-6 * v, "{v}");
+    }
+
+    // l.i1 lasts a few seconds, usually with a partial last second; qr100 is a 2 s window
+    // whose in-flight queries end after it.
+    let before = crate::common::id_range(&conn, "pi1");
+    let run = bench
+        .run(&[
+            "--steps",
+            "l.i1,qr100",
+            "--clients",
+            "1",
+            "--l1-rows",
+            "20000",
+            "--query-seconds",
+            "2",
+            "--path",
+            path_str(&bench.db()),
+        ])
+        .result();
+    let after = crate::common::id_range(&conn, "pi1");
+    let inserted: u64 = ["l.i1", "qr100"]
+        .iter()
+        .map(|step| check_rate_chart(&run, step, "insert"))
+        .sum();
+    let deleted: u64 = ["l.i1", "qr100"]
+        .iter()
+        .map(|step| check_rate_chart(&run, step, "delete"))
+        .sum();
+    // What the charts account for is what the table shows.
+    assert_eq!(inserted, (after.2 - before.2) as u64, "rows inserted");
+    assert_eq!(deleted, (after.1 - before.1) as u64, "rows deleted");
+    let qr = run.steps.iter().find(|s| s.name == "qr100").unwrap();
+    assert_eq!(check_rate_chart(&run, "qr100", "query"), qr.queries);
+    assert_eq!(qr.duration_s, 2.0, "a query step lasts its window");
 }

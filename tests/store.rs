@@ -523,6 +523,11 @@ fn a_postgres_results_store_is_shared_by_runs_and_reports() {
     report.assert_success();
     let r: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
     assert_eq!(r["groups"][0]["runs"].as_array().unwrap().len(), 2);
+    // No directory holds a PostgreSQL store: the page goes to the current directory.
+    let html = bench.run_raw(&["report", "base", "variant", "--results", &store], &[]);
+    html.assert_success();
+    assert_eq!(html.stdout, "report: ./ibench-report.html\n");
+    assert!(bench.path("ibench-report.html").exists());
     let compare = bench.run_raw(&["compare", "base", "variant", "--results", &store], &[]);
     compare.assert_success();
 
@@ -541,4 +546,163 @@ fn a_postgres_results_store_is_shared_by_runs_and_reports() {
     );
     assert!(!out.stderr.contains("s3cret-pw"), "{}", out.stderr);
     kept.stop();
+}
+
+/// Runs `ibench args` with stdout a pipe whose reader has gone (as `| head` leaves it once
+/// it has read enough): every write to it fails with EPIPE.
+fn with_closed_stdout(bench: &Bench, args: &[&str]) -> crate::common::Outcome {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = crate::common::ibench()
+        .args(args)
+        .current_dir(bench.path(""))
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .output()
+        .expect("start ibench");
+    crate::common::Outcome {
+        code: out.status.code(),
+        stdout: String::new(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        new_results: Vec::new(),
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let bench = Bench::new();
+    let out = bench.out();
+    let store = out.join("results.db");
+    let store = path_str(&store);
+    // `run` whose stdout is gone still saves its results and cleans up after itself.
+    for _ in 0..2 {
+        let run = with_closed_stdout(
+            &bench,
+            &[
+                "run",
+                "--out",
+                path_str(&out),
+                "-q",
+                "--steps",
+                "l.i0,l.x,qr100",
+                "--l0-rows",
+                "2000",
+                "--query-seconds",
+                "1",
+                "--label",
+                "a",
+            ],
+        );
+        assert_eq!(run.code, Some(0), "{}", run.describe());
+        assert!(run.stderr.is_empty(), "{}", run.describe());
+    }
+    let runs = ibench::results::store::Store::open(std::path::Path::new(store))
+        .unwrap()
+        .list()
+        .unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert_eq!(r.status, "complete");
+        assert!(out.join(format!("{}.json", r.id)).exists());
+        assert!(
+            !out.join(format!("{}.data", r.id)).exists(),
+            "scratch database left"
+        );
+    }
+    let (a1, a2) = (runs[0].id.as_str(), runs[1].id.as_str());
+    for args in [
+        &["list"][..],
+        &["show", a1],
+        &["export", a1],
+        &["export", a1, "--format", "csv"],
+        &["report", "a", "--format", "md"],
+        &["report", "a", "--format", "json"],
+        &["report", "a", "--output", "-"],
+        &["compare", a1, a2],
+        &["compare", a1, a2, "--json"],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--results", store]);
+        let o = with_closed_stdout(&bench, &all);
+        assert_eq!(o.code, Some(0), "{args:?}: {}", o.describe());
+        assert!(o.stderr.is_empty(), "{args:?}: {}", o.describe());
+    }
+}
+
+#[test]
+fn list_lines_up_and_show_says_which_run_of_a_label_it_is() {
+    let bench = Bench::new();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    let run = |label: &str| {
+        bench
+            .run(&[
+                "--steps",
+                "l.i0,qr100",
+                "--l0-rows",
+                "1000",
+                "--query-seconds",
+                "1",
+                "--label",
+                label,
+            ])
+            .result()
+    };
+    let old = run("a");
+    let other = run("a much longer label");
+    let new = run("a");
+
+    // Every column of `list` starts where its header starts.
+    let list = store_cmd(&bench, &["list", "--results", &store]);
+    list.assert_success();
+    let lines: Vec<&str> = list.stdout.lines().collect();
+    let header = lines[0];
+    let starts: Vec<usize> = header
+        .char_indices()
+        .filter(|&(i, c)| c != ' ' && (i == 0 || header[..i].ends_with("  ")))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(starts.len(), 6, "{header}");
+    for row in &lines[2..] {
+        for &at in &starts {
+            assert!(
+                row[at..].starts_with(|c: char| c != ' ') && (at == 0 || row[..at].ends_with(' ')),
+                "column at {at} of\n{header}\n{row}"
+            );
+        }
+    }
+    assert!(lines[3].contains(&other.run_id) && lines[3].contains("a much longer label"));
+
+    // A label two runs share: the newest is shown, and stderr says so and names the other.
+    let show = store_cmd(&bench, &["show", "a", "--results", &store]);
+    show.assert_success();
+    assert!(
+        show.stdout.starts_with(&format!("run {}", new.run_id)),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stderr.contains("2 runs are labelled \"a\"")
+            && show
+                .stderr
+                .contains(&format!("this is the newest, {}", new.run_id))
+            && show.stderr.contains(&old.run_id),
+        "{}",
+        show.describe()
+    );
+    // The summary says what the writer SLA column means.
+    assert!(
+        show.stdout.contains("PASS ")
+            && show
+                .stdout
+                .contains("(N% s): share of the step's full seconds"),
+        "{}",
+        show.stdout
+    );
+    // By id, or a label only one run has: no note.
+    for name in [old.run_id.as_str(), "a much longer label"] {
+        let one = store_cmd(&bench, &["show", name, "--results", &store]);
+        one.assert_success();
+        assert!(one.stderr.is_empty(), "{}", one.describe());
+    }
 }

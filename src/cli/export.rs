@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::StoreArgs;
+use crate::output::stdout;
 use crate::results::model::RunResult;
 use crate::results::store::Store;
 
@@ -85,13 +86,12 @@ pub fn csv(run: &RunResult) -> String {
 /// Writes the run to stdout.
 pub fn execute(args: &ExportArgs) -> Result<()> {
     let store = Store::open_existing(&args.store.results)?;
-    let run = store.load(&args.run)?;
+    let run = super::show::load_named(&store, &args.run)?;
     match args.format {
-        ExportFormat::Json => println!(
-            "{}",
+        ExportFormat::Json => stdout::print(&format!(
+            "{}\n",
             crate::output::escape::json(&serde_json::to_string_pretty(&run)?)
-        ),
-        ExportFormat::Csv => print!("{}", csv(&run)),
+        )),
+        ExportFormat::Csv => stdout::print(&csv(&run)),
     }
-    Ok(())
 }

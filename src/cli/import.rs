@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::StoreArgs;
 use crate::error::UsageError;
+use crate::output::stdout;
 use crate::results::file;
 use crate::results::model::SCHEMA_VERSION;
 use crate::results::store::Store;
@@ -43,7 +44,8 @@ pub fn execute(args: &ImportArgs) -> Result<()> {
     let mut store = Store::open(&args.store.results)?;
     for run in &runs {
         store.save(run)?;
-        println!("imported {}", run.run_id);
+        // Every run is stored even when nobody reads the list any more.
+        stdout::print_or_drop(&format!("imported {}\n", run.run_id));
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ pub fn execute(args: &ListArgs) -> Result<()> {
         println!("no runs in {}", store.path().display());
         return Ok(());
     }
-    let mut t = Table::new(["id", "started", "dbms", "label", "steps", "status"]);
+    let mut t = Table::new(["id", "started", "dbms", "label", "steps", "status"]).align_left(1..6);
     for r in runs {
         t.row([
             r.id,

@@ -4,7 +4,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::StoreArgs;
+use crate::output::stdout;
 use crate::report::terminal;
+use crate::results::model::RunResult;
 use crate::results::store::Store;
 
 /// Flags of `ibench show`.
@@ -17,12 +19,45 @@ pub struct ShowArgs {
     pub store: StoreArgs,
 }
 
+/// Most other runs a note about a shared label lists.
+const MAX_LISTED: usize = 5;
+
+/// The run `name` stands for ([`Store::load`]). When `name` is a label several runs share,
+/// says on stderr that the newest is the one shown, and which the others are.
+pub fn load_named(store: &Store, name: &str) -> Result<RunResult> {
+    let run = store.load(name)?;
+    if run.run_id != name && run.config.label.as_deref() == Some(name) {
+        let others: Vec<String> = store
+            .list()?
+            .into_iter()
+            .rev()
+            .filter(|r| r.label.as_deref() == Some(name) && r.id != run.run_id)
+            .map(|r| r.id)
+            .collect();
+        if !others.is_empty() {
+            let mut listed = others[..others.len().min(MAX_LISTED)].join(", ");
+            if others.len() > MAX_LISTED {
+                listed.push_str(&format!(" and {} more", others.len() - MAX_LISTED));
+            }
+            eprintln!(
+                "note: {} runs are labelled {name:?}; this is the newest, {}. The others: {listed} \
+                 (name one by its id; `ibench list` lists them all)",
+                others.len() + 1,
+                run.run_id
+            );
+        }
+    }
+    Ok(run)
+}
+
 /// Prints the run's summary tables.
 pub fn execute(args: &ShowArgs) -> Result<()> {
     let store = Store::open_existing(&args.store.results)?;
-    let run = store.load(&args.run)?;
+    let run = load_named(&store, &args.run)?;
     let id = crate::output::escape::line(&run.run_id);
-    println!("run {id} ({})", format!("{:?}", run.status).to_lowercase());
-    print!("{}", terminal::summary(&run));
-    Ok(())
+    stdout::print(&format!(
+        "run {id} ({})\n{}",
+        format!("{:?}", run.status).to_lowercase(),
+        terminal::summary(&run)
+    ))
 }

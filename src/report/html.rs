@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::report::charts::{self, Line};
 use crate::report::model::{Group, Report};
+use crate::report::per_second;
 use crate::report::view::{self, ViewTable};
 
 const PAGE: &str = include_str!("templates/report.html");
@@ -37,66 +38,24 @@ struct LegendItem {
 }
 
 /// Per-second charts of one step: per op type, the rate and the largest response time in each
-/// second, one line per run.
+/// second, one line per run (see [`per_second`] for what is drawn).
 fn series_charts(report: &Report, groups: &[Group], step: &str) -> Result<Vec<String>> {
-    let mut op_names: Vec<String> = groups
-        .iter()
-        .flat_map(|g| &g.runs)
-        .filter_map(|r| r.steps.iter().find(|s| s.name == step))
-        .flat_map(|s| s.per_second.total.ops.keys().cloned())
-        .collect();
-    op_names.sort();
-    op_names.dedup();
     let target = report
         .step_reports
         .iter()
         .find(|s| s.name == step)
         .and_then(|s| s.groups.iter().find_map(|g| g.sla.as_ref()))
         .map(|sla| sla.target);
-    let mut out = Vec::new();
-    for op in &op_names {
-        let mut rates = Vec::new();
-        let mut maxes = Vec::new();
-        for (gi, g) in groups.iter().enumerate() {
-            for run in &g.runs {
-                let Some(series) = run
-                    .steps
-                    .iter()
-                    .find(|s| s.name == step)
-                    .and_then(|s| s.per_second.total.ops.get(op))
-                else {
-                    continue;
-                };
-                let values: Vec<f64> = series.rows.iter().map(|&v| v as f64).collect();
-                rates.push(Line {
-                    color: gi,
-                    points: charts::reduce(&values, false),
-                });
-                let max: Vec<f64> = series.max_us.iter().map(|&v| v as f64).collect();
-                maxes.push(Line {
-                    color: gi,
-                    points: charts::reduce(&max, true),
-                });
-            }
-        }
-        let unit = if op == "query" { "queries/s" } else { "rows/s" };
-        let op_target = if op == "insert" { target } else { None };
-        out.push(charts::series_chart(
-            &format!("{step} {op}: {unit}"),
-            unit,
-            &rates,
-            op_target,
-            false,
-        )?);
-        out.push(charts::series_chart(
-            &format!("{step} {op}: max response time"),
-            "response time",
-            &maxes,
-            None,
-            true,
-        )?);
-    }
-    Ok(out)
+    per_second::step_charts(groups, step, target)
+        .iter()
+        .map(|c| {
+            let what = match c.kind {
+                per_second::Kind::Rate => c.unit,
+                per_second::Kind::MaxResponse => "max response time",
+            };
+            charts::series_chart(&format!("{step} {}: {what}", c.op), c)
+        })
+        .collect()
 }
 
 fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
@@ -177,6 +136,7 @@ pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
         legend => Value::from(Serde(&legend)),
         sections => Value::from(Serde(view::sections(report))),
         steps => Value::from(Serde(step_views(report, groups)?)),
+        min_partial_s => per_second::MIN_PARTIAL_S,
     };
     env.get_template("report.html")?
         .render(ctx)

@@ -3,10 +3,13 @@
 
 pub mod charts;
 pub mod compare;
+pub mod figures;
 pub mod html;
 pub mod markdown;
 pub mod model;
+pub mod per_second;
 pub mod select;
+pub mod settings;
 pub mod table;
 pub mod terminal;
 pub mod view;

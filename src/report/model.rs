@@ -7,10 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::error::UsageError;
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
+use crate::report::figures::MIB;
+pub use crate::report::figures::{Better, EFFICIENCY, MetricDef, THROUGHPUT};
+pub use crate::report::settings::Difference;
+use crate::report::settings::differences;
 use crate::results::model::{RunResult, RunStatus, StepResult};
 
 /// Ratios below this are marked as a drop relative to the base.
@@ -26,188 +29,6 @@ pub struct Group {
     /// The runs, oldest first.
     pub runs: Vec<RunResult>,
 }
-
-/// Which direction of a metric is an improvement; decides how a change is marked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    /// More is better (throughput).
-    Higher,
-    /// Less is better (cost, response time, size).
-    Lower,
-}
-
-/// One figure a report shows per step.
-pub struct MetricDef {
-    /// Stable key (JSON).
-    pub key: &'static str,
-    /// Column header.
-    pub label: &'static str,
-    /// Which direction is better.
-    pub better: Better,
-    /// Digits after the point when shown.
-    pub digits: usize,
-    /// Reads the figure from a step; `None` when the step does not have it.
-    pub get: fn(&StepResult) -> Option<f64>,
-}
-
-fn positive(v: f64) -> Option<f64> {
-    (v > 0.0).then_some(v)
-}
-
-const MIB: f64 = 1024.0 * 1024.0;
-
-/// Throughput figures, per step.
-pub const THROUGHPUT: &[MetricDef] = &[
-    MetricDef {
-        key: "inserts_per_s",
-        label: "ins/s",
-        better: Better::Higher,
-        digits: 0,
-        get: |s| positive(s.inserts_per_s),
-    },
-    MetricDef {
-        key: "deletes_per_s",
-        label: "del/s",
-        better: Better::Higher,
-        digits: 0,
-        get: |s| positive(s.deletes_per_s),
-    },
-    MetricDef {
-        key: "queries_per_s",
-        label: "q/s",
-        better: Better::Higher,
-        digits: 0,
-        get: |s| positive(s.queries_per_s),
-    },
-    MetricDef {
-        key: "index_rows_per_s",
-        label: "index rows/s",
-        better: Better::Higher,
-        digits: 0,
-        get: |s| s.index_build.as_ref().map(|i| i.rows_per_s),
-    },
-    MetricDef {
-        key: "duration_s",
-        label: "seconds",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| Some(s.duration_s),
-    },
-];
-
-fn per_op(s: &StepResult) -> Option<&crate::results::model::PerOp> {
-    s.efficiency.as_ref()?.per_op.as_ref()
-}
-
-/// Cost figures (docs/metrics.md), per step.
-pub const EFFICIENCY: &[MetricDef] = &[
-    MetricDef {
-        key: "dbms_cpu_us_per_op",
-        label: "dbms CPU us/op",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| per_op(s)?.dbms_cpu_us,
-    },
-    MetricDef {
-        key: "client_cpu_us_per_op",
-        label: "client CPU us/op",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| per_op(s).map(|p| p.client_cpu_us),
-    },
-    MetricDef {
-        key: "host_cpu_us_per_op",
-        label: "host CPU us/op",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| per_op(s).map(|p| p.host_cpu_us),
-    },
-    MetricDef {
-        key: "kb_read_per_op",
-        label: "KB read/op",
-        better: Better::Lower,
-        digits: 3,
-        get: |s| per_op(s)?.kb_read,
-    },
-    MetricDef {
-        key: "kb_written_per_op",
-        label: "KB written/op",
-        better: Better::Lower,
-        digits: 3,
-        get: |s| per_op(s)?.kb_written,
-    },
-    MetricDef {
-        key: "reads_per_op",
-        label: "reads/op",
-        better: Better::Lower,
-        digits: 4,
-        get: |s| per_op(s)?.reads,
-    },
-    MetricDef {
-        key: "writes_per_op",
-        label: "writes/op",
-        better: Better::Lower,
-        digits: 4,
-        get: |s| per_op(s)?.writes,
-    },
-    MetricDef {
-        key: "dbms_cs_per_op",
-        label: "dbms cs/op",
-        better: Better::Lower,
-        digits: 3,
-        get: |s| per_op(s)?.dbms_cs,
-    },
-    MetricDef {
-        key: "host_cs_per_op",
-        label: "host cs/op",
-        better: Better::Lower,
-        digits: 3,
-        get: |s| per_op(s).map(|p| p.host_cs),
-    },
-    MetricDef {
-        key: "dbms_peak_rss_mb",
-        label: "dbms RSS MB",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| Some(s.efficiency.as_ref()?.peak.dbms_rss_bytes? as f64 / MIB),
-    },
-    MetricDef {
-        key: "dbms_peak_vsz_mb",
-        label: "dbms VSZ MB",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| Some(s.efficiency.as_ref()?.peak.dbms_vsz_bytes? as f64 / MIB),
-    },
-    MetricDef {
-        key: "dbms_peak_pss_mb",
-        label: "dbms PSS MB",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| Some(s.efficiency.as_ref()?.peak.dbms_pss_bytes? as f64 / MIB),
-    },
-    MetricDef {
-        key: "client_peak_rss_mb",
-        label: "client RSS MB",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| Some(s.efficiency.as_ref()?.peak.client_rss_bytes as f64 / MIB),
-    },
-    MetricDef {
-        key: "db_size_mb",
-        label: "db size MB",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| Some(s.efficiency.as_ref()?.db_size.dbms_bytes? as f64 / MIB),
-    },
-    MetricDef {
-        key: "disk_size_mb",
-        label: "on disk MB",
-        better: Better::Lower,
-        digits: 1,
-        get: |s| Some(s.efficiency.as_ref()?.db_size.disk_bytes? as f64 / MIB),
-    },
-];
 
 /// Median, min and max of one figure over a group's runs, and the median relative to the
 /// base group's median.
@@ -297,17 +118,6 @@ pub struct GroupInfo {
     /// Database size / DBMS cache size at the end of the load, over the runs that recorded
     /// it (experiment runs; docs/experiments.md).
     pub db_cache_ratio: Option<Stat>,
-}
-
-/// A setting that differs from the base.
-#[derive(Clone, Debug, Serialize)]
-pub struct Difference {
-    /// `setting.NAME` (DBMS setting) or `config.PATH` (ibench option).
-    pub key: String,
-    /// Value in the base (`-` when unset).
-    pub base: String,
-    /// Value in this group.
-    pub value: String,
 }
 
 /// The machine(s) the runs ran on.
@@ -401,151 +211,6 @@ pub struct Report {
     pub bucket_labels: Vec<String>,
     /// Figures per step.
     pub step_reports: Vec<StepReport>,
-}
-
-/// Settings that name one server instance rather than a configuration choice; never shown as
-/// differences.
-const INSTANCE_KEYS: &[&str] = &[
-    "port",
-    "socket",
-    "datadir",
-    "data_directory",
-    "pid_file",
-    "external_pid_file",
-    "log_error",
-    "hba_file",
-    "ident_file",
-    "config_file",
-    "general_log_file",
-    "slow_query_log_file",
-    "tmpdir",
-    "unix_socket_directories",
-    "log_directory",
-    "hostname",
-    "server_uuid",
-    "log_bin_basename",
-    "log_bin_index",
-    "relay_log_basename",
-    "relay_log_index",
-    "innodb_data_home_dir",
-    "innodb_log_group_home_dir",
-    "rocksdb_datadir",
-    "rocksdb_wal_dir",
-    "plugin_dir",
-    "basedir",
-    "pid-file",
-    "report_port",
-    "server_uid",
-];
-
-/// Config paths that differ per run by construction.
-const RUN_KEYS: &[&str] = &["config.label", "config.out_dir", "config.target.path"];
-
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        Value::Object(map) => {
-            for (k, v) in map {
-                flatten(&format!("{prefix}.{k}"), v, out);
-            }
-        }
-        Value::Array(items) if items.iter().any(|i| i.is_object()) => {
-            for (i, v) in items.iter().enumerate() {
-                flatten(&format!("{prefix}.{i}"), v, out);
-            }
-        }
-        Value::Array(items) if items.is_empty() => {
-            out.insert(prefix.to_string(), "-".to_string());
-        }
-        Value::Array(items) => {
-            // Name/value pairs (pragmas, server options) read as `name=value`.
-            let parts: Vec<String> = items
-                .iter()
-                .map(|i| match i {
-                    Value::Array(pair) => pair.iter().map(scalar).collect::<Vec<_>>().join("="),
-                    other => scalar(other),
-                })
-                .collect();
-            out.insert(prefix.to_string(), parts.join(","));
-        }
-        other => {
-            out.insert(prefix.to_string(), scalar(other));
-        }
-    }
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "-".to_string(),
-        other => other.to_string(),
-    }
-}
-
-/// The settings and options of one run that describe its configuration, flattened.
-fn describe(run: &RunResult) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Ok(config) = serde_json::to_value(&run.config) {
-        flatten("config", &config, &mut out);
-    }
-    for k in RUN_KEYS {
-        out.remove(*k);
-    }
-    if run.managed_server.is_some() {
-        // A managed server's URL names the free port it was given for this run only.
-        out.remove("config.target.url");
-    }
-    out.retain(|k, _| !k.starts_with("config.server.data_dir"));
-    for (k, v) in &run.environment.dbms.settings {
-        // A managed server lives in a directory named after the run: a setting whose value
-        // names it (aria_log_dir_path, wsrep_data_home_dir, ...) is that instance's.
-        let names_the_run = !run.run_id.is_empty() && v.contains(run.run_id.as_str());
-        if !INSTANCE_KEYS.contains(&k.as_str()) && !names_the_run {
-            out.insert(format!("setting.{k}"), v.clone());
-        }
-    }
-    out.insert(
-        "dbms.version".to_string(),
-        run.environment.dbms.version.clone(),
-    );
-    if let Some(m) = &run.managed_server {
-        out.insert(
-            "server.malloc".to_string(),
-            m.preload.clone().unwrap_or_else(|| "glibc".to_string()),
-        );
-    }
-    out
-}
-
-/// The keys whose value is the same in every run of the group, with that value; keys that
-/// vary between its runs (ports, paths) are not configuration and are left out.
-fn constant_settings(group: &Group) -> (BTreeMap<String, String>, BTreeSet<String>) {
-    let described: Vec<BTreeMap<String, String>> = group.runs.iter().map(describe).collect();
-    let mut common = described.first().cloned().unwrap_or_default();
-    let mut varies = BTreeSet::new();
-    for other in &described[1.min(described.len())..] {
-        for k in common.keys().chain(other.keys()) {
-            if common.get(k) != other.get(k) {
-                varies.insert(k.clone());
-            }
-        }
-    }
-    common.retain(|k, _| !varies.contains(k));
-    (common, varies)
-}
-
-fn differences(base: &Group, group: &Group) -> Vec<Difference> {
-    let (b, b_varies) = constant_settings(base);
-    let (g, g_varies) = constant_settings(group);
-    let keys: BTreeSet<&String> = b.keys().chain(g.keys()).collect();
-    keys.into_iter()
-        .filter(|k| b.get(*k) != g.get(*k))
-        .filter(|k| !b_varies.contains(*k) && !g_varies.contains(*k))
-        .map(|k| Difference {
-            key: k.clone(),
-            base: b.get(k).cloned().unwrap_or_else(|| "-".to_string()),
-            value: g.get(k).cloned().unwrap_or_else(|| "-".to_string()),
-        })
-        .collect()
 }
 
 fn group_info(base: &Group, group: &Group) -> GroupInfo {
@@ -743,11 +408,22 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
     })
 }
 
-fn set_relative(stats: &mut BTreeMap<String, Stat>, base: &BTreeMap<String, Stat>) {
+/// Sets each figure's value relative to the base's, where the base's median is above the
+/// figure's resolution (one unit of the last digit shown): a ratio to a base that shows as
+/// `0.000` would be noise (`0.000 -> 0.012` is not "349 times").
+fn set_relative(
+    stats: &mut BTreeMap<String, Stat>,
+    base: &BTreeMap<String, Stat>,
+    defs: &[MetricDef],
+) {
     for (k, s) in stats.iter_mut() {
+        let resolution = defs
+            .iter()
+            .find(|d| d.key == k)
+            .map_or(0.0, MetricDef::resolution);
         s.relative = base
             .get(k)
-            .filter(|b| b.median != 0.0)
+            .filter(|b| b.median > resolution && b.median > 0.0)
             .map(|b| s.median / b.median);
     }
 }
@@ -789,8 +465,8 @@ pub fn build(groups: &[Group]) -> Result<Report> {
             .collect::<Result<Vec<_>>>()?;
         let (base_step, rest) = per_group.split_first_mut().expect("groups is not empty");
         for g in rest {
-            set_relative(&mut g.throughput, &base_step.throughput);
-            set_relative(&mut g.efficiency, &base_step.efficiency);
+            set_relative(&mut g.throughput, &base_step.throughput, THROUGHPUT);
+            set_relative(&mut g.efficiency, &base_step.efficiency, EFFICIENCY);
         }
         step_reports.push(StepReport {
             name: step.clone(),
@@ -834,13 +510,24 @@ mod tests {
     }
 
     #[test]
-    fn flatten_names_nested_fields() {
-        let mut out = BTreeMap::new();
-        let v = serde_json::json!({"a": {"b": 1, "c": ["x", "y"]}, "d": null});
-        flatten("config", &v, &mut out);
-        assert_eq!(out["config.a.b"], "1");
-        assert_eq!(out["config.a.c"], "x,y");
-        assert_eq!(out["config.d"], "-");
+    fn no_relative_value_to_a_base_below_the_resolution() {
+        let stats = |v: f64| {
+            BTreeMap::from([(
+                "dbms_cs_per_op".to_string(),
+                Stat::of(&[v]).expect("one value"),
+            )])
+        };
+        // dbms cs/op is shown with 3 digits: a base of 0.0003 shows as 0.000.
+        let mut g = stats(0.012);
+        set_relative(&mut g, &stats(0.0003), EFFICIENCY);
+        assert_eq!(g["dbms_cs_per_op"].relative, None);
+        set_relative(&mut g, &stats(0.001), EFFICIENCY);
+        assert_eq!(g["dbms_cs_per_op"].relative, None, "at the resolution");
+        set_relative(&mut g, &stats(0.004), EFFICIENCY);
+        assert_eq!(g["dbms_cs_per_op"].relative, Some(3.0));
+        let mut g = stats(5.0);
+        set_relative(&mut g, &stats(0.0), EFFICIENCY);
+        assert_eq!(g["dbms_cs_per_op"].relative, None);
     }
 
     #[test]

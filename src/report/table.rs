@@ -2,11 +2,13 @@
 
 use crate::output::escape;
 
-/// Rows of cells under a header; the first column is left-aligned, the rest right-aligned.
+/// Rows of cells under a header; the first column is left-aligned, the rest right-aligned
+/// (numbers) unless [`Table::align_left`] says otherwise (text).
 #[derive(Debug, Default, Clone)]
 pub struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
+    left: Vec<usize>,
 }
 
 impl Table {
@@ -15,7 +17,14 @@ impl Table {
         Table {
             header: header.into_iter().map(Into::into).collect(),
             rows: Vec::new(),
+            left: vec![0],
         }
+    }
+
+    /// Left-aligns these columns (0-based), header and cells alike: columns of text.
+    pub fn align_left(mut self, columns: impl IntoIterator<Item = usize>) -> Self {
+        self.left.extend(columns);
+        self
     }
 
     /// Adds a row (missing cells are empty).
@@ -48,10 +57,13 @@ impl Table {
             let mut out = String::new();
             for (i, width) in w.iter().enumerate() {
                 let c = cells.get(i).map(String::as_str).unwrap_or("");
-                if i == 0 {
+                if i > 0 {
+                    out.push_str("  ");
+                }
+                if self.left.contains(&i) {
                     out.push_str(&format!("{c:<width$}"));
                 } else {
-                    out.push_str(&format!("  {c:>width$}"));
+                    out.push_str(&format!("{c:>width$}"));
                 }
             }
             out.trim_end().to_string()
@@ -81,7 +93,11 @@ impl Table {
             self.header
                 .iter()
                 .enumerate()
-                .map(|(i, _)| if i == 0 { ":---" } else { "---:" })
+                .map(|(i, _)| if self.left.contains(&i) {
+                    ":---"
+                } else {
+                    "---:"
+                })
                 .collect::<Vec<_>>()
                 .join("|")
         );
@@ -111,6 +127,17 @@ mod tests {
         assert_eq!(
             t.to_markdown(),
             "| step | ins/s |\n|:---|---:|\n| l.i0 | 123.4k |\n| qr100 | 100 |\n"
+        );
+    }
+
+    #[test]
+    fn text_columns_line_up_with_their_header() {
+        let mut t = Table::new(["id", "label", "n"]).align_left([1]);
+        t.row(["run-1", "a", "5"]);
+        t.row(["run-22", "base", "10"]);
+        assert_eq!(
+            t.to_text(),
+            "id      label   n\n-----------------\nrun-1   a       5\nrun-22  base   10\n"
         );
     }
 }

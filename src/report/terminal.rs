@@ -7,17 +7,19 @@ use crate::report::table::Table;
 use crate::results::model::{RunResult, RunStatus};
 use crate::spec::WorkloadSpec;
 
-/// Throughput, select-min and SLA per step.
+/// Throughput per step; for the Insert Benchmark also deletes, select-min and the background
+/// writer's SLA (a microbenchmark has none of them).
 pub fn throughput_table(run: &RunResult) -> Table {
-    let mut t = Table::new([
-        "step",
-        "time",
-        "ins/s",
-        "del/s",
-        "q/s",
-        "select-min",
-        "writer SLA",
-    ]);
+    let insert_benchmark = matches!(run.config.workload, WorkloadSpec::InsertBenchmark(_));
+    let mut header = vec!["step", "time", "ins/s"];
+    if insert_benchmark {
+        header.push("del/s");
+    }
+    header.push("q/s");
+    if insert_benchmark {
+        header.extend(["select-min", "writer SLA"]);
+    }
+    let mut t = Table::new(header);
     for s in &run.steps {
         let opt_rate = |v: f64| if v > 0.0 { rate(v) } else { "-".to_string() };
         let sla = match (&s.sla, s.sla_verdict()) {
@@ -34,21 +36,31 @@ pub fn throughput_table(run: &RunResult) -> Table {
         if s.status != RunStatus::Complete {
             name.push_str(&format!(" ({:?})", s.status).to_lowercase());
         }
-        t.row([
-            name,
-            seconds(s.duration_s),
-            opt_rate(s.inserts_per_s),
-            opt_rate(s.deletes_per_s),
-            opt_rate(s.queries_per_s),
-            s.select_min
-                .as_ref()
-                .map(|m| micros(m.max_us))
-                .unwrap_or_else(|| "-".to_string()),
-            sla,
-        ]);
+        let mut row = vec![name, seconds(s.duration_s), opt_rate(s.inserts_per_s)];
+        if insert_benchmark {
+            row.push(opt_rate(s.deletes_per_s));
+        }
+        row.push(opt_rate(s.queries_per_s));
+        if insert_benchmark {
+            row.push(
+                s.select_min
+                    .as_ref()
+                    .map(|m| micros(m.max_us))
+                    .unwrap_or_else(|| "-".to_string()),
+            );
+            row.push(sla);
+        }
+        t.row(row);
     }
     t
 }
+
+/// What the writer SLA column says, printed under the throughput table when a step has one.
+pub const SLA_LEGEND: &str = "\
+writer SLA: achieved/target rows/s of a query step's background inserts; PASS when the step
+average reaches 95% of the target. (N% s): share of the step's full seconds in which at least
+95% of the rows due in that second were inserted.
+";
 
 /// Response-time percentiles per step and op type (from when each op was due).
 pub fn latency_table(run: &RunResult) -> Table {
@@ -154,6 +166,10 @@ fn summary_text(run: &RunResult) -> String {
         ),
     });
     out.push_str(&throughput_table(run).to_text());
+    if run.steps.iter().any(|s| s.sla.is_some()) {
+        out.push('\n');
+        out.push_str(SLA_LEGEND);
+    }
     let lat = latency_table(run);
     if !lat.is_empty() {
         out.push_str("\nResponse time (from when each op was due)\n\n");

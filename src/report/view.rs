@@ -86,6 +86,8 @@ fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
         return Cell::marked("1.00", "base");
     }
     match s.and_then(|s| s.relative) {
+        // A ratio that rounds to 0.00 but is not 0 reads as "less than 0.01".
+        Some(r) if r > 0.0 && r < 0.005 => Cell::marked("<0.01", mark(r, better)),
         Some(r) => Cell::marked(format!("{r:.2}"), mark(r, better)),
         None => Cell::plain("-"),
     }
@@ -517,7 +519,9 @@ pub fn sections(r: &Report) -> Vec<Section> {
             id: "efficiency".to_string(),
             title: "Efficiency".to_string(),
             note: "Per op: per row inserted in load steps, per query in query steps \
-                   (docs/metrics.md gives each formula). Lower is better."
+                   (docs/metrics.md gives each formula). Lower is better. A relative value \
+                   is shown only where the base's median is above the figure's resolution \
+                   (one unit of its last digit); else -."
                 .to_string(),
             tables: eff,
         });

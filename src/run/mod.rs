@@ -253,11 +253,15 @@ fn run_into(
         Some(&costs),
     );
     if options.summary {
+        // A closed stdout does not stop the clean-up after the run (output::stdout).
         if !run.steps.is_empty() {
-            print!("{}", terminal::summary(&run));
+            crate::output::stdout::print_or_drop(&terminal::summary(&run));
         }
         if file.is_saved() {
-            println!("\nresults: {}", file.path().display());
+            crate::output::stdout::print_or_drop(&format!(
+                "\nresults: {}\n",
+                file.path().display()
+            ));
         }
     }
     *slot = Some(run);
