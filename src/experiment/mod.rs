@@ -125,7 +125,7 @@ pub fn write_report(
     base_label: &str,
     out_dir: &Path,
 ) -> Result<()> {
-    let html = crate::cli::report::write_all(store_path, run_ids, Some(base_label), out_dir)?;
+    let html = crate::report::render::write_all(store_path, run_ids, Some(base_label), out_dir)?;
     println!(
         "report: {} (also report.md and report.json beside it)",
         html.display()

@@ -8,6 +8,7 @@ pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod per_second;
+pub mod render;
 pub mod select;
 pub mod settings;
 pub mod table;
