@@ -4,10 +4,6 @@
 //! so that no value in a file (`repeats = 4294967295`, a thousand targets times a thousand
 //! setups, `file = "/dev/zero"`) can exhaust memory instead of being reported.
 
-use std::mem::size_of;
-
-use super::plan::Cell;
-
 /// Largest experiment file or config fragment file ibench reads.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 /// Longest `extends` chain.
@@ -16,28 +12,6 @@ pub const MAX_EXTENDS: usize = 16;
 pub const MAX_CONFIG_TEXT: usize = 1 << 20;
 /// Largest memory the planned cells may take (each cell holds its own copy of its settings).
 pub const MAX_PLAN_BYTES: usize = 256 << 20;
-
-/// Approximate heap and inline size of a cell.
-pub fn cell_bytes(c: &Cell) -> usize {
-    let pairs = |v: &[(String, String)]| {
-        v.iter()
-            .map(|(k, v)| k.len() + v.len() + 2 * size_of::<String>())
-            .sum::<usize>()
-    };
-    let server = c.server.as_ref().map_or(0, |s| {
-        s.config_text.as_ref().map_or(0, String::len)
-            + pairs(&s.options)
-            + s.bin_dir.as_ref().map_or(0, |p| p.as_os_str().len())
-            + s.config_file.as_ref().map_or(0, |p| p.as_os_str().len())
-    });
-    size_of::<Cell>()
-        + c.label.len()
-        + c.fingerprint.len()
-        + serde_json::to_string(&c.target.params).map_or(0, |p| p.len())
-        + server
-        + c.workload.steps.len() * size_of::<crate::spec::Step>()
-        + c.workload.table_prefix.len()
-}
 
 /// The problem when the cells of one repeat take `once` bytes and there are `repeats`
 /// repeats, if that is more than [`MAX_PLAN_BYTES`].

@@ -12,6 +12,7 @@ use crate::error::UsageError;
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
 use crate::report::figures::MIB;
 pub use crate::report::figures::{Better, EFFICIENCY, MetricDef, THROUGHPUT};
+pub use crate::report::select::Group;
 pub use crate::report::settings::Difference;
 use crate::report::settings::differences;
 use crate::results::model::{RunResult, RunStatus, StepResult};
@@ -20,15 +21,6 @@ use crate::results::model::{RunResult, RunStatus, StepResult};
 pub const LOW_RATIO: f64 = 0.95;
 /// Ratios above this are marked as a rise relative to the base.
 pub const HIGH_RATIO: f64 = 1.05;
-
-/// Runs of one configuration: the runs sharing a label (a run without a label is its own group).
-#[derive(Clone, Debug)]
-pub struct Group {
-    /// The label, or the run id of an unlabelled run.
-    pub name: String,
-    /// The runs, oldest first.
-    pub runs: Vec<RunResult>,
-}
 
 /// Median, min and max of one figure over a group's runs, and the median relative to the
 /// base group's median.

@@ -4,7 +4,7 @@
 use anyhow::Result;
 
 use crate::error::UsageError;
-use crate::report::model::Group;
+
 use crate::results::model::RunResult;
 use crate::results::store::Store;
 
@@ -30,6 +30,15 @@ fn add(groups: &mut Vec<Group>, run: RunResult) {
             runs: vec![run],
         }),
     }
+}
+
+/// Runs of one configuration: the runs sharing a label (a run without a label is its own group).
+#[derive(Clone, Debug)]
+pub struct Group {
+    /// The label, or the run id of an unlabelled run.
+    pub name: String,
+    /// The runs, oldest first.
+    pub runs: Vec<RunResult>,
 }
 
 /// The groups for `names` (every run in the store when empty), the base group first: the

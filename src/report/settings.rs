@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::report::model::Group;
+use crate::report::select::Group;
 use crate::results::model::RunResult;
 
 /// A setting that differs from the base.

@@ -129,7 +129,7 @@ pub(super) fn build(
             break;
         }
         if let Some(cell) = build_cell(p, m, l, &mut checks, &mut check_keys) {
-            bytes += super::super::limits::cell_bytes(&cell);
+            bytes += cell.bytes();
             cells.push(cell);
         }
     }

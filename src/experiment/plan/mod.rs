@@ -109,6 +109,31 @@ impl Cell {
     }
 }
 
+impl Cell {
+    /// Approximate heap and inline size of the cell (see `limits.rs`).
+    pub fn bytes(&self) -> usize {
+        let c = self;
+        let pairs = |v: &[(String, String)]| {
+            v.iter()
+                .map(|(k, v)| k.len() + v.len() + 2 * std::mem::size_of::<String>())
+                .sum::<usize>()
+        };
+        let server = c.server.as_ref().map_or(0, |s| {
+            s.config_text.as_ref().map_or(0, String::len)
+                + pairs(&s.options)
+                + s.bin_dir.as_ref().map_or(0, |p| p.as_os_str().len())
+                + s.config_file.as_ref().map_or(0, |p| p.as_os_str().len())
+        });
+        std::mem::size_of::<Cell>()
+            + c.label.len()
+            + c.fingerprint.len()
+            + serde_json::to_string(&c.target.params).map_or(0, |p| p.len())
+            + server
+            + c.workload.steps.len() * std::mem::size_of::<crate::spec::Step>()
+            + c.workload.table_prefix.len()
+    }
+}
+
 /// Builds the plan from the parsed file (`scale_override` is `--scale`), with every problem
 /// found; the plan is only usable when there are none.
 pub fn build(
@@ -302,7 +327,7 @@ pub fn build(
     };
     let (cells_once, server_checks) = cells::build(&mut p, &matrix, &labels);
     // Each cell holds its own copy of its settings: their memory is bounded too.
-    let once_bytes: usize = cells_once.iter().map(super::limits::cell_bytes).sum();
+    let once_bytes: usize = cells_once.iter().map(Cell::bytes).sum();
     let too_large = super::limits::too_large(once_bytes, repeats);
     if let Some(msg) = &too_large {
         p.push(p.file_start(), msg.clone());
