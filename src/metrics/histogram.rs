@@ -29,22 +29,7 @@ pub fn decode(text: &str) -> Result<Histogram<u64>> {
     Ok(h)
 }
 
-/// Percentiles of a response-time distribution, microseconds.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Percentiles {
-    /// Median.
-    pub p50: u64,
-    /// 90th percentile.
-    pub p90: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// 99.9th percentile.
-    pub p999: u64,
-    /// Largest value.
-    pub max: u64,
-    /// Arithmetic mean.
-    pub mean: f64,
-}
+pub use crate::results::model::Percentiles;
 
 impl Percentiles {
     /// Reads the percentiles of `h`.

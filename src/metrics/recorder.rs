@@ -12,40 +12,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-/// Operation types whose response time is measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Op {
-    /// One multi-row INSERT statement.
-    Insert,
-    /// One DELETE statement of the oldest rows.
-    Delete,
-    /// One query (range or point).
-    Query,
-    /// `SELECT min(transactionid)` at the start of a step with deletes.
-    GetMin,
-}
-
-impl Op {
-    /// Every op, in report order.
-    pub const ALL: [Op; 4] = [Op::Insert, Op::Delete, Op::Query, Op::GetMin];
-    /// Number of op types.
-    pub const COUNT: usize = 4;
-
-    /// Name in results and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Insert => "insert",
-            Op::Delete => "delete",
-            Op::Query => "query",
-            Op::GetMin => "getmin",
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
+pub use crate::results::model::Op;
 
 /// A new histogram of microseconds, 3 significant digits, growing to the largest value seen.
 pub fn new_histogram() -> Histogram<u64> {

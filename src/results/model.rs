@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::histogram::Percentiles;
 use crate::spec::RunSpec;
 
 /// Version of the results schema this build writes.
@@ -524,4 +523,57 @@ pub struct IndexBuild {
     pub rows: u64,
     /// Indexed rows per second.
     pub rows_per_s: f64,
+}
+
+/// Percentiles of a response-time distribution, microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest value.
+    pub max: u64,
+    /// Arithmetic mean.
+    pub mean: f64,
+}
+
+/// Operation types whose response time is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    /// One multi-row INSERT statement.
+    Insert,
+    /// One DELETE statement of the oldest rows.
+    Delete,
+    /// One query (range or point).
+    Query,
+    /// `SELECT min(transactionid)` at the start of a step with deletes.
+    GetMin,
+}
+
+impl Op {
+    /// Every op, in report order.
+    pub const ALL: [Op; 4] = [Op::Insert, Op::Delete, Op::Query, Op::GetMin];
+    /// Number of op types.
+    pub const COUNT: usize = 4;
+
+    /// Name in results and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Insert => "insert",
+            Op::Delete => "delete",
+            Op::Query => "query",
+            Op::GetMin => "getmin",
+        }
+    }
+
+    /// Dense index (0..[`Op::COUNT`]) for per-op arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
 }

@@ -5,7 +5,7 @@
 //! configuration runs, and its op names ibench's; figures that are durations, rates and shares must be finite and not
 //! negative; and the counts reports index by must agree with each other.
 
-use crate::metrics::recorder::Op;
+use crate::results::model::Op;
 use crate::results::model::{RunResult, StepResult};
 use crate::spec::{Step, WorkloadSpec};
 
