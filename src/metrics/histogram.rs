@@ -7,7 +7,6 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
-use serde::{Deserialize, Serialize};
 
 /// Encodes `h` as base64 of its V2-deflate serialization.
 pub fn encode(h: &Histogram<u64>) -> String {

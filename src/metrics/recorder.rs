@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
 pub use crate::results::model::Op;
 
