@@ -336,3 +336,88 @@ fn a_server_url_without_a_host_is_rejected_before_anything_starts() {
     );
     assert_usage_error(&o, &["--url", "host"], Leaves::Nothing);
 }
+
+#[test]
+fn settings_a_target_does_not_have_are_rejected_before_anything_starts() {
+    let bench = Bench::new();
+    // Each names its flag; none reaches a server (the ports need not be listening).
+    for (args, needles) in [
+        (
+            &[
+                "--url",
+                "mysql://root@127.0.0.1:1/db",
+                "--sqlite-pragma",
+                "cache_size=1",
+            ][..],
+            &["--sqlite-pragma", "mysql"][..],
+        ),
+        (
+            &[
+                "--url",
+                "postgres://u@127.0.0.1:1/db",
+                "--engine",
+                "rocksdb",
+            ][..],
+            &["--engine", "postgres"][..],
+        ),
+        (
+            &[
+                "--url",
+                "postgres://u@127.0.0.1:1/db",
+                "--busy-timeout-ms",
+                "5",
+            ][..],
+            &["--busy-timeout-ms"][..],
+        ),
+        (&["--engine", "innodb"][..], &["--engine", "sqlite"][..]),
+        (
+            &["--url", "mysql://root@127.0.0.1:1/db", "--engine", "memory"][..],
+            &["--engine", "memory"][..],
+        ),
+        (
+            &[
+                "--url",
+                "postgres://u@127.0.0.1:1/db",
+                "--data-dir",
+                "/nonexistent/ibench",
+            ][..],
+            &["--data-dir", "/nonexistent/ibench"][..],
+        ),
+        (&["--steps", "l.i0,qr100"][..], &["qr100", "l.x"][..]),
+    ] {
+        let o = run(&bench, args);
+        assert_usage_error(&o, needles, Leaves::Nothing);
+    }
+}
+
+#[test]
+fn a_read_only_out_is_named_as_such() {
+    // A read-only file system is what a root test can make: tmpfs mounted read-only.
+    if !nix::unistd::Uid::effective().is_root() {
+        crate::common::skip("not root: cannot mount a read-only file system");
+        return;
+    }
+    let bench = Bench::new();
+    let dir = bench.path("ro");
+    std::fs::create_dir(&dir).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", path_str(&dir)])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        assert!(!crate::common::ci(), "mount -t tmpfs -o ro failed");
+        crate::common::skip("cannot mount tmpfs here");
+        return;
+    }
+    let o = bench.run_raw(
+        &["run", "--out", path_str(&dir), "-q"],
+        &["--steps", "l.i0", "--l0-rows", "100"],
+    );
+    let _ = std::process::Command::new("umount").arg(&dir).status();
+    assert_eq!(o.code, Some(2), "{}", o.describe());
+    let line = o.stderr.lines().find(|l| l.starts_with("error:")).unwrap();
+    assert!(
+        line.contains("cannot write to --out") && line.contains("Read-only"),
+        "{line}"
+    );
+}

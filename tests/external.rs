@@ -401,3 +401,55 @@ fn a_password_in_the_url_leaves_the_process_arguments() {
     drop(c);
     drop(role);
 }
+
+#[test]
+fn the_pause_changes_no_setting_of_a_server_ibench_did_not_start() {
+    let Some(url) = external(
+        "IBENCH_TEST_MYSQL_URL",
+        "mysql://root@127.0.0.1:3306/test",
+        |u| {
+            mysql::Opts::from_url(u)
+                .ok()
+                .and_then(|o| mysql::Conn::new(o).ok())
+                .is_some()
+        },
+    ) else {
+        return;
+    };
+    use mysql::prelude::Queryable;
+    let setting = || -> String {
+        let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+        c.query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+            .unwrap()
+            .unwrap()
+    };
+    let before = setting();
+    let prefix = format!("zzpause{}_", std::process::id());
+    let bench = Bench::new();
+    let run = bench
+        .run(&[
+            "--url",
+            &url,
+            "--table-prefix",
+            &prefix,
+            "--clients",
+            "1",
+            "--steps",
+            "l.i0,l.x,qp100",
+            "--l0-rows",
+            "2000",
+            "--query-seconds",
+            "1",
+        ])
+        .result();
+    assert_eq!(setting(), before, "innodb_max_dirty_pages_pct untouched");
+    let pause = &run.maintenance[0];
+    assert!(
+        pause.actions.contains("dirty-page flush skipped")
+            && pause.actions.contains("--allow-server-changes"),
+        "the pause says what it left out and why: {}",
+        pause.actions
+    );
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+    c.query_drop(format!("DROP TABLE {prefix}1")).unwrap();
+}

@@ -461,3 +461,60 @@ fn managed_servers_accept_a_relative_out_directory() {
         assert!(store.exists(), "{server}: results in the relative --out");
     }
 }
+
+#[test]
+fn ctrl_c_during_server_set_up_exits_130_and_leaves_nothing_running() {
+    if !have("postgres", "") {
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let bench = server_bench();
+    let marker = path_str(&bench.out()).to_string();
+    // A terminal's Ctrl-C reaches the whole foreground process group: ibench in a group of its
+    // own here, signalled as a group, while initdb runs.
+    let mut child = crate::common::ibench()
+        .args(["run", "--out", &marker, "-q", "--server", "postgres"])
+        .args(["--steps", "l.i0", "--l0-rows", "1000"])
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let in_set_up = || {
+        processes_with(&marker).into_iter().any(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains("initdb"))
+                .unwrap_or(false)
+        })
+    };
+    while !in_set_up() {
+        assert!(Instant::now() < deadline, "initdb never ran");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let group = format!("-{}", child.id());
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", "--", &group])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        !stderr.contains("initdb failed") && !stderr.contains("hint"),
+        "an interrupt is not reported as a failure: {stderr}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        processes_with(&marker).is_empty(),
+        "a process is left behind"
+    );
+}

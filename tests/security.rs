@@ -124,8 +124,18 @@ fn a_managed_server_is_reachable_by_ibench_alone() {
         // Its directory is private to that account.
         let dir = bench.out().join(format!("{}.server", run.run_id));
         let meta = fs::metadata(&dir).unwrap();
-        assert_eq!(meta.permissions().mode() & 0o777, 0o700, "{}", dir.display());
-        assert_eq!(meta.uid(), uid_of(pid), "{} owned by the server", dir.display());
+        assert_eq!(
+            meta.permissions().mode() & 0o777,
+            0o700,
+            "{}",
+            dir.display()
+        );
+        assert_eq!(
+            meta.uid(),
+            uid_of(pid),
+            "{} owned by the server",
+            dir.display()
+        );
 
         // As another local user, without the password: no login, no file written.
         let planted = format!("/tmp/ibench-security-{server}-{}", std::process::id());
@@ -165,7 +175,10 @@ fn a_managed_server_is_reachable_by_ibench_alone() {
             text.contains("password") || text.contains("Access denied"),
             "{server}: refused for want of a password: {text}"
         );
-        assert!(!Path::new(&planted).exists(), "{server}: nobody wrote a file");
+        assert!(
+            !Path::new(&planted).exists(),
+            "{server}: nobody wrote a file"
+        );
 
         // Even with the password, MariaDB writes files only into its private directory.
         let password = kept_password(&run);
@@ -223,10 +236,21 @@ fn a_table_ibench_did_not_create_is_never_dropped() {
         )
         .unwrap();
     }
-    let load = ["--path", path_str(&db), "--steps", "l.i0", "--l0-rows", "500"];
+    let load = [
+        "--path",
+        path_str(&db),
+        "--steps",
+        "l.i0",
+        "--l0-rows",
+        "500",
+    ];
     let out = bench.run(&[&load[..], &["--clients", "1"]].concat());
     assert_eq!(out.code, Some(2), "{}", out.describe());
-    let line = out.stderr.lines().find(|l| l.starts_with("error:")).unwrap();
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap();
     assert!(
         line.contains("pi1") && line.contains("--drop-existing"),
         "{line}"

@@ -47,6 +47,10 @@ mod external;
 /// mid-step (the run found abandoned by the next one); results writes that fail.
 mod faults;
 
+/// What a managed server exposes, and to whom (tried as user nobody), and tables ibench did
+/// not create left alone.
+mod security;
+
 /// Cost per operation: DBMS, client, host and device figures checked against the test's own
 /// reading of /proc and the DBMS's own answers; exited children counted; figures absent, not
 /// zero, when the DBMS process is unknown.
