@@ -332,6 +332,28 @@ pub struct TargetSettings {
     pub busy_timeout_ms: Option<u64>,
 }
 
+impl TargetSettings {
+    /// Refuses, for DBMS `kind`, the first setting given that is not among `takes` (by key:
+    /// `engine`, `options`, `busy_timeout_ms`).
+    pub fn refuse_all_but(&self, kind: DbmsKind, takes: &[&str]) -> Result<(), SettingError> {
+        let given = [
+            self.engine.as_ref().map(|_| Setting::Engine),
+            self.options
+                .first()
+                .map(|(name, _)| Setting::Option(name.clone())),
+            self.busy_timeout_ms.map(|_| Setting::BusyTimeout),
+        ];
+        match given
+            .into_iter()
+            .flatten()
+            .find(|s| !takes.contains(&s.key()))
+        {
+            Some(setting) => Err(SettingError::not_applicable(kind, setting)),
+            None => Ok(()),
+        }
+    }
+}
+
 /// A target setting, to name in a message in the caller's own terms (a flag, a file key).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setting {

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    FieldNames, MAX_BATCH, MAX_ROWS, MAX_SECONDS, SpecError, default_max_error_pct,
+    FieldNames, MAX_BATCH, MAX_ROWS, MAX_SECONDS, SpecError, check_retries, default_max_error_pct,
     default_max_reconnects, default_max_tries,
 };
 use crate::dbms::SecondaryIndex;
@@ -415,22 +415,7 @@ impl InsertBenchmarkSpec {
                 format!("step l.x needs {} 1..=3", n("secondary_indexes")),
             );
         }
-        if !(0.0..=100.0).contains(&self.max_error_pct) {
-            return err(
-                "max_error_pct",
-                format!(
-                    "{} {} is out of range: expected a percent, 0..=100",
-                    n("max_error_pct"),
-                    self.max_error_pct
-                ),
-            );
-        }
-        if self.max_tries == 0 {
-            return err(
-                "max_tries",
-                format!("{} must be at least 1 (1 = no retries)", n("max_tries")),
-            );
-        }
+        check_retries(self.max_tries, self.max_error_pct, n)?;
         if self.data_min > self.data_max {
             return err(
                 "data_min",

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    FieldNames, MAX_SECONDS, SpecError, default_max_error_pct, default_max_reconnects,
-    default_max_tries,
+    FieldNames, MAX_SECONDS, SpecError, check_retries, default_max_error_pct,
+    default_max_reconnects, default_max_tries,
 };
 
 /// Parameters of the OLTP microbenchmarks: `tables` sysbench-style tables (`sbtest1`...) of
@@ -137,22 +137,7 @@ impl MicroSpec {
                 ),
             );
         }
-        if !(0.0..=100.0).contains(&self.max_error_pct) {
-            return err(
-                "max_error_pct",
-                format!(
-                    "{} {} is out of range: expected a percent, 0..=100",
-                    n("max_error_pct"),
-                    self.max_error_pct
-                ),
-            );
-        }
-        if self.max_tries == 0 {
-            return err(
-                "max_tries",
-                format!("{} must be at least 1 (1 = no retries)", n("max_tries")),
-            );
-        }
+        check_retries(self.max_tries, self.max_error_pct, n)?;
         Ok(())
     }
 }

@@ -55,6 +55,31 @@ impl std::fmt::Display for SpecError {
     }
 }
 
+/// Checks the retry policy every workload shares: tries per statement at least 1, the error
+/// rate a percent.
+pub(crate) fn check_retries(
+    max_tries: u32,
+    max_error_pct: f64,
+    n: FieldNames,
+) -> Result<(), SpecError> {
+    if !(0.0..=100.0).contains(&max_error_pct) {
+        return Err(SpecError {
+            field: "max_error_pct",
+            message: format!(
+                "{} {max_error_pct} is out of range: expected a percent, 0..=100",
+                n("max_error_pct")
+            ),
+        });
+    }
+    if max_tries == 0 {
+        return Err(SpecError {
+            field: "max_tries",
+            message: format!("{} must be at least 1 (1 = no retries)", n("max_tries")),
+        });
+    }
+    Ok(())
+}
+
 /// One complete run: target, workload and output.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunSpec {

@@ -10,8 +10,37 @@ pub mod micro;
 
 use anyhow::Result;
 
+use crate::dbms::{Table, TableOrigin};
+use crate::error::UsageError;
 use crate::results::model::StepResult;
 use crate::runner::StepEnv;
+
+/// Refuses, naming the first one, when one of `tables` (which a load is about to replace)
+/// exists and was not created by ibench, unless the user said `drop_existing`: ibench never
+/// drops what it did not create. `origin` asks the DBMS; `also` says what else the user can
+/// do.
+pub fn check_replaceable(
+    tables: &[Table],
+    drop_existing: bool,
+    location: &str,
+    also: &str,
+    mut origin: impl FnMut(&Table) -> Result<TableOrigin>,
+) -> Result<()> {
+    if drop_existing {
+        return Ok(());
+    }
+    for table in tables {
+        if origin(table)? == TableOrigin::Other {
+            return Err(UsageError::new(format!(
+                "table {} exists in {location} and was not created by ibench: ibench never drops \
+                 what it did not create; {also}, or give --drop-existing to replace it",
+                table.name
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
 
 /// A benchmark made of steps.
 pub trait Workload {

@@ -78,16 +78,7 @@ impl Descriptor for MysqlDescriptor {
     }
 
     fn params(&self, settings: &TargetSettings) -> Result<Params, SettingError> {
-        let kind = DbmsKind::of(&MYSQL);
-        if let Some((name, _)) = settings.options.first() {
-            return Err(SettingError::not_applicable(
-                kind,
-                Setting::Option(name.clone()),
-            ));
-        }
-        if settings.busy_timeout_ms.is_some() {
-            return Err(SettingError::not_applicable(kind, Setting::BusyTimeout));
-        }
+        settings.refuse_all_but(DbmsKind::of(&MYSQL), &["engine"])?;
         let engine = match settings.engine.as_deref() {
             None => Engine::Innodb,
             Some(name) => Engine::parse(name).ok_or_else(|| {

@@ -19,7 +19,7 @@ use crate::dbms::{from_params, to_params};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{
     AssumedRates, CacheSetting, Capability, DbError, Dbms, DbmsKind, Descriptor, ErrorKind,
-    InsertBenchmarkConnection, MicroConnection, Params, Setting, SettingError, StatementMode,
+    InsertBenchmarkConnection, MicroConnection, Params, SettingError, StatementMode,
     Table, TargetSettings, TargetSpec,
 };
 use crate::error::UsageError;
@@ -58,19 +58,7 @@ impl Descriptor for PostgresDescriptor {
     }
 
     fn params(&self, settings: &TargetSettings) -> Result<Params, SettingError> {
-        let kind = DbmsKind::of(&POSTGRES);
-        if settings.engine.is_some() {
-            return Err(SettingError::not_applicable(kind, Setting::Engine));
-        }
-        if let Some((name, _)) = settings.options.first() {
-            return Err(SettingError::not_applicable(
-                kind,
-                Setting::Option(name.clone()),
-            ));
-        }
-        if settings.busy_timeout_ms.is_some() {
-            return Err(SettingError::not_applicable(kind, Setting::BusyTimeout));
-        }
+        settings.refuse_all_but(DbmsKind::of(&POSTGRES), &[])?;
         Ok(to_params(&PostgresParams::default()))
     }
 

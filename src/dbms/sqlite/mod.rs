@@ -65,12 +65,7 @@ impl Descriptor for SqliteDescriptor {
     }
 
     fn params(&self, settings: &TargetSettings) -> Result<Params, SettingError> {
-        if settings.engine.is_some() {
-            return Err(SettingError::not_applicable(
-                DbmsKind::of(&SQLITE),
-                Setting::Engine,
-            ));
-        }
+        settings.refuse_all_but(DbmsKind::of(&SQLITE), &["options", "busy_timeout_ms"])?;
         for (name, value) in &settings.options {
             check_pragma(name, value)
                 .map_err(|msg| SettingError::new(Setting::Option(name.clone()), msg))?;

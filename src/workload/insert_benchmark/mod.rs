@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::dbms::{Dbms, InsertBenchmarkConnection, Table, TableOrigin};
+use crate::dbms::{Dbms, InsertBenchmarkConnection, Table};
 use crate::error::UsageError;
 use crate::metrics::recorder::{Op, Recorder};
 use crate::metrics::summary::{SlaTarget, check_error_rate, summarize};
@@ -99,24 +99,13 @@ impl InsertBenchmark {
         }
     }
 
-    /// Refuses, naming the first one, when a table l.i0 would replace was not created by
-    /// ibench (unless the user said `--drop-existing`).
+    /// Refuses when a table l.i0 would replace was not created by ibench.
     fn check_replaceable(&self, conn: &mut dyn InsertBenchmarkConnection) -> Result<()> {
-        if self.drop_existing {
-            return Ok(());
-        }
-        for table in &self.tables {
-            if conn.table_origin(table)? == TableOrigin::Other {
-                bail!(UsageError::new(format!(
-                    "table {} exists in {} and was not created by ibench: ibench never drops \
-                     what it did not create; give --drop-existing to replace it, or another \
-                     --table-prefix",
-                    table.name,
-                    self.dbms.location()
-                )));
-            }
-        }
-        Ok(())
+        let location = self.dbms.location();
+        let also = "choose another --table-prefix";
+        super::check_replaceable(&self.tables, self.drop_existing, &location, also, |t| {
+            conn.table_origin(t)
+        })
     }
 
     /// Times `select min(transactionid)` per table (reported as `getmin`) when `timed`, reads

@@ -19,7 +19,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::dbms::literal::Literal;
 use crate::dbms::micro::{MicroConnection, SbtestRows, Statement};
-use crate::dbms::{Dbms, Table, TableOrigin};
+use crate::dbms::{Dbms, Table};
 use crate::error::UsageError;
 use crate::metrics::recorder::{Op, Recorder};
 use crate::metrics::summary::{check_error_rate, summarize};
@@ -181,24 +181,13 @@ impl Micro {
         })
     }
 
-    /// Refuses, naming the first one, when a table `prepare` would replace was not created
-    /// by ibench (e.g. sysbench's), unless the user said `--drop-existing`.
+    /// Refuses when a table `prepare` would replace was not created by ibench (sysbench's).
     fn check_replaceable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
-        if self.drop_existing {
-            return Ok(());
-        }
-        for table in &self.tables {
-            if conn.table_origin(table)? == TableOrigin::Other {
-                bail!(UsageError::new(format!(
-                    "table {} exists in {} and was not created by ibench: ibench never drops \
-                     what it did not create; give --no-prepare to use it as it is (sysbench's \
-                     tables), or --drop-existing to replace it",
-                    table.name,
-                    self.dbms.location()
-                )));
-            }
-        }
-        Ok(())
+        let location = self.dbms.location();
+        let also = "give --no-prepare to use it as it is (sysbench's tables)";
+        super::check_replaceable(&self.tables, self.drop_existing, &location, also, |t| {
+            conn.table_origin(t)
+        })
     }
 
     /// The benchmark steps, in run order (after `prepare`).
