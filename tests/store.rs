@@ -638,7 +638,7 @@ fn list_lines_up_and_show_says_which_run_of_a_label_it_is() {
         bench
             .run(&[
                 "--steps",
-                "l.i0,qr100",
+                "l.i0,l.x,qr100",
                 "--l0-rows",
                 "1000",
                 "--query-seconds",
