@@ -307,9 +307,15 @@ fn sides(
             Unit::Runs => {
                 let values: Vec<f64> = steps.iter().filter_map(|s| metric.run_value(s)).collect();
                 if values.len() < steps.len() {
-                    return Err(format!("not measured in every run of {name}"));
+                    let needs = match metric.needs {
+                        "" => String::new(),
+                        n => format!(": it needs {n}"),
+                    };
+                    return Err(format!("not measured in every run of {name}{needs}"));
                 }
-                stats::from_runs(&values)
+                let quantum =
+                    steps.iter().map(|s| (metric.quantum)(s)).sum::<f64>() / steps.len() as f64;
+                stats::from_quantized_runs(&values, quantum)
                     .ok_or_else(|| format!("fewer than 2 runs of {name} completed the step"))
             }
             Unit::Seconds => {

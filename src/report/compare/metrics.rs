@@ -31,6 +31,11 @@ pub struct Metric {
     pub name: String,
     /// Which direction is better.
     pub better: Better,
+    /// What a run needs to have the metric, said when one does not (`""`: nothing special).
+    pub needs: &'static str,
+    /// The step in which a run's value is read (0: continuous), e.g. one clock tick of CPU
+    /// time over the step's ops.
+    pub quantum: fn(&StepResult) -> f64,
     run: RunFn,
     seconds: Option<SecondsFn>,
 }
@@ -111,6 +116,18 @@ fn per_op_seconds(cost_s: &[f64], ops: &[f64]) -> Vec<Second> {
         .collect()
 }
 
+/// Linux reports process CPU time in clock ticks of 1/100 s (USER_HZ, the same on every
+/// architecture Linux runs on today).
+const CPU_TICK_S: f64 = 0.01;
+
+/// One clock tick of CPU time over the step's ops, in us per op.
+fn cpu_tick_per_op_us(s: &StepResult) -> f64 {
+    match s.efficiency.as_ref().map(|e| e.ops) {
+        Some(ops) if ops > 0 => CPU_TICK_S * 1e6 / ops as f64,
+        _ => 0.0,
+    }
+}
+
 fn positive(v: f64) -> Option<f64> {
     (v > 0.0).then_some(v)
 }
@@ -137,6 +154,8 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
                 key: key.to_string(),
                 name: name.to_string(),
                 better: Better::Higher,
+                needs: "",
+                quantum: |_| 0.0,
                 run: Box::new(move |s| positive(total(s))),
                 seconds: Some(Box::new(move |s| plain(trim(op_series(s, op))))),
             });
@@ -147,6 +166,8 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
             key: "index_rows_per_s".to_string(),
             name: "index rows/s".to_string(),
             better: Better::Higher,
+            needs: "",
+            quantum: |_| 0.0,
             run: Box::new(|s| s.index_build.as_ref().and_then(|i| positive(i.rows_per_s))),
             seconds: None,
         });
@@ -157,6 +178,8 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
                 key: format!("{op}_max_response_us"),
                 name: format!("{op} max response us"),
                 better: Better::Lower,
+                needs: "a full second with an op (a step under about 2 s has none)",
+                quantum: |_| 0.0,
                 run: Box::new(move |s| {
                     let v = max_response_of(s, op);
                     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
@@ -184,6 +207,8 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
             key: "dbms_cpu_us_per_op".to_string(),
             name: "dbms CPU us/op".to_string(),
             better: Better::Lower,
+            needs: "",
+            quantum: cpu_tick_per_op_us,
             run: Box::new(|s| s.efficiency.as_ref()?.per_op.as_ref()?.dbms_cpu_us),
             seconds: Some(Box::new(|s| {
                 let cpu = s
@@ -200,6 +225,8 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
             key: "client_cpu_us_per_op".to_string(),
             name: "client CPU us/op".to_string(),
             better: Better::Lower,
+            needs: "",
+            quantum: cpu_tick_per_op_us,
             run: Box::new(|s| Some(s.efficiency.as_ref()?.per_op.as_ref()?.client_cpu_us)),
             seconds: Some(Box::new(|s| {
                 let cpu = s

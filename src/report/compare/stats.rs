@@ -75,12 +75,21 @@ pub fn effective_n(v: &[f64]) -> f64 {
 
 /// One side from its runs' values (the run is the unit). `None` with fewer than 2 runs.
 pub fn from_runs(values: &[f64]) -> Option<Side> {
+    from_quantized_runs(values, 0.0)
+}
+
+/// [`from_runs`] for values read in steps of `quantum` (a CPU time in clock ticks, over the
+/// ops): the variance of one run's value is at least `quantum^2 / 3`, that of two counters
+/// (user and system time) each read at the start and the end with an even rounding error.
+/// Otherwise runs that read the same number of ticks would claim a precision they do not have.
+pub fn from_quantized_runs(values: &[f64], quantum: f64) -> Option<Side> {
     let n = values.len();
     if n < 2 || values.iter().any(|v| !v.is_finite()) {
         return None;
     }
     let m = mean(values);
     let var = values.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let var = var.max(quantum * quantum / 3.0);
     Some(Side {
         mean: m,
         se: (var / n as f64).sqrt(),
@@ -355,6 +364,26 @@ mod tests {
         );
         assert_eq!((a.n_eff, b.n_eff), (15.0, 15.0));
         check(&a, &b);
+    }
+
+    #[test]
+    fn equal_tick_counts_do_not_claim_precision() {
+        // Four runs that each read 4 ticks over the same ops: no spread, but each reading is
+        // only good to a tick.
+        let exact = from_runs(&[4.0; 4]).unwrap();
+        assert_eq!(exact.se, 0.0);
+        let ticks = from_quantized_runs(&[4.0; 4], 1.0).unwrap();
+        assert!(
+            (ticks.se - (1.0f64 / 3.0 / 4.0).sqrt()).abs() < 1e-12,
+            "{}",
+            ticks.se
+        );
+        // A spread larger than the floor is kept as measured.
+        let spread = from_quantized_runs(&[2.0, 6.0], 1.0).unwrap();
+        assert!((spread.sd_run - 8.0f64.sqrt()).abs() < 1e-12);
+        // A/A on tick counts (4 against 5 ticks in every run) is not a sure change.
+        let t = ratio_test(&ticks, &from_quantized_runs(&[5.0; 4], 1.0).unwrap()).unwrap();
+        assert!(t.p > 0.01, "p {}", t.p);
     }
 
     #[test]
