@@ -117,8 +117,7 @@ pub struct Row {
     pub test: Option<Test>,
     /// Benjamini–Hochberg adjusted p-value.
     pub q: Option<f64>,
-    /// The change's interval, percent, at [`Comparison::ci_level`]; `None` when untested or
-    /// unbounded.
+    /// The change's interval, percent, at [`Comparison::ci_level`]; `None` when untested.
     pub ci_pct: Option<[f64; 2]>,
     /// The verdict.
     pub verdict: Verdict,
@@ -164,13 +163,21 @@ impl Comparison {
     pub fn method(&self) -> Vec<String> {
         let mut out = Vec::new();
         match self.unit {
-            Unit::Runs => out.push(
-                "Unit: the run. Each run's figure for the step (its rate, cost per op, mean of \
-                 the per-second largest response times) is one sample, so the variation \
-                 between runs is in the error; change = mean B / mean A - 1, Welch's t-test \
-                 on its logarithm."
-                    .to_string(),
-            ),
+            Unit::Runs => {
+                out.push(
+                    "Unit: the run. Each run's figure for the step (its rate, cost per op, mean \
+                     of the per-second largest response times) is one sample, so the variation \
+                     between runs is in the error; change = mean B / mean A - 1, Welch's t-test \
+                     on its logarithm."
+                        .to_string(),
+                );
+                if self.runs_a.min(self.runs_b) < ADVISED_RUNS {
+                    out.push(format!(
+                        "With 2 runs on a side the test has one or two degrees of freedom and \
+                         its intervals are wide: {ADVISED_RUNS} or more runs a side are advised."
+                    ));
+                }
+            }
             Unit::Seconds => out.push(format!(
                 "ONLY NOISE WITHIN RUNS IS ACCOUNTED FOR: {} a single run, so the samples are \
                  the runs' seconds (first and last dropped, their number corrected for \
@@ -215,23 +222,21 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         Unit::Seconds
     };
     let mut rows = Vec::new();
-    if let Some(first) = a.first() {
-        for step in &first.steps {
-            // Steps every run has; of those, only the runs that completed the step count.
-            let (Some(sa), Some(sb)) = (completed(a, &step.name), completed(b, &step.name)) else {
-                continue;
-            };
-            if b.is_empty() {
-                continue;
-            }
-            for metric in metrics::for_step(step) {
-                let test = match sides(&metric, &sa, &sb, unit) {
-                    Ok((x, y)) => stats::ratio_test(&x, &y)
-                        .ok_or_else(|| "a side's value is 0: no ratio to test".to_string()),
-                    Err(why) => Err(why),
-                };
-                rows.push((step.name.clone(), metric, test));
-            }
+    let steps = match (a.first(), b.is_empty()) {
+        (Some(first), false) => first.steps.as_slice(),
+        _ => &[],
+    };
+    for step in steps {
+        // Steps every run has; of those, only the runs that completed the step count.
+        let (Some(sa), Some(sb)) = (completed(a, &step.name), completed(b, &step.name)) else {
+            continue;
+        };
+        for metric in metrics::for_step(step) {
+            let test = sides(&metric, &sa, &sb, unit).and_then(|(x, y)| {
+                stats::ratio_test(&x, &y)
+                    .ok_or_else(|| "a side's value is 0: no ratio to test".to_string())
+            });
+            rows.push((step.name.clone(), metric, test));
         }
     }
     let p: Vec<f64> = rows
