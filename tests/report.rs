@@ -1,6 +1,6 @@
-//! `ibench report` and `ibench compare` over runs stored by real SQLite runs: aggregation of
-//! repeats, values relative to a base, escaping, the HTML in headless Chromium, significance,
-//! and bad input.
+//! `ibench report` over runs stored by real SQLite runs: aggregation of repeats, values
+//! relative to a base, escaping, the HTML in headless Chromium, and bad input (`ibench
+//! compare` has its own module, compare.rs).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -401,79 +401,6 @@ fn two_managed_mariadb_runs_differ_only_in_the_setting_they_were_given() {
     if have_files(&["/usr/sbin/mariadbd"], "mariadb-server") {
         only_the_given_setting_differs("mariadb", "innodb_old_blocks_time", "1000", "500");
     }
-}
-
-#[test]
-fn compare_finds_a_slowdown_and_not_a_rerun() {
-    let bench = Bench::exclusive();
-    let with = |label: &str, extra: &[&str]| {
-        let mut a = vec![
-            "--steps",
-            "l.i0,l.x,qr100",
-            "--clients",
-            "1",
-            "--l0-rows",
-            "20000",
-            "--query-seconds",
-            "10",
-            "--label",
-            label,
-        ];
-        a.extend_from_slice(extra);
-        bench.run(&a).result()
-    };
-    // Two runs of each: a label pools its runs' seconds, so one run whose rate drifts (a
-    // loaded machine) cannot hide the change alone.
-    let a1 = with("a", &[]).run_id;
-    let a2 = with("a", &[]).run_id;
-    // The slowdown: every statement compiled from its text again (no prepared statements),
-    // which costs the short range queries (a few microseconds each) 4-10x their rate.
-    with("slow", &["--plain-sql"]);
-    with("slow", &["--plain-sql"]);
-
-    let row = |rows: &Value, step: &str, metric: &str| -> Value {
-        rows.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["step"] == step && r["metric"] == metric)
-            .unwrap_or_else(|| panic!("no row {step} {metric} in {rows}"))
-            .clone()
-    };
-    let same = cmd(&bench, &["compare", &a1, &a2, "--json"]);
-    same.assert_success();
-    let rows: Value = serde_json::from_str(&same.stdout).unwrap();
-    // The background writer is rate-limited: the same config holds the same rate.
-    let writer = row(&rows, "qr100", "ins/s");
-    assert_eq!(writer["significant"], false, "{writer}");
-    assert!(
-        writer["verdict"]
-            .as_str()
-            .unwrap()
-            .starts_with("no significant change")
-    );
-
-    let slow = cmd(&bench, &["compare", "a", "slow", "--json"]);
-    slow.assert_success();
-    let rows: Value = serde_json::from_str(&slow.stdout).unwrap();
-    let qps = row(&rows, "qr100", "qps");
-    assert_eq!(qps["significant"], true, "{qps}");
-    let change = qps["test"]["change_pct"].as_f64().unwrap();
-    assert!(change < -50.0, "{qps}");
-    assert!(
-        qps["verdict"].as_str().unwrap().starts_with("qps -"),
-        "{qps}"
-    );
-    assert!(qps["test"]["n_eff_a"].as_f64().unwrap() <= qps["test"]["n_a"].as_f64().unwrap());
-
-    // The table form words it plainly.
-    let text = cmd(&bench, &["compare", "a", "slow"]);
-    text.assert_success();
-    assert!(text.stdout.contains("Welch"), "{}", text.stdout);
-    assert!(
-        text.stdout
-            .lines()
-            .any(|l| l.contains("qr100") && l.contains("qps -"))
-    );
 }
 
 #[test]

@@ -23,9 +23,13 @@ mod queue;
 /// and the writer catches up).
 mod rate;
 
-/// Reports over stored runs (HTML, Markdown, JSON; repeats, base, escaping, Chromium) and
-/// `ibench compare`'s significance.
+/// Reports over stored runs (HTML, Markdown, JSON; repeats, base, escaping, Chromium).
 mod report;
+
+/// `ibench compare`: A/A comparisons on SQLite and a managed PostgreSQL call (almost) nothing
+/// a change, an injected change is found within its interval, one run a side says that only
+/// noise within runs counts, bad thresholds are usage errors.
+mod compare;
 
 /// The rows themselves: seeded reproducibility, value ranges and formats, and point queries
 /// (through the library's DBMS API and as the qpN step reports them).

@@ -1,13 +1,19 @@
-//! `ibench compare A B`: per step and metric, the change from A to B and whether it is
-//! significant (Welch's t-test on per-second samples, autocorrelation-corrected).
+//! `ibench compare A B`: per step and metric, the change from A to B with a confidence
+//! interval and a verdict (better, worse, no change, inconclusive); the method is in
+//! `report::compare` and docs/reports.md.
 
 use anyhow::Result;
+
 use clap::Args;
+use serde::Serialize;
 
 use super::StoreArgs;
 use crate::error::UsageError;
 use crate::output::escape;
-use crate::report::compare::{self, DEFAULT_ALPHA, fmt_p};
+use crate::report::compare::{
+    self, Comparison, DEFAULT_ALPHA, DEFAULT_NOISE_PCT, Options, Unit, fmt_ci, fmt_p, fmt_pct,
+    fmt_q,
+};
 use crate::report::table::Table;
 use crate::results::store::Store;
 
@@ -18,10 +24,15 @@ pub struct CompareArgs {
     pub a: String,
     /// Compared with A: run id, unique prefix, or label.
     pub b: String,
-    /// Significance level: a change counts when p is below it.
+    /// False discovery rate over the step x metric table (Benjamini-Hochberg): the expected
+    /// share of reported changes that are noise.
     #[arg(long, default_value_t = DEFAULT_ALPHA, value_parser = parse_alpha)]
     pub alpha: f64,
-    /// Print the rows as JSON.
+    /// Noise threshold in percent (e.g. 3 or 3%): a change is reported only when its
+    /// confidence interval lies beyond +-this, and "no change" only when it lies within.
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_NOISE_PCT, value_parser = parse_noise)]
+    pub noise_threshold: f64,
+    /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
     /// The store.
@@ -38,13 +49,36 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_noise(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').trim().parse::<f64>() {
+        Ok(v) if (0.0..100.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a percentage from 0 to below 100 (e.g. 3 for +-3%)"
+        )),
+    }
+}
+
+/// The JSON output: what was compared, the method in words, the comparison.
+#[derive(Serialize)]
+struct Json<'a> {
+    a: &'a str,
+    b: &'a str,
+    method: Vec<String>,
+    #[serde(flatten)]
+    comparison: &'a Comparison,
+}
+
 /// Runs `ibench compare`.
 pub fn execute(args: &CompareArgs) -> Result<()> {
     let store = Store::open_existing(&args.store.results)?;
     let a = store.load_all(&args.a)?;
     let b = store.load_all(&args.b)?;
-    let rows = compare::compare(&a, &b, args.alpha);
-    if rows.is_empty() {
+    let opts = Options {
+        alpha: args.alpha,
+        noise_pct: args.noise_threshold,
+    };
+    let cmp = compare::compare(&a, &b, &opts);
+    if cmp.rows.is_empty() {
         return Err(UsageError::new(format!(
             "{} and {} have no step in common to compare",
             args.a, args.b
@@ -52,39 +86,67 @@ pub fn execute(args: &CompareArgs) -> Result<()> {
         .into());
     }
     if args.json {
-        println!("{}", escape::json(&serde_json::to_string_pretty(&rows)?));
-        return Ok(());
+        let doc = Json {
+            a: &args.a,
+            b: &args.b,
+            method: cmp.method(),
+            comparison: &cmp,
+        };
+        // Labels are stored text from anyone: JSON escapes keep control characters out.
+        return crate::output::stdout::print(
+            &(escape::json(&serde_json::to_string_pretty(&doc)?) + "\n"),
+        );
     }
-    println!(
-        "A = {} ({} run(s)), B = {} ({} run(s)); per-second samples, Welch's t-test with \
-         autocorrelation-corrected sample sizes, alpha {}",
-        escape::line(&args.a),
-        a.len(),
-        escape::line(&args.b),
-        b.len(),
-        args.alpha
+    crate::output::stdout::print(&render(
+        &cmp,
+        &escape::line(&args.a),
+        &escape::line(&args.b),
+    ))
+}
+
+/// The comparison as text: who is compared, the method, the table.
+fn render(cmp: &Comparison, a: &str, b: &str) -> String {
+    let runs = |n: usize| {
+        if n == 1 {
+            "1 run".to_string()
+        } else {
+            format!("{n} runs")
+        }
+    };
+    let mut out = format!(
+        "A = {a} ({}), B = {b} ({})\n",
+        runs(cmp.runs_a),
+        runs(cmp.runs_b)
     );
+    for line in cmp.method() {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push('\n');
+    let n_header = match cmp.unit {
+        Unit::Runs => "runs A/B",
+        Unit::Seconds => "n_eff A/B",
+    };
     let mut t = Table::new([
-        "step",
-        "metric",
-        "A",
-        "B",
-        "change",
-        "p",
-        "n_eff A/B",
-        "verdict",
+        "step", "metric", "A", "B", "change", "interval", "p", "q", n_header, "verdict",
     ]);
-    for r in &rows {
+    for r in &cmp.rows {
+        let verdict = format!("{}: {}", r.verdict.as_str(), r.note);
         match &r.test {
             Some(x) => t.row([
                 r.step.clone(),
                 r.metric.clone(),
                 format!("{:.1}", x.mean_a),
                 format!("{:.1}", x.mean_b),
-                format!("{:+.1}%", x.change_pct),
+                fmt_pct(x.change_pct),
+                fmt_ci(r.ci_pct),
                 fmt_p(x.p),
-                format!("{:.0}/{:.0}", x.n_eff_a, x.n_eff_b),
-                r.verdict.clone(),
+                r.q.map(fmt_q).unwrap_or_default(),
+                match cmp.unit {
+                    Unit::Runs => format!("{}/{}", x.n_a, x.n_b),
+                    Unit::Seconds => format!("{:.0}/{:.0}", x.n_eff_a, x.n_eff_b),
+                },
+                verdict,
             ]),
             None => t.row([
                 r.step.clone(),
@@ -94,10 +156,12 @@ pub fn execute(args: &CompareArgs) -> Result<()> {
                 "-".into(),
                 "-".into(),
                 "-".into(),
-                r.verdict.clone(),
+                "-".into(),
+                "-".into(),
+                verdict,
             ]),
         }
     }
-    print!("{}", t.to_text());
-    Ok(())
+    out.push_str(&t.to_text());
+    out
 }

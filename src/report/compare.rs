@@ -1,266 +1,105 @@
-//! `ibench compare`: per step and metric, the change from A to B and whether it is significant.
+//! `ibench compare`: per step and metric, the change from A to B with a confidence interval,
+//! and a verdict an engineer can act on (better, worse, no change, inconclusive).
 //!
-//! Samples are the per-second values of each run (the first and last second, which are
-//! partial, are dropped). Per-second values are autocorrelated (a stall spans seconds), which
-//! would make a plain t-test claim significance too often, so each run's sample size is
-//! replaced by its effective size `n (1 - r1) / (1 + r1)`, with `r1` the lag-1
-//! autocorrelation (taken as 0 unless it exceeds Bartlett's bound `2 / sqrt(n)`). Welch's t-test then compares the means with
-//! the Welch–Satterthwaite degrees of freedom; p is two-sided.
+//! **The unit.** With two or more runs on each side the run is the unit: each run's figure
+//! for the step is one sample, so the variation between runs (a new process, server, file
+//! layout; Kalibera and Jones 2013) is in the error. With a single run on a side the samples
+//! are the run's seconds, their number corrected for autocorrelation, and the output says
+//! that only the noise within runs is accounted for.
+//!
+//! **The test.** The change is `mean_b / mean_a - 1`; its test and interval are Welch's t on
+//! `ln(mean_b / mean_a)` with the delta-method standard error `sqrt((se_a/mean_a)^2 +
+//! (se_b/mean_b)^2)` (`stats.rs`), p two-sided. Benjamini–Hochberg controls the
+//! false discovery rate over the step x metric table, and intervals are shown at the level
+//! that keeps the false coverage-statement rate of the discoveries at alpha (Benjamini and
+//! Yekutieli 2005), so an interval excludes 0 exactly for a discovery.
+//!
+//! **The verdict.** Better or worse only when the interval lies beyond the noise threshold
+//! (criterion's noise threshold); no change only when it lies within it; otherwise
+//! inconclusive, with the number of runs that would likely settle it.
+
+pub mod format;
+pub mod metrics;
+pub mod stats;
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::results::model::{RunResult, Series, StepResult};
+pub use format::{fmt_ci, fmt_level, fmt_num, fmt_p, fmt_pct, fmt_q};
+pub use metrics::Better;
+use stats::{Second, Side, Test};
 
-/// Default significance level.
+use crate::results::model::{RunResult, RunStatus, StepResult};
+
+/// Default false discovery rate over the table.
 pub const DEFAULT_ALPHA: f64 = 0.01;
+/// Default noise threshold, percent: changes within +-this are not called a change.
+pub const DEFAULT_NOISE_PCT: f64 = 3.0;
+/// Runs per side advised before anything is tested on runs (with 2 the test has 1-2
+/// degrees of freedom and its intervals are very wide).
+pub const ADVISED_RUNS: usize = 3;
+/// Estimates of the runs needed stop here.
+const MAX_RUNS: usize = 100;
 
-/// The outcome of one test.
-#[derive(Clone, Debug, Serialize)]
-pub struct Test {
-    /// Mean of A's samples.
-    pub mean_a: f64,
-    /// Mean of B's samples.
-    pub mean_b: f64,
-    /// `(mean_b / mean_a - 1) * 100`.
-    pub change_pct: f64,
-    /// Samples of A, and their effective number.
-    pub n_a: usize,
-    /// Effective sample size of A.
-    pub n_eff_a: f64,
-    /// Samples of B.
-    pub n_b: usize,
-    /// Effective sample size of B.
-    pub n_eff_b: f64,
-    /// Welch's t.
-    pub t: f64,
-    /// Degrees of freedom.
-    pub df: f64,
-    /// Two-sided p-value.
-    pub p: f64,
+/// How to compare.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Options {
+    /// False discovery rate over the step x metric table (Benjamini–Hochberg).
+    pub alpha: f64,
+    /// Noise threshold, percent of A's value.
+    pub noise_pct: f64,
 }
 
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-/// Lag-1 autocorrelation of `v` (0 when undefined).
-pub fn lag1_autocorrelation(v: &[f64]) -> f64 {
-    if v.len() < 3 {
-        return 0.0;
-    }
-    let m = mean(v);
-    let var: f64 = v.iter().map(|x| (x - m).powi(2)).sum();
-    if var == 0.0 {
-        return 0.0;
-    }
-    let cov: f64 = v.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum();
-    cov / var
-}
-
-/// Effective sample size of one run's series. The lag-1 autocorrelation counts only when it
-/// exceeds Bartlett's bound `2 / sqrt(n)` (what white noise reaches by chance 5% of the time):
-/// a few seconds of samples cannot tell drift from noise.
-pub fn effective_n(v: &[f64]) -> f64 {
-    let r1 = lag1_autocorrelation(v);
-    let bound = 2.0 / (v.len().max(1) as f64).sqrt();
-    let r = if r1 > bound { r1.min(0.99) } else { 0.0 };
-    (v.len() as f64 * (1.0 - r) / (1.0 + r)).max(1.0)
-}
-
-/// Welch's t-test between the runs of A and of B (each a per-second series). `None` when a
-/// side has fewer than 3 samples.
-pub fn welch(a: &[Vec<f64>], b: &[Vec<f64>]) -> Option<Test> {
-    let all_a: Vec<f64> = a.iter().flatten().copied().collect();
-    let all_b: Vec<f64> = b.iter().flatten().copied().collect();
-    if all_a.len() < 3 || all_b.len() < 3 {
-        return None;
-    }
-    let n_eff_a: f64 = a
-        .iter()
-        .filter(|r| !r.is_empty())
-        .map(|r| effective_n(r))
-        .sum();
-    let n_eff_b: f64 = b
-        .iter()
-        .filter(|r| !r.is_empty())
-        .map(|r| effective_n(r))
-        .sum();
-    let (ma, mb) = (mean(&all_a), mean(&all_b));
-    let var =
-        |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
-    let (va, vb) = (var(&all_a, ma), var(&all_b, mb));
-    let change_pct = if ma != 0.0 {
-        (mb / ma - 1.0) * 100.0
-    } else {
-        0.0
-    };
-    let (sa, sb) = (va / n_eff_a, vb / n_eff_b);
-    let se = (sa + sb).sqrt();
-    let (t, df, p) = if se == 0.0 {
-        if ma == mb {
-            (0.0, 1.0, 1.0)
-        } else {
-            (f64::INFINITY, 1.0, 0.0)
-        }
-    } else {
-        let t = (mb - ma) / se;
-        let df_den = sa * sa / (n_eff_a - 1.0).max(1.0) + sb * sb / (n_eff_b - 1.0).max(1.0);
-        let df = if df_den > 0.0 {
-            ((sa + sb).powi(2) / df_den).max(1.0)
-        } else {
-            1.0
-        };
-        let dist = StudentsT::new(0.0, 1.0, df).ok()?;
-        (t, df, 2.0 * (1.0 - dist.cdf(t.abs())))
-    };
-    Some(Test {
-        mean_a: ma,
-        mean_b: mb,
-        change_pct,
-        n_a: all_a.len(),
-        n_eff_a,
-        n_b: all_b.len(),
-        n_eff_b,
-        t,
-        df,
-        p: p.clamp(0.0, 1.0),
-    })
-}
-
-/// `p<0.001`, `p<0.01` or `p=0.034`.
-pub fn fmt_p(p: f64) -> String {
-    if p < 0.001 {
-        "p<0.001".to_string()
-    } else if p < 0.01 {
-        "p<0.01".to_string()
-    } else {
-        format!("p={p:.3}")
-    }
-}
-
-/// Reads one per-second series from a step.
-pub type SeriesFn = Box<dyn Fn(&StepResult) -> Vec<f64>>;
-
-/// A metric compared per second.
-pub struct SeriesDef {
-    /// Name in the output (`ins/s`, `qps`, ...).
-    pub name: String,
-    /// Per-second values of one step of one run.
-    pub get: SeriesFn,
-}
-
-/// Drops the first and the last (partial) second.
-fn trim(v: Vec<f64>) -> Vec<f64> {
-    if v.len() > 2 {
-        v[1..v.len() - 1].to_vec()
-    } else {
-        Vec::new()
-    }
-}
-
-fn op_series(s: &StepResult, op: &str) -> Vec<f64> {
-    s.per_second
-        .total
-        .ops
-        .get(op)
-        .map(|x| x.rows.iter().map(|&v| v as f64).collect())
-        .unwrap_or_default()
-}
-
-/// The largest response time of each second in which at least one `op` completed (a second
-/// with none has no response time: its recorded 0 is not a sample, and counting it would pull
-/// the mean down exactly where a stall is), first and last second dropped.
-fn max_response_series(s: &StepResult, op: &str) -> Vec<f64> {
-    s.per_second
-        .total
-        .ops
-        .get(op)
-        .map(max_response)
-        .unwrap_or_default()
-}
-
-fn max_response(x: &Series) -> Vec<f64> {
-    let ops = trim(x.ops.iter().map(|&v| v as f64).collect());
-    let max = trim(x.max_us.iter().map(|&v| v as f64).collect());
-    max.into_iter()
-        .zip(ops)
-        .filter(|(_, n)| *n > 0.0)
-        .map(|(m, _)| m)
-        .collect()
-}
-
-/// The per-op divisor of a step's cost series: rows inserted per second in load steps,
-/// queries per second in query steps.
-fn ops_per_second(s: &StepResult) -> Vec<f64> {
-    let per = s
-        .efficiency
-        .as_ref()
-        .map(|e| e.per.as_str())
-        .unwrap_or("insert");
-    op_series(s, per)
-}
-
-fn per_op_series(cost: &[f64], ops: &[f64], scale: f64) -> Vec<f64> {
-    cost.iter()
-        .zip(ops)
-        .filter(|(_, o)| **o > 0.0)
-        .map(|(c, o)| c * scale / o)
-        .collect()
-}
-
-/// The metrics compared for a step, given the op types it has.
-pub fn series_defs(step: &StepResult) -> Vec<SeriesDef> {
-    let mut out: Vec<SeriesDef> = Vec::new();
-    for (op, name) in [("insert", "ins/s"), ("delete", "del/s"), ("query", "qps")] {
-        if step.per_second.total.ops.contains_key(op) {
-            out.push(SeriesDef {
-                name: name.to_string(),
-                get: Box::new(move |s| trim(op_series(s, op))),
-            });
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            alpha: DEFAULT_ALPHA,
+            noise_pct: DEFAULT_NOISE_PCT,
         }
     }
-    for op in ["insert", "delete", "query"] {
-        if step.per_second.total.ops.contains_key(op) {
-            out.push(SeriesDef {
-                name: format!("{op} max response us"),
-                get: Box::new(move |s| max_response_series(s, op)),
-            });
+}
+
+/// What one sample is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    /// Each run's figure for the step (two or more runs on each side).
+    Runs,
+    /// The seconds of the runs (a side has one run): noise within runs only.
+    Seconds,
+}
+
+/// The verdict on one step and metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The interval lies beyond the noise threshold, on the better side.
+    Better,
+    /// The interval lies beyond the noise threshold, on the worse side.
+    Worse,
+    /// The interval lies within the noise threshold.
+    NoChange,
+    /// Neither: more runs are needed.
+    Inconclusive,
+    /// Not enough data to test.
+    Untestable,
+}
+
+impl Verdict {
+    /// Whether the verdict is a significant change (what a report may mark).
+    pub fn is_significant(self) -> bool {
+        matches!(self, Verdict::Better | Verdict::Worse)
+    }
+
+    /// The verdict in words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::NoChange => "no change",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Untestable => "untestable",
         }
     }
-    if step
-        .efficiency
-        .as_ref()
-        .is_some_and(|e| !e.per_second.dbms_cpu_s.is_empty() && e.dbms.is_some())
-    {
-        out.push(SeriesDef {
-            name: "dbms CPU us/op".to_string(),
-            get: Box::new(|s| {
-                let e = s.efficiency.as_ref();
-                let cpu = e
-                    .map(|e| e.per_second.dbms_cpu_s.clone())
-                    .unwrap_or_default();
-                trim(per_op_series(&cpu, &ops_per_second(s), 1e6))
-            }),
-        });
-    }
-    if step
-        .efficiency
-        .as_ref()
-        .is_some_and(|e| !e.per_second.client_cpu_s.is_empty())
-    {
-        out.push(SeriesDef {
-            name: "client CPU us/op".to_string(),
-            get: Box::new(|s| {
-                let e = s.efficiency.as_ref();
-                let cpu = e
-                    .map(|e| e.per_second.client_cpu_s.clone())
-                    .unwrap_or_default();
-                trim(per_op_series(&cpu, &ops_per_second(s), 1e6))
-            }),
-        });
-    }
-    out
 }
 
 /// One row of the comparison.
@@ -270,159 +109,457 @@ pub struct Row {
     pub step: String,
     /// Metric name.
     pub metric: String,
+    /// Metric key (the report's key for the same figure).
+    pub key: String,
+    /// Which direction is better.
+    pub better: Better,
     /// The test, when both sides had enough samples.
     pub test: Option<Test>,
-    /// Whether `p < alpha`.
+    /// Benjamini–Hochberg adjusted p-value.
+    pub q: Option<f64>,
+    /// The change's interval, percent, at [`Comparison::ci_level`]; `None` when untested.
+    pub ci_pct: Option<[f64; 2]>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Whether the verdict is better or worse.
     pub significant: bool,
-    /// The plain-words verdict.
-    pub verdict: String,
+    /// Why, or what to do (e.g. how many runs would tell).
+    pub note: String,
+    /// The row in one sentence: change, interval, p, verdict and note.
+    pub text: String,
 }
 
-/// Compares the runs of A with the runs of B, step by step over the steps both have.
-pub fn compare(a: &[RunResult], b: &[RunResult], alpha: f64) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let Some(first) = a.first() else { return rows };
-    for step in &first.steps {
-        let find = |r: &RunResult| r.steps.iter().find(|s| s.name == step.name).cloned();
-        let sa: Vec<StepResult> = a.iter().filter_map(find).collect();
-        let sb: Vec<StepResult> = b.iter().filter_map(find).collect();
-        if sa.len() < a.len() || sb.len() < b.len() || sb.is_empty() {
-            continue;
+/// A comparison of A with B.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// Runs of A.
+    pub runs_a: usize,
+    /// Runs of B.
+    pub runs_b: usize,
+    /// What one sample is.
+    pub unit: Unit,
+    /// False discovery rate.
+    pub alpha: f64,
+    /// Noise threshold, percent.
+    pub noise_pct: f64,
+    /// Rows tested (`m`).
+    pub tests: usize,
+    /// Benjamini–Hochberg discoveries at `alpha` (`R`).
+    pub discoveries: usize,
+    /// Confidence level of the intervals: `1 - max(R, 1) alpha / m`.
+    pub ci_level: f64,
+    /// One row per step and metric.
+    pub rows: Vec<Row>,
+}
+
+impl Comparison {
+    /// The row of `step` and metric `key` (e.g. `queries_per_s`): what a report looks up to
+    /// mark a change.
+    pub fn row(&self, step: &str, key: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.step == step && r.key == key)
+    }
+
+    /// The method in a few lines, for the head of the output.
+    pub fn method(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match self.unit {
+            Unit::Runs => {
+                out.push(
+                    "Unit: the run. Each run's figure for the step (its rate, cost per op, mean \
+                     of the per-second largest response times) is one sample, so the variation \
+                     between runs is in the error; change = mean B / mean A - 1, Welch's t-test \
+                     on its logarithm."
+                        .to_string(),
+                );
+                if self.runs_a.min(self.runs_b) < ADVISED_RUNS {
+                    out.push(format!(
+                        "With 2 runs on a side the test has one or two degrees of freedom and \
+                         its intervals are wide: {ADVISED_RUNS} or more runs a side are advised."
+                    ));
+                }
+            }
+            Unit::Seconds => out.push(format!(
+                "ONLY NOISE WITHIN RUNS IS ACCOUNTED FOR: {} a single run, so the samples are \
+                 the runs' seconds (first and last dropped, their number corrected for \
+                 autocorrelation). The variation between runs (a new process, server, file \
+                 layout), usually the larger, is not in these intervals. Repeat each \
+                 configuration at least {ADVISED_RUNS} times (same --label) to test on runs.",
+                match (self.runs_a, self.runs_b) {
+                    (1, 1) => "A and B each have",
+                    (1, _) => "A has",
+                    _ => "B has",
+                }
+            )),
         }
-        for def in series_defs(step) {
-            let va: Vec<Vec<f64>> = sa.iter().map(|s| (def.get)(s)).collect();
-            let vb: Vec<Vec<f64>> = sb.iter().map(|s| (def.get)(s)).collect();
-            let test = welch(&va, &vb);
-            let (significant, verdict) = match &test {
-                None => (false, "too few seconds to test".to_string()),
-                Some(t) if t.p < alpha => (
-                    true,
-                    format!("{} {:+.1}% ({})", def.name, t.change_pct, fmt_p(t.p)),
-                ),
-                Some(t) => (
-                    false,
-                    format!(
-                        "no significant change ({:+.1}%, {})",
-                        t.change_pct,
-                        fmt_p(t.p)
-                    ),
-                ),
-            };
-            rows.push(Row {
-                step: step.name.clone(),
-                metric: def.name,
-                test,
-                significant,
-                verdict,
+        if self.tests == 0 {
+            out.push("No step and metric had enough samples to test.".to_string());
+            return out;
+        }
+        out.push(format!(
+            "False discovery rate {}% over the {} tests (Benjamini-Hochberg; q = adjusted p): \
+             {} discovered. Intervals of the ratio of the means (delta method, log scale) at {} \
+             (1 - max(R,1) alpha/m, Benjamini-Yekutieli), so they exclude 0 exactly for the \
+             discoveries.",
+            fmt_num(self.alpha * 100.0),
+            self.tests,
+            self.discoveries,
+            fmt_level(self.ci_level),
+        ));
+        out.push(format!(
+            "Better/worse: interval beyond the noise threshold +-{}% (--noise-threshold); \
+             no change: interval within it; inconclusive: neither.",
+            fmt_num(self.noise_pct)
+        ));
+        out
+    }
+}
+
+/// Compares the runs of A with the runs of B, step by step over the steps every run has.
+pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
+    let unit = if a.len() >= 2 && b.len() >= 2 {
+        Unit::Runs
+    } else {
+        Unit::Seconds
+    };
+    let mut rows = Vec::new();
+    let steps = match (a.first(), b.is_empty()) {
+        (Some(first), false) => first.steps.as_slice(),
+        _ => &[],
+    };
+    for step in steps {
+        // Steps every run has; of those, only the runs that completed the step count.
+        let (Some(sa), Some(sb)) = (completed(a, &step.name), completed(b, &step.name)) else {
+            continue;
+        };
+        for metric in metrics::for_step(step) {
+            let test = sides(&metric, &sa, &sb, unit).and_then(|(x, y)| {
+                stats::ratio_test(&x, &y)
+                    .ok_or_else(|| "a side's value is 0: no ratio to test".to_string())
             });
+            rows.push((step.name.clone(), metric, test));
         }
     }
-    rows
+    let p: Vec<f64> = rows
+        .iter()
+        .filter_map(|(_, _, t)| t.as_ref().ok().map(|t| t.p))
+        .collect();
+    let q = stats::benjamini_hochberg(&p);
+    let discoveries = q.iter().filter(|&&q| q <= opts.alpha).count();
+    let ci_level = stats::fcr_level(opts.alpha, p.len(), discoveries);
+    let mut cmp = Comparison {
+        runs_a: a.len(),
+        runs_b: b.len(),
+        unit,
+        alpha: opts.alpha,
+        noise_pct: opts.noise_pct,
+        tests: p.len(),
+        discoveries,
+        ci_level,
+        rows: Vec::new(),
+    };
+    let mut q = q.into_iter();
+    for (step, metric, test) in rows {
+        let row = match test {
+            Ok(t) => {
+                let what = (metric.name.as_str(), metric.key.as_str(), metric.better);
+                judge(&cmp, step, what, t, q.next().unwrap_or(1.0))
+            }
+            Err(why) => Row {
+                step,
+                metric: metric.name.clone(),
+                key: metric.key.clone(),
+                better: metric.better,
+                test: None,
+                q: None,
+                ci_pct: None,
+                verdict: Verdict::Untestable,
+                significant: false,
+                text: format!("{}: untestable: {why}", metric.name),
+                note: why,
+            },
+        };
+        cmp.rows.push(row);
+    }
+    cmp
+}
+
+/// The step `name` of each run that completed it; `None` when some run does not have it.
+fn completed<'a>(runs: &'a [RunResult], name: &str) -> Option<Vec<&'a StepResult>> {
+    let steps: Vec<&StepResult> = runs
+        .iter()
+        .map(|r| r.steps.iter().find(|s| s.name == name))
+        .collect::<Option<_>>()?;
+    Some(
+        steps
+            .into_iter()
+            .filter(|s| s.status == RunStatus::Complete)
+            .collect(),
+    )
+}
+
+/// Each side's estimate of `metric`, or why there is none.
+fn sides(
+    metric: &metrics::Metric,
+    a: &[&StepResult],
+    b: &[&StepResult],
+    unit: Unit,
+) -> Result<(Side, Side), String> {
+    let side = |steps: &[&StepResult], name: &str| -> Result<Side, String> {
+        if steps.is_empty() {
+            return Err(format!("no run of {name} completed the step"));
+        }
+        match unit {
+            Unit::Runs => {
+                let values: Vec<f64> = steps.iter().filter_map(|s| metric.run_value(s)).collect();
+                if values.len() < steps.len() {
+                    let needs = match metric.needs {
+                        "" => String::new(),
+                        n => format!(": it needs {n}"),
+                    };
+                    return Err(format!("not measured in every run of {name}{needs}"));
+                }
+                let quantum =
+                    steps.iter().map(|s| (metric.quantum)(s)).sum::<f64>() / steps.len() as f64;
+                stats::from_quantized_runs(&values, quantum)
+                    .ok_or_else(|| format!("fewer than 2 runs of {name} completed the step"))
+            }
+            Unit::Seconds => {
+                let seconds: Vec<Vec<Second>> = steps
+                    .iter()
+                    .map(|s| metric.seconds(s))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| {
+                        format!(
+                            "one value per run: needs repeated runs ({ADVISED_RUNS} a side \
+                             advised)"
+                        )
+                    })?;
+                stats::from_seconds(&seconds).ok_or_else(|| {
+                    format!(
+                        "fewer than 3 full seconds in {name}: a short step needs repeated \
+                         runs ({ADVISED_RUNS} a side advised)"
+                    )
+                })
+            }
+        }
+    };
+    Ok((side(a, "A")?, side(b, "B")?))
+}
+
+/// The verdict on one tested row of metric `(name, key, better)`.
+fn judge(cmp: &Comparison, step: String, what: (&str, &str, Better), t: Test, q: f64) -> Row {
+    let (name, key, better) = what;
+    let band = cmp.noise_pct / 100.0;
+    let (lo, hi) = stats::ratio_interval(&t, cmp.ci_level);
+    let (lo, hi) = (lo - 1.0, hi - 1.0);
+    let within_runs = match cmp.unit {
+        Unit::Seconds => " (within-run noise only)",
+        Unit::Runs => "",
+    };
+    let threshold = format!("+-{}%", fmt_num(cmp.noise_pct));
+    let (verdict, note) = if (lo > band || hi < -band) && q <= cmp.alpha {
+        let up = lo > 0.0;
+        let improved = up == (better == Better::Higher);
+        (
+            if improved {
+                Verdict::Better
+            } else {
+                Verdict::Worse
+            },
+            format!("beyond the {threshold} noise threshold{within_runs}"),
+        )
+    } else if lo >= -band && hi <= band {
+        let small = if lo > 0.0 || hi < 0.0 {
+            " (a small change, but not 0)"
+        } else {
+            ""
+        };
+        (
+            Verdict::NoChange,
+            format!("within the {threshold} noise threshold{small}{within_runs}"),
+        )
+    } else if lo > 0.0 || hi < 0.0 {
+        (
+            Verdict::Inconclusive,
+            format!(
+                "changed, but not clearly beyond the {threshold} noise threshold; {}",
+                advice(cmp, &t)
+            ),
+        )
+    } else {
+        (
+            Verdict::Inconclusive,
+            format!(
+                "not significant at FDR {}% with {}; {}",
+                fmt_num(cmp.alpha * 100.0),
+                samples(cmp, &t),
+                advice(cmp, &t)
+            ),
+        )
+    };
+    let ci_pct = [lo * 100.0, hi * 100.0];
+    let text = format!(
+        "{name} {:+.1}% {} ({} CI), {}: {}: {note}",
+        t.change_pct,
+        fmt_ci(Some(ci_pct)),
+        fmt_level(cmp.ci_level),
+        fmt_p(t.p),
+        verdict.as_str(),
+    );
+    Row {
+        step,
+        metric: name.to_string(),
+        key: key.to_string(),
+        better,
+        q: Some(q),
+        ci_pct: Some(ci_pct),
+        significant: verdict.is_significant(),
+        verdict,
+        note,
+        text,
+        test: Some(t),
+    }
+}
+
+/// "3 runs a side", "3 and 4 runs", "14 and 15 seconds of one run a side".
+fn samples(cmp: &Comparison, t: &Test) -> String {
+    match cmp.unit {
+        Unit::Runs if t.n_a == t.n_b => format!("{} runs a side", t.n_a),
+        Unit::Runs => format!("{} and {} runs", t.n_a, t.n_b),
+        Unit::Seconds if cmp.runs_a == 1 && cmp.runs_b == 1 => {
+            format!("{} and {} seconds of one run a side", t.n_a, t.n_b)
+        }
+        Unit::Seconds => format!(
+            "{} and {} seconds of {} and {} runs",
+            t.n_a, t.n_b, cmp.runs_a, cmp.runs_b
+        ),
+    }
+}
+
+/// How many runs would likely settle an inconclusive row, from the noise measured so far.
+fn advice(cmp: &Comparison, t: &Test) -> String {
+    let band = cmp.noise_pct / 100.0;
+    let (low, high) = ((1.0 - band).ln(), (1.0 + band).ln());
+    // On the log scale: to call it a change the interval must clear the threshold on the
+    // estimate's side; to call it no change it must fit inside.
+    let d = t.log_ratio;
+    let half_width = if d > high {
+        d - high
+    } else if d < low {
+        low - d
+    } else {
+        (high - d).min(d - low)
+    };
+    let cv = |sd: f64, mean: f64| sd / mean;
+    let needed = stats::runs_needed(
+        cv(t.sd_run_a, t.mean_a),
+        cv(t.sd_run_b, t.mean_b),
+        half_width,
+        cmp.ci_level,
+        MAX_RUNS,
+    );
+    match (cmp.unit, needed) {
+        (Unit::Runs, Some(n)) => format!(
+            "about {} runs a side would tell, at the noise measured",
+            n.max(cmp.runs_a.max(cmp.runs_b) + 1)
+        ),
+        (Unit::Seconds, Some(n)) => format!(
+            "repeat each side at least {} times (same --label)",
+            n.max(ADVISED_RUNS)
+        ),
+        (_, None) => format!("over {MAX_RUNS} runs a side would be needed at this noise"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn noise(n: usize, seed: u64, mean: f64, sd: f64) -> Vec<f64> {
-        // A small deterministic generator (xorshift) with a Box-Muller transform.
-        let mut x = seed.max(1);
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64
-        };
-        (0..n)
-            .map(|_| {
-                let (u, v) = (next().max(1e-12), next());
-                mean + sd * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-            })
-            .collect()
+    fn shell(unit: Unit, tests: usize) -> Comparison {
+        Comparison {
+            runs_a: 3,
+            runs_b: 3,
+            unit,
+            alpha: 0.01,
+            noise_pct: 3.0,
+            tests,
+            discoveries: 0,
+            ci_level: stats::fcr_level(0.01, tests, 0),
+            rows: Vec::new(),
+        }
+    }
+
+    fn test_of(a: &[f64], b: &[f64]) -> Test {
+        stats::ratio_test(&stats::from_runs(a).unwrap(), &stats::from_runs(b).unwrap()).unwrap()
     }
 
     #[test]
-    fn same_distribution_is_not_significant_and_a_shift_is() {
-        let a = vec![noise(200, 1, 1000.0, 50.0)];
-        let b = vec![noise(200, 2, 1000.0, 50.0)];
-        let t = welch(&a, &b).unwrap();
-        assert!(t.p > 0.01, "p = {}", t.p);
-        let c = vec![noise(200, 3, 930.0, 50.0)];
-        let t = welch(&a, &c).unwrap();
-        assert!(t.p < 0.001, "p = {}", t.p);
-        assert!((t.change_pct + 7.0).abs() < 2.0, "{}", t.change_pct);
+    fn a_large_change_on_few_samples_is_inconclusive_not_no_change() {
+        // Issue #14: an 88% drop measured on too few, too noisy runs.
+        let cmp = shell(Unit::Runs, 20);
+        let t = test_of(&[1000.0, 400.0, 1600.0], &[120.0, 130.0, 110.0]);
+        assert!(t.p > 0.0005, "p {}", t.p);
+        let row = judge(
+            &cmp,
+            "qr1000".into(),
+            ("qps", "queries_per_s", Better::Higher),
+            t,
+            1.0,
+        );
+        assert_eq!(row.verdict, Verdict::Inconclusive, "{}", row.text);
+        assert!(row.text.starts_with("qps -88.0% [-"), "{}", row.text);
+        assert!(row.text.contains("(99.95% CI), p="), "{}", row.text);
+        assert!(
+            row.note
+                .starts_with("not significant at FDR 1% with 3 runs a side; about ")
+                && row
+                    .note
+                    .ends_with("runs a side would tell, at the noise measured"),
+            "{}",
+            row.note
+        );
+        assert!(!row.text.contains("no change"));
     }
 
     #[test]
-    fn autocorrelation_shrinks_the_sample() {
-        // A slowly drifting series: each value repeats 10 times.
-        let v: Vec<f64> = noise(30, 5, 100.0, 10.0)
-            .into_iter()
-            .flat_map(|x| std::iter::repeat_n(x, 10))
-            .collect();
-        let r = lag1_autocorrelation(&v);
-        assert!(r > 0.8, "r1 = {r}");
-        assert!(effective_n(&v) < 30.0);
-        let white = noise(300, 9, 100.0, 10.0);
-        assert!(effective_n(&white) > 200.0);
-    }
-
-    #[test]
-    fn welch_matches_a_published_example() {
-        // Welch's t-test, example 1 of its Wikipedia article (t 2.46, df 24.99, p 0.021);
-        // neither series' lag-1 autocorrelation reaches Bartlett's bound, so n_eff = n.
-        let a = vec![vec![
-            27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
-            21.4,
-        ]];
-        let b = vec![vec![
-            27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
-            24.4,
-        ]];
-        let t = welch(&a, &b).unwrap();
-        assert_eq!((t.n_eff_a, t.n_eff_b), (15.0, 15.0));
-        assert!((t.t - 2.455356).abs() < 1e-5, "t = {}", t.t);
-        assert!((t.df - 24.988529).abs() < 1e-5, "df = {}", t.df);
-        assert!((t.p - 0.021378).abs() < 1e-5, "p = {}", t.p);
-    }
-
-    #[test]
-    fn effective_size_by_hand() {
-        // Five 1s then five 2s: r1 = 1.75 / 2.5 = 0.7 > 2 / sqrt(10), so
-        // n_eff = 10 * 0.3 / 1.7.
-        let v = [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0];
-        assert!((lag1_autocorrelation(&v) - 0.7).abs() < 1e-12);
-        assert!((effective_n(&v) - 3.0 / 1.7).abs() < 1e-12);
-        // Alternating values: negative r1 does not enlarge the sample.
-        let alt = [1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0];
-        assert!(lag1_autocorrelation(&alt) < 0.0);
-        assert_eq!(effective_n(&alt), 8.0);
-    }
-
-    #[test]
-    fn p_wording() {
-        assert_eq!(fmt_p(0.0001), "p<0.001");
-        assert_eq!(fmt_p(0.005), "p<0.01");
-        assert_eq!(fmt_p(0.25), "p=0.250");
-    }
-
-    #[test]
-    fn seconds_without_a_completed_op_are_no_response_time_sample() {
-        // A stall: nothing completes in seconds 3 and 4, then the op that waited completes
-        // after 2.5 s. The seconds with no op recorded 0, which is not a response time.
-        let x = Series {
-            ops: vec![5, 10, 10, 0, 0, 1, 10, 4],
-            rows: vec![5, 10, 10, 0, 0, 1, 10, 4],
-            max_us: vec![900, 1000, 1000, 0, 0, 2_500_000, 1000, 800],
-        };
-        assert_eq!(max_response(&x), vec![1000.0, 1000.0, 2_500_000.0, 1000.0]);
-        assert!(max_response(&Series::default()).is_empty());
-    }
-
-    #[test]
-    fn constant_equal_series_are_not_significant() {
-        let a = vec![vec![10.0; 20]];
-        let t = welch(&a, &a.clone()).unwrap();
-        assert_eq!(t.p, 1.0);
+    fn verdicts_follow_the_interval_and_the_better_direction() {
+        let cmp = shell(Unit::Runs, 1);
+        let what = |better| ("x", "x", better);
+        // A clear 50% drop: worse for a rate, better for a cost.
+        let drop = test_of(&[100.0, 101.0, 99.0], &[50.0, 50.5, 49.5]);
+        let q = drop.p;
+        let r = judge(&cmp, "s".into(), what(Better::Higher), drop.clone(), q);
+        assert_eq!(r.verdict, Verdict::Worse, "{}", r.text);
+        let r = judge(&cmp, "s".into(), what(Better::Lower), drop, q);
+        assert_eq!(r.verdict, Verdict::Better, "{}", r.text);
+        // Tight and near 0: no change.
+        let same = test_of(&[100.0, 100.1, 99.9], &[100.05, 100.0, 99.95]);
+        let r = judge(&cmp, "s".into(), what(Better::Higher), same.clone(), same.p);
+        assert_eq!(r.verdict, Verdict::NoChange, "{}", r.text);
+        // A tight 2% change: not 0, but within the threshold.
+        let small = test_of(&[100.0, 100.1, 99.9], &[102.0, 102.1, 101.9]);
+        let r = judge(
+            &cmp,
+            "s".into(),
+            what(Better::Higher),
+            small.clone(),
+            small.p,
+        );
+        assert_eq!(r.verdict, Verdict::NoChange, "{}", r.text);
+        assert!(r.note.contains("but not 0"), "{}", r.note);
+        // A 3% change whose interval excludes 0 but reaches into the threshold.
+        let edge = test_of(&[100.0, 100.5, 99.5], &[103.0, 103.2, 102.8]);
+        let r = judge(&cmp, "s".into(), what(Better::Higher), edge.clone(), edge.p);
+        assert_eq!(r.verdict, Verdict::Inconclusive, "{}", r.text);
+        assert!(
+            r.note
+                .starts_with("changed, but not clearly beyond the +-3%"),
+            "{}",
+            r.note
+        );
+        // One run a side: every verdict says that only noise within runs counts.
+        let cmp = shell(Unit::Seconds, 1);
+        let r = judge(&cmp, "s".into(), what(Better::Higher), same.clone(), same.p);
+        assert!(r.note.ends_with("(within-run noise only)"), "{}", r.note);
     }
 }
