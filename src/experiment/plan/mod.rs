@@ -613,4 +613,63 @@ dbms_cache = "8M"
         assert_eq!(pg.config_value("'x'"), "'x'");
         assert_eq!(pg.config_value("it's"), "'it''s'");
     }
+
+    /// Resuming an experiment refuses completed cells whose fingerprint changed: the example
+    /// experiments' fingerprints are what earlier versions of ibench computed for them.
+    #[test]
+    fn fingerprints_of_the_examples_are_those_earlier_versions_computed() {
+        let expected = [
+            (
+                "malloc",
+                "myrocks/default/glibc/4-clients",
+                "ea70cdf6de6f9032",
+            ),
+            (
+                "malloc",
+                "myrocks/default/jemalloc/4-clients",
+                "ccfbb2f81c23be88",
+            ),
+            ("engines", "innodb/default/glibc/cached", "72231a7dae54686d"),
+            (
+                "engines",
+                "innodb/default/glibc/small-cache",
+                "6f85fb23c0f5d974",
+            ),
+            (
+                "engines",
+                "myrocks/default/glibc/small-cache",
+                "e0ab6163800d7999",
+            ),
+            (
+                "engines",
+                "postgres/default/glibc/cached",
+                "a3ab64c17ff72d62",
+            ),
+            ("engines", "sqlite/default/glibc/cached", "d638bcea2fba82dc"),
+            (
+                "engines",
+                "sqlite/default/glibc/small-cache",
+                "0103eb1f6aea61db",
+            ),
+            (
+                "myrocks-tuning",
+                "myrocks/c7-all/glibc/io",
+                "fe22b8039d22706a",
+            ),
+        ];
+        for (file, label, fingerprint) in expected {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("examples")
+                .join(format!("{file}.toml"));
+            let source = Source::read(&path).unwrap();
+            let parsed = super::super::model::parse(&source).unwrap();
+            let (p, _) = build(parsed, source, Some(0.1));
+            let cell = p
+                .cells
+                .iter()
+                .find(|c| c.label == label)
+                .unwrap_or_else(|| panic!("{file}: no cell {label}"));
+            assert_eq!(cell.fingerprint, fingerprint, "{file} {label}");
+        }
+    }
 }
