@@ -285,6 +285,7 @@ const CF_GAUGES: &[&CStr] = &[
     c"rocksdb.num-files-at-level0",
     c"rocksdb.estimate-pending-compaction-bytes",
     c"rocksdb.cur-size-all-mem-tables",
+    c"rocksdb.num-immutable-mem-table",
     c"rocksdb.total-sst-files-size",
 ];
 
@@ -334,7 +335,7 @@ impl RocksDb {
             .db()
             .cfs()
             .iter()
-            .filter_map(|(_, cf)| self.db().property_int(cf, name))
+            .filter_map(|(_, cf)| property(self.db(), cf, name))
             .collect();
         (!values.is_empty()).then(|| values.iter().sum())
     }
@@ -342,8 +343,15 @@ impl RocksDb {
     /// A database-wide property.
     fn db_property(&self, name: &CStr) -> Option<u64> {
         let default = self.db().cf("default")?;
-        self.db().property_int(&default, name)
+        property(self.db(), &default, name)
     }
+}
+
+/// A numeric property of `cf`: RocksDB's integer form, else its text (some, such as
+/// `rocksdb.num-files-at-level<N>`, have only a text form).
+fn property(db: &Db, cf: &Cf, name: &CStr) -> Option<u64> {
+    db.property_int(cf, name)
+        .or_else(|| db.property_text(cf, name)?.trim().parse().ok())
 }
 
 impl Dbms for RocksDb {
