@@ -272,12 +272,19 @@ pub struct RocksDb {
     shared: Arc<Shared>,
 }
 
-/// Statistics reported per op.
+/// Counters engineers read first: reported per op, and per step in reports.
 const KEY_COUNTERS: &[&str] = &[
     "rocksdb.stall.micros",
+    "rocksdb.stalls.level0_slowdown",
+    "rocksdb.stalls.level0_numfiles",
+    "rocksdb.stalls.memtable_slowdown",
+    "rocksdb.stalls.memtable_compaction",
+    "rocksdb.stalls.slowdown_for_pending_compaction_bytes",
+    "rocksdb.stalls.stop_for_pending_compaction_bytes",
     "rocksdb.compact.write.bytes",
     "rocksdb.flush.write.bytes",
     "rocksdb.block.cache.miss",
+    "rocksdb.block.cache.hit",
 ];
 
 /// Properties summed over the column families, sampled once a second.
