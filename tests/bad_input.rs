@@ -349,7 +349,9 @@ fn settings_a_target_does_not_have_are_rejected_before_anything_starts() {
                 "--sqlite-pragma",
                 "cache_size=1",
             ][..],
-            &["--sqlite-pragma", "mysql"][..],
+            // The flag's neutral name: --sqlite-pragma, --db-option and --rocksdb-option are
+            // one flag.
+            &["--db-option cache_size", "mysql"][..],
         ),
         (
             &[

@@ -77,3 +77,9 @@ mod experiment;
 /// OLTP microbenchmarks (`ibench micro`): sysbench-style tables as sysbench prepares them,
 /// point selects counted against the server's own statistics, sysbench's tables reused.
 mod micro;
+
+/// Embedded RocksDB (cargo feature `rocksdb`): the queue invariant and every index family read
+/// back through the test's own handle, RocksDB's counters and properties against the test's
+/// own reading, options RocksDB refuses, the default step sequence, report and compare columns.
+#[cfg(feature = "rocksdb")]
+mod rocksdb;

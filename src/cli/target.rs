@@ -72,10 +72,11 @@ pub struct TargetArgs {
     #[arg(long, value_name = "FILE")]
     pub path: Option<PathBuf>,
     /// Setting of an embedded DBMS, applied on every connection after ibench's defaults (an
-    /// SQLite pragma: journal_mode=WAL and synchronous=NORMAL are the defaults); repeatable.
+    /// SQLite pragma: journal_mode=WAL and synchronous=NORMAL are the defaults; a RocksDB
+    /// option, or block_cache_size, block_cache_num_shard_bits, sync); repeatable.
     #[arg(
         long = "sqlite-pragma",
-        visible_alias = "db-option",
+        visible_aliases = ["db-option", "rocksdb-option"],
         value_name = "NAME=VALUE",
         value_parser = parse_key_value
     )]
@@ -142,7 +143,7 @@ fn server_parser() -> impl TypedValueParser<Value = DbmsKind> {
 fn setting_flag(setting: &Setting) -> String {
     match setting {
         Setting::Engine => "--engine".to_string(),
-        Setting::Option(name) => format!("--sqlite-pragma {name}"),
+        Setting::Option(name) => format!("--db-option {name}"),
         Setting::BusyTimeout => "--busy-timeout-ms".to_string(),
     }
 }

@@ -96,6 +96,13 @@ pub trait Descriptor: Sync {
         self.url_schemes().is_empty()
     }
 
+    /// The files and directories holding an embedded database at `path`, for its size on disk
+    /// (a directory is walked). Default: `path` itself (a database directory, or a file with
+    /// nothing beside it).
+    fn data_paths(&self, path: &std::path::Path) -> Vec<PathBuf> {
+        vec![path.to_path_buf()]
+    }
+
     /// Environment variable holding the password when a server URL has none.
     fn password_env(&self) -> &'static str {
         ""

@@ -48,12 +48,14 @@ pub use kind::{
 pub use micro::{MicroConnection, SbtestRows};
 
 /// The registry: declares each DBMS's module and lists its descriptor, in the order `--help`
-/// shows them (the first embedded one is the default target).
+/// shows them (the first embedded one is the default target). An entry may carry attributes,
+/// applied to its module and its place in the list: `#[cfg(feature = "x")] x::X,` builds a DBMS
+/// only with a cargo feature.
 macro_rules! registry {
-    ($($module:ident :: $descriptor:ident),* $(,)?) => {
-        $(pub mod $module;)*
+    ($($(#[$attr:meta])* $module:ident :: $descriptor:ident),* $(,)?) => {
+        $($(#[$attr])* pub mod $module;)*
         /// Every DBMS ibench can drive.
-        pub(crate) static REGISTRY: &[&dyn Descriptor] = &[$(&$module::$descriptor),*];
+        pub(crate) static REGISTRY: &[&dyn Descriptor] = &[$($(#[$attr])* &$module::$descriptor),*];
     };
 }
 
@@ -61,6 +63,8 @@ registry! {
     sqlite::SQLITE,
     postgres::POSTGRES,
     mysql::MYSQL,
+    #[cfg(feature = "rocksdb")]
+    rocksdb::ROCKSDB,
 }
 
 /// How connections send statements.
@@ -140,6 +144,15 @@ pub trait Dbms: Send + Sync {
     /// also reported per op. Default: none.
     fn is_key_counter(&self, _name: &str) -> bool {
         false
+    }
+
+    /// Gauges: the DBMS's current levels (files waiting for compaction, memtable bytes, whether
+    /// writes are stopped), by name. The runner reads them once a second during a step, off
+    /// the clients' path, into the step's per-second series (`efficiency.per_second.gauges`).
+    /// Keep it cheap (it runs on the coordinator thread, counted in `sampler_cpu_ms`); a gauge
+    /// missing from one reading is recorded as missing for that second. Default: none.
+    fn gauges(&self) -> Result<BTreeMap<String, f64>> {
+        Ok(BTreeMap::new())
     }
 
     /// Size of the database in bytes as the DBMS reports it, when it can.

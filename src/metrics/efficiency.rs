@@ -16,6 +16,8 @@ pub struct StepCosts {
     pub start: Sample,
     /// Readings at the end of each second of the step.
     pub seconds: Vec<Sample>,
+    /// The DBMS's gauges ([`crate::dbms::Dbms::gauges`]) read with each of `seconds`.
+    pub gauges: Vec<BTreeMap<String, f64>>,
     /// Reading at the step end.
     pub end: Sample,
     /// Whose figures the DBMS counters are.
@@ -189,6 +191,8 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
         prev = s;
     }
 
+    per_second.gauges = gauge_series(&costs.gauges);
+
     Efficiency {
         per: per.to_string(),
         ops,
@@ -220,10 +224,35 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
     }
 }
 
+/// The gauges read once a second as one series per gauge; a gauge missing from a reading is
+/// `None` for that second.
+fn gauge_series(readings: &[BTreeMap<String, f64>]) -> BTreeMap<String, Vec<Option<f64>>> {
+    let names: std::collections::BTreeSet<&String> =
+        readings.iter().flat_map(|r| r.keys()).collect();
+    names
+        .into_iter()
+        .map(|name| {
+            let series = readings.iter().map(|r| r.get(name).copied()).collect();
+            (name.clone(), series)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::metrics::proc::HostCounters;
+
+    #[test]
+    fn gauges_become_series_with_gaps() {
+        let r = |pairs: &[(&str, f64)]| -> BTreeMap<String, f64> {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        let s = gauge_series(&[r(&[("a", 1.0), ("b", 5.0)]), r(&[]), r(&[("a", 3.0)])]);
+        assert_eq!(s["a"], vec![Some(1.0), None, Some(3.0)]);
+        assert_eq!(s["b"], vec![Some(5.0), None, None]);
+        assert!(gauge_series(&[]).is_empty());
+    }
 
     /// A sample `at_s` seconds after `t0`.
     fn sample(t0: std::time::Instant, at_s: f64, cpu: f64, rss: u64) -> Sample {

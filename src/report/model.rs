@@ -173,6 +173,10 @@ pub struct GroupStep {
     pub select_min_us: Option<Stat>,
     /// Response time per op type.
     pub ops: BTreeMap<String, OpAgg>,
+    /// The DBMS counters engineers read first (the step's `efficiency.counters_per_op`
+    /// names), totals over the step (RocksDB's stall counts, SQLite's checkpoints...).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, Stat>,
 }
 
 /// One step across the groups.
@@ -389,8 +393,24 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
             ops.insert(op.clone(), agg);
         }
     }
+    let counter_names: BTreeSet<&String> = steps
+        .iter()
+        .filter_map(|s| s.efficiency.as_ref())
+        .flat_map(|e| e.counters_per_op.keys())
+        .collect();
+    let counters = counter_names
+        .into_iter()
+        .filter_map(|name| {
+            let values: Vec<f64> = steps
+                .iter()
+                .filter_map(|s| s.dbms_counters.get(name).copied())
+                .collect();
+            Some((name.clone(), Stat::of(&values)?))
+        })
+        .collect();
     Ok(GroupStep {
         group: group.name.clone(),
+        counters,
         incomplete,
         throughput: metric_stats(THROUGHPUT, &steps),
         efficiency: metric_stats(EFFICIENCY, &steps),

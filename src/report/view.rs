@@ -353,6 +353,36 @@ fn efficiency_table(r: &Report, step: &StepReport) -> Option<ViewTable> {
     })
 }
 
+/// The DBMS's key counters over `step`, per group (median over repeats); `-` where a group's
+/// DBMS has no such counter.
+fn counters_table(r: &Report, step: &StepReport) -> Option<ViewTable> {
+    let names: std::collections::BTreeSet<&String> =
+        step.groups.iter().flat_map(|g| g.counters.keys()).collect();
+    if names.is_empty() {
+        return None;
+    }
+    let mut header = vec!["counter".to_string()];
+    header.extend(r.groups.iter().map(|g| g.name.clone()));
+    let rows = names
+        .into_iter()
+        .map(|name| {
+            let mut row = vec![Cell::plain(name.clone())];
+            row.extend(step.groups.iter().map(|g| {
+                g.counters
+                    .get(name)
+                    .map(|s| Cell::stat(s, 0))
+                    .unwrap_or_else(|| Cell::plain("-"))
+            }));
+            row
+        })
+        .collect();
+    Some(ViewTable {
+        title: format!("{}: DBMS counters over the step", step.name),
+        header,
+        rows,
+    })
+}
+
 fn settings_table(r: &Report) -> Option<ViewTable> {
     let rows: Vec<Vec<Cell>> = r
         .groups
@@ -524,6 +554,23 @@ pub fn sections(r: &Report) -> Vec<Section> {
                    (one unit of its last digit); else -."
                 .to_string(),
             tables: eff,
+        });
+    }
+    let counters: Vec<ViewTable> = r
+        .step_reports
+        .iter()
+        .filter_map(|s| counters_table(r, s))
+        .collect();
+    if !counters.is_empty() {
+        out.push(Section {
+            id: "counters".to_string(),
+            title: "DBMS counters".to_string(),
+            note: "The DBMS's own counters engineers read first, totals over each step (median \
+                   over repeats; docs/metrics.md names each): RocksDB's write stalls and \
+                   compaction bytes, SQLite's checkpoints, PostgreSQL's and MariaDB's \
+                   statistics."
+                .to_string(),
+            tables: counters,
         });
     }
     if let Some(t) = select_min_table(r) {

@@ -405,6 +405,11 @@ pub struct EfficiencySeries {
     pub device_kb_written: Vec<f64>,
     /// DBMS RSS at the end of each second, bytes.
     pub dbms_rss_bytes: Vec<u64>,
+    /// The DBMS's gauges at the end of each second, by name (`Dbms::gauges`: RocksDB's L0
+    /// files, pending compaction bytes...; docs/metrics.md); `null` where a reading lacked
+    /// it. Absent in documents of DBMS without gauges and of older versions.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gauges: BTreeMap<String, Vec<Option<f64>>>,
 }
 
 /// Response time of one op type in one step.

@@ -17,11 +17,8 @@ pub fn external(spec: &RunSpec, options: &RunOptions) -> Result<(Watch, String)>
     let target = &spec.target;
     if target.kind.embedded() {
         let path = target.file_path()?;
-        // The database file and what the DBMS keeps beside it (SQLite's -wal and -shm).
-        let files = ["", "-wal", "-shm"]
-            .iter()
-            .map(|suffix| PathBuf::from(format!("{}{suffix}", path.display())))
-            .collect();
+        // The database file or directory and what the DBMS keeps beside it (SQLite's -wal).
+        let files = target.kind.data_paths(path);
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())

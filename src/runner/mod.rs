@@ -88,6 +88,7 @@ impl<'a> StepEnv<'a> {
             }
         };
         let mut samples: Vec<crate::metrics::proc::Sample> = Vec::new();
+        let mut gauges: Vec<std::collections::BTreeMap<String, f64>> = Vec::new();
         let mut end_sample = None;
         let mut finished = || {
             if let Some(cw) = cost_watch {
@@ -104,6 +105,8 @@ impl<'a> StepEnv<'a> {
                     // PSS walks every mapping (about 0.6 ms per process): every 5th second only.
                     let with_pss = samples.len() % 5 == 4;
                     samples.push(timed(&sampler_cpu, || cw.watch.sample(with_pss)));
+                    // The DBMS's gauges at the same instant (a failed reading: none this second).
+                    gauges.push(timed(&sampler_cpu, || cw.dbms.gauges().unwrap_or_default()));
                     // A slow sample skips the seconds it overran rather than catching up.
                     next_sample = (next_sample + Duration::from_secs(1))
                         .max(Duration::from_secs(elapsed.as_secs() + 1));
@@ -144,6 +147,7 @@ impl<'a> StepEnv<'a> {
             let counters = cw.counters();
             c.end = end;
             c.seconds = samples;
+            c.gauges = gauges;
             c.key_counters = counters
                 .keys()
                 .filter(|k| cw.dbms.is_key_counter(k))

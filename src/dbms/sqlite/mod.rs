@@ -64,6 +64,14 @@ impl Descriptor for SqliteDescriptor {
         &[Capability::InsertBenchmark, Capability::Micro]
     }
 
+    fn data_paths(&self, path: &std::path::Path) -> Vec<PathBuf> {
+        // The database file and what SQLite keeps beside it in WAL mode.
+        ["", "-wal", "-shm"]
+            .iter()
+            .map(|suffix| PathBuf::from(format!("{}{suffix}", path.display())))
+            .collect()
+    }
+
     fn params(&self, settings: &TargetSettings) -> Result<Params, SettingError> {
         settings.refuse_all_but(DbmsKind::of(&SQLITE), &["options", "busy_timeout_ms"])?;
         for (name, value) in &settings.options {
