@@ -10,6 +10,7 @@ pub mod list;
 pub mod micro;
 pub mod report;
 pub mod run;
+pub mod server;
 pub mod show;
 pub mod target;
 
@@ -46,6 +47,9 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Run a configuration matrix from a TOML file on managed servers, resumably.
     Experiment(experiment::ExperimentArgs),
+    /// Install, list and remove server builds (PostgreSQL releases) for studies across
+    /// versions.
+    Server(server::ServerArgs),
 }
 
 /// Where the results database is.
