@@ -13,4 +13,5 @@ pub mod select;
 pub mod settings;
 pub mod table;
 pub mod terminal;
+pub mod versions;
 pub mod view;

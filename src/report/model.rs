@@ -97,6 +97,11 @@ pub struct GroupInfo {
     pub is_base: bool,
     /// DBMS and version.
     pub dbms: String,
+    /// The DBMS's name (`postgres`).
+    pub dbms_name: String,
+    /// Its version as numbers (`13.23`; empty when it reports none): the columns of a
+    /// versions study (`report/versions.rs`).
+    pub version: String,
     /// Where the DBMS ran (path or URL without password).
     pub location: String,
     /// Clients.
@@ -214,6 +219,8 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
             "{} {}",
             first.environment.dbms.name, first.environment.dbms.version
         ),
+        dbms_name: first.environment.dbms.name.clone(),
+        version: crate::report::versions::short_version(&first.environment.dbms.version),
         location: first.environment.dbms.location.clone(),
         clients: first.config.workload.max_clients(),
         malloc: first.managed_server.as_ref().map(|m| {

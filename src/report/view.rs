@@ -21,7 +21,8 @@ pub struct Cell {
 }
 
 impl Cell {
-    fn plain(text: impl Into<String>) -> Cell {
+    /// A cell with `text` and no mark.
+    pub fn plain(text: impl Into<String>) -> Cell {
         Cell {
             text: text.into(),
             ..Cell::default()
@@ -36,7 +37,7 @@ impl Cell {
     }
 
     /// The median, with the min-max range of several runs as the second line.
-    fn stat(s: &Stat, digits: usize) -> Cell {
+    pub fn stat(s: &Stat, digits: usize) -> Cell {
         Cell {
             text: fmt_value(s.median, digits),
             sub: if s.n > 1 && s.min != s.max {
@@ -81,7 +82,8 @@ fn fmt_value(v: f64, digits: usize) -> String {
     }
 }
 
-fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
+/// A figure relative to the base's (`1.00` for the base itself), marked better or worse.
+pub fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
     if is_base {
         return Cell::marked("1.00", "base");
     }
@@ -354,11 +356,23 @@ fn efficiency_table(r: &Report, step: &StepReport) -> Option<ViewTable> {
 }
 
 fn settings_table(r: &Report) -> Option<ViewTable> {
+    // Across versions, settings that one of the two versions does not have are many (every
+    // release adds some) and say nothing about the configuration: only changed values are
+    // listed, the others counted in the title.
+    let versions = crate::report::versions::columns(r).is_some();
+    let only_one =
+        |d: &crate::report::settings::Difference| versions && (d.base == "-" || d.value == "-");
+    let left_out = r
+        .groups
+        .iter()
+        .flat_map(|g| &g.differences)
+        .filter(|d| only_one(d))
+        .count();
     let rows: Vec<Vec<Cell>> = r
         .groups
         .iter()
         .flat_map(|g| {
-            g.differences.iter().map(|d| {
+            g.differences.iter().filter(|d| !only_one(d)).map(|d| {
                 vec![
                     Cell::plain(g.name.clone()),
                     Cell::plain(d.key.clone()),
@@ -372,7 +386,15 @@ fn settings_table(r: &Report) -> Option<ViewTable> {
         return None;
     }
     Some(ViewTable {
-        title: format!("settings that differ from the base ({})", r.base),
+        title: if left_out > 0 {
+            format!(
+                "settings that differ from the base ({}); {left_out} settings that exist in \
+                 only one of the two versions are not listed",
+                r.base
+            )
+        } else {
+            format!("settings that differ from the base ({})", r.base)
+        },
         header: ["config", "setting", "base", "value"]
             .map(String::from)
             .to_vec(),
@@ -500,6 +522,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
         ),
         tables: throughput_tables(r),
     });
+    out.extend(crate::report::versions::section(r));
     if let Some(t) = writer_table(r) {
         out.push(Section {
             id: "writer".to_string(),
