@@ -74,6 +74,10 @@ mod store;
 /// validation with file:line, and the dry-run estimate.
 mod experiment;
 
+/// Storage studies: ext4, XFS and btrfs on loop devices, the data directory placed on each,
+/// file system and device figures checked against the device's own counters.
+mod storage;
+
 /// OLTP microbenchmarks (`ibench micro`): sysbench-style tables as sysbench prepares them,
 /// point selects counted against the server's own statistics, sysbench's tables reused.
 mod micro;

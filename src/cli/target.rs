@@ -64,6 +64,10 @@ pub struct TargetArgs {
     /// Data directory of an external server: its size on disk and its device are reported.
     #[arg(long, value_name = "DIR", conflicts_with = "server")]
     pub data_dir: Option<PathBuf>,
+    /// Directory the managed server's data directory is created in (a mount of the file
+    /// system or device under study) [default: beside the results, in --out].
+    #[arg(long, value_name = "DIR", requires = "server")]
+    pub server_data_root: Option<PathBuf>,
     /// Seconds to wait for the managed server to accept connections.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub server_start_timeout: u64,
@@ -245,6 +249,14 @@ impl TargetArgs {
             })?),
             None => None,
         };
+        if let Some(root) = &self.server_data_root
+            && !root.is_dir()
+        {
+            return Err(UsageError::new(format!(
+                "--server-data-root {} is not a directory (create or mount it first)",
+                root.display()
+            )));
+        }
         for (k, v) in &self.server_options {
             let ok = |s: &str| !s.is_empty() && !s.contains(['\n', '\r', '[', ']']);
             if !ok(k) || !ok(v) || k.contains(['=', ' ']) {
@@ -262,6 +274,7 @@ impl TargetArgs {
             malloc: self.malloc,
             keep: self.keep_server,
             start_timeout_s: self.server_start_timeout,
+            data_root: self.server_data_root.clone(),
         }))
     }
 

@@ -108,6 +108,8 @@ pub struct GroupInfo {
     pub clients: usize,
     /// Allocator preloaded into a managed server, if any.
     pub malloc: Option<String>,
+    /// Where the data was stored: `ext4 on /dev/loop3 (rw,relatime)`, when recorded.
+    pub storage: Option<String>,
     /// The runs aggregated.
     pub runs: Vec<RunRef>,
     /// Settings and options that differ from the base: `(key, base value, this value)`.
@@ -230,6 +232,11 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
                 .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
                 .unwrap_or_else(|| "glibc".to_string())
         }),
+        storage: first
+            .environment
+            .storage
+            .as_ref()
+            .map(|s| format!("{} on {} ({})", s.fs_type, s.source, s.mount_options)),
         runs: group
             .runs
             .iter()

@@ -234,7 +234,7 @@ pub fn chart(r: &Report) -> Result<Option<(String, Vec<LegendItem>)>> {
                 .enumerate()
                 .filter_map(|(x, y)| Some((SegmentValue::CenterOf(x as i32), (*y)?)))
                 .collect();
-            if i / palette % 2 == 0 {
+            if (i / palette).is_multiple_of(2) {
                 ctx.draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
                     .map_err(plot_err)?;
             } else {

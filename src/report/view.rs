@@ -404,6 +404,11 @@ fn settings_table(r: &Report) -> Option<ViewTable> {
 
 fn runs_table(r: &Report) -> ViewTable {
     let with_ratio = r.groups.iter().any(|g| g.db_cache_ratio.is_some());
+    // Where the data was stored, when the configurations differ in it (a storage study).
+    let with_storage = r
+        .groups
+        .iter()
+        .any(|g| g.storage.is_some() && g.storage != r.groups[0].storage);
     let rows = r
         .groups
         .iter()
@@ -430,6 +435,11 @@ fn runs_table(r: &Report) -> ViewTable {
                 Cell::plain(g.clients.to_string()),
                 Cell::plain(g.malloc.clone().unwrap_or_else(|| "-".to_string())),
             ];
+            if with_storage {
+                row.push(Cell::plain(
+                    g.storage.clone().unwrap_or_else(|| "-".to_string()),
+                ));
+            }
             if with_ratio {
                 row.push(
                     g.db_cache_ratio
@@ -446,6 +456,9 @@ fn runs_table(r: &Report) -> ViewTable {
     let mut header: Vec<String> = ["config", "dbms", "clients", "malloc"]
         .map(String::from)
         .to_vec();
+    if with_storage {
+        header.push("storage".to_string());
+    }
     if with_ratio {
         header.push("db/cache".to_string());
     }

@@ -45,5 +45,6 @@ pub fn collect(dbms: &dyn Dbms) -> anyhow::Result<Environment> {
             location: dbms.location(),
             settings: dbms.settings()?,
         },
+        storage: None,
     })
 }

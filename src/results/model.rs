@@ -120,6 +120,30 @@ pub struct Environment {
     pub memory_bytes: u64,
     /// The target DBMS.
     pub dbms: DbmsInfo,
+    /// Where the database's files are stored (absent in older documents, and when unknown:
+    /// an external server without --data-dir).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<StorageInfo>,
+}
+
+/// The file system and devices under a run's database.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StorageInfo {
+    /// The data directory (or database file) it describes.
+    pub path: String,
+    /// File-system type (`ext4`, `xfs`, `btrfs`, `tmpfs`).
+    pub fs_type: String,
+    /// Where that file system is mounted.
+    pub mount_point: String,
+    /// Per-mount options (`rw,relatime`).
+    pub mount_options: String,
+    /// The file system's own options (`rw,space_cache=v2,subvolid=5`).
+    pub fs_options: String,
+    /// What is mounted (`/dev/nvme0n1p2`, `/dev/loop3`).
+    pub source: String,
+    /// Block devices whose /proc/diskstats figures are the run's device figures (a btrfs
+    /// file system's members); empty when there are none.
+    pub devices: Vec<String>,
 }
 
 /// The target DBMS as it described itself.

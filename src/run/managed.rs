@@ -19,7 +19,17 @@ pub(super) fn run(
     file: &ResultsFile,
     options: &RunOptions,
 ) -> (Option<RunResult>, Result<()>) {
-    let dir = file.path().with_extension("server");
+    // The data directory goes under the data root when one is given (a file system under
+    // study), else beside the results.
+    let dir = match &server_spec.data_root {
+        Some(root) => root.join(
+            file.path()
+                .with_extension("server")
+                .file_name()
+                .unwrap_or_default(),
+        ),
+        None => file.path().with_extension("server"),
+    };
     let log = file.path().with_extension("server.log");
     let name = server_spec.kind.server_name();
     if !options.quiet {

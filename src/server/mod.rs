@@ -404,7 +404,8 @@ fn private_dir(dir: &Path, account: Option<&User>) -> Result<()> {
         if let Some(blocked) = process::first_closed_parent(dir, u) {
             bail!(UsageError::new(format!(
                 "the managed server runs as '{}', which cannot enter {} (mode {:o}): choose an \
-                 --out whose parent directories others may enter (chmod o+x), e.g. under /tmp",
+                 --out (or data root) whose parent directories others may enter (chmod o+x), \
+                 e.g. under /tmp",
                 u.name,
                 blocked.display(),
                 fs::metadata(&blocked)

@@ -82,4 +82,8 @@ pub struct ServerSpec {
     pub keep: bool,
     /// Seconds to wait for the server to accept connections.
     pub start_timeout_s: u64,
+    /// Directory the server's data directory is created in, to study a file system or device
+    /// (default: beside the results, in --out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_root: Option<PathBuf>,
 }

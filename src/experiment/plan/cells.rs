@@ -208,6 +208,16 @@ fn build_cell(
                     ),
                 );
             }
+            if setup.data_dir.is_some() {
+                p.push(
+                    config_at.clone(),
+                    format!(
+                        "target {}: data_dir is for server targets ({kind} keeps its scratch \
+                         database beside the results)",
+                        t.name.get_ref()
+                    ),
+                );
+            }
             // An embedded DBMS's options are its own settings (SQLite pragmas).
             let mut embedded = targets::settings(t);
             embedded.options = options.clone();
@@ -236,6 +246,7 @@ fn build_cell(
                 malloc,
                 keep: false,
                 start_timeout_s: t.start_timeout_seconds.unwrap_or(120),
+                data_root: setup.data_dir.clone().or_else(|| target.data_dir.clone()),
             };
             let key = format!(
                 "{:?}|{:?}|{:?}|{:?}|{:?}",
@@ -273,6 +284,7 @@ fn build_cell(
                 s.malloc,
             )
         }),
+        data_dir: server.as_ref().and_then(|s| s.data_root.as_deref()),
         version: t.version.as_ref().map(|v| v.get_ref().as_str()),
         pragmas: &pragmas,
         workload: &setup.workload,

@@ -24,6 +24,10 @@ pub(super) struct Definition<'a> {
     pub dbms: &'static str,
     pub server: Option<ServerDefinition<'a>>,
     pub version: Option<&'a str>,
+    /// Where the data directory goes: absent (and so not hashed) by default, so that older
+    /// experiments resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<&'a Path>,
     pub pragmas: &'a [(String, String)],
     pub workload: &'a InsertBenchmarkSpec,
     pub maintenance: bool,

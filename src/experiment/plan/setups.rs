@@ -26,6 +26,8 @@ pub(super) struct Setup {
     pub workload: InsertBenchmarkSpec,
     /// The cache it asks for, with where it was written.
     pub cache: Option<(CacheSize, std::ops::Range<usize>)>,
+    /// Where the server's data directory goes (checked by the plan).
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 /// How an experiment file names a spec field: `rows_per_client` for `l0_rows`,
@@ -85,6 +87,7 @@ pub(super) fn setup(
     Setup {
         workload: spec,
         cache,
+        data_dir: None,
     }
 }
 
