@@ -74,6 +74,10 @@ mod store;
 /// validation with file:line, and the dry-run estimate.
 mod experiment;
 
+/// Runs from several hosts: `ibench report --by host` with prices per hour (recorded with
+/// a run, or set on a host in the store) gives throughput per unit of cost.
+mod hosts;
+
 /// Storage studies: ext4, XFS and btrfs on loop devices, the data directory placed on each,
 /// file system and device figures checked against the device's own counters.
 mod storage;

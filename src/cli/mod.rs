@@ -5,6 +5,7 @@ pub mod argv;
 pub mod compare;
 pub mod experiment;
 pub mod export;
+pub mod host;
 pub mod import;
 pub mod list;
 pub mod micro;
@@ -50,6 +51,8 @@ pub enum Command {
     /// Install, list and remove server builds (PostgreSQL releases) for studies across
     /// versions.
     Server(server::ServerArgs),
+    /// The hosts of the stored runs (CPU, cores, memory) and their prices per hour.
+    Host(host::HostArgs),
 }
 
 /// Where the results database is.

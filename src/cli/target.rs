@@ -122,6 +122,20 @@ pub struct OutputArgs {
     /// No progress display; only the summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Price of this host per hour (e.g. the instance's on-demand price), recorded with the
+    /// run: reports show throughput per unit of it and the cost of a million operations.
+    #[arg(long, value_name = "PRICE", value_parser = parse_price)]
+    pub cost_per_hour: Option<f64>,
+}
+
+/// A price per hour: a positive number (at most 1e6).
+pub fn parse_price(s: &str) -> Result<f64, String> {
+    match s.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a price per hour: expected a positive number such as 0.68"
+        )),
+    }
 }
 
 fn parse_key_value(s: &str) -> Result<(String, String), String> {
@@ -369,6 +383,7 @@ impl TargetArgs {
                 None
             },
             data_dir: self.data_dir.clone(),
+            cost_per_hour: output.cost_per_hour,
             ..Default::default()
         };
         crate::run::launch(spec, output.results.as_deref(), options)

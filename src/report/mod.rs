@@ -3,6 +3,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod cost;
 pub mod figures;
 pub mod html;
 pub mod markdown;

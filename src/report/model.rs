@@ -110,6 +110,11 @@ pub struct GroupInfo {
     pub malloc: Option<String>,
     /// Where the data was stored: `ext4 on /dev/loop3 (rw,relatime)`, when recorded.
     pub storage: Option<String>,
+    /// The host(s) its runs ran on.
+    pub host: String,
+    /// Price of the host per hour (the runs' median; each run's own, else its host's in the
+    /// store), when known: the cost section (`report/cost.rs`).
+    pub cost_per_hour: Option<f64>,
     /// The runs aggregated.
     pub runs: Vec<RunRef>,
     /// Settings and options that differ from the base: `(key, base value, this value)`.
@@ -237,6 +242,24 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
             .storage
             .as_ref()
             .map(|s| format!("{} on {} ({})", s.fs_type, s.source, s.mount_options)),
+        host: {
+            let mut hosts: Vec<&str> = group
+                .runs
+                .iter()
+                .map(|r| r.environment.hostname.as_str())
+                .collect();
+            hosts.sort_unstable();
+            hosts.dedup();
+            hosts.join(", ")
+        },
+        cost_per_hour: Stat::of(
+            &group
+                .runs
+                .iter()
+                .filter_map(|r| r.environment.cost_per_hour)
+                .collect::<Vec<_>>(),
+        )
+        .map(|s| s.median),
         runs: group
             .runs
             .iter()

@@ -536,6 +536,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
         tables: throughput_tables(r),
     });
     out.extend(crate::report::versions::section(r));
+    out.extend(crate::report::cost::section(r));
     if let Some(t) = writer_table(r) {
         out.push(Section {
             id: "writer".to_string(),

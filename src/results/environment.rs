@@ -46,5 +46,6 @@ pub fn collect(dbms: &dyn Dbms) -> anyhow::Result<Environment> {
             settings: dbms.settings()?,
         },
         storage: None,
+        cost_per_hour: None,
     })
 }

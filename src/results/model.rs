@@ -120,6 +120,10 @@ pub struct Environment {
     pub memory_bytes: u64,
     /// The target DBMS.
     pub dbms: DbmsInfo,
+    /// Price of this host per hour (`--cost-per-hour`, in the user's currency), when given:
+    /// reports show throughput per unit of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_per_hour: Option<f64>,
     /// Where the database's files are stored (absent in older documents, and when unknown:
     /// an external server without --data-dir).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -47,6 +47,8 @@ pub struct RunOptions {
     pub data_dir: Option<PathBuf>,
     /// The experiment cell the run belongs to, recorded with it.
     pub experiment: Option<ExperimentTag>,
+    /// Price of the host per hour (`--cost-per-hour`), recorded with the run.
+    pub cost_per_hour: Option<f64>,
 }
 
 /// Space always wanted in the output directory for results, bytes.
@@ -223,6 +225,7 @@ fn run_into(
         .iter()
         .find(|p| p.exists())
         .and_then(|p| crate::metrics::storage::storage_of(p));
+    environment.cost_per_hour = options.cost_per_hour;
     let run_id = file
         .path()
         .file_stem()
