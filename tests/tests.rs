@@ -78,6 +78,10 @@ mod experiment;
 /// a run, or set on a host in the store) gives throughput per unit of cost.
 mod hosts;
 
+/// Clients through PgBouncer started by ibench in front of a managed PostgreSQL: the pool
+/// seen from the server, the pooler recorded, plain SQL in transaction mode before 1.21.
+mod pooler;
+
 /// Storage studies: ext4, XFS and btrfs on loop devices, the data directory placed on each,
 /// file system and device figures checked against the device's own counters.
 mod storage;

@@ -11,7 +11,9 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Setting, SettingError, StatementMode, TargetSettings, TargetSpec};
 use crate::error::UsageError;
-use crate::spec::{MAX_SECONDS, Malloc, RunSpec, ServerSpec, WorkloadSpec};
+use crate::spec::{
+    MAX_SECONDS, Malloc, PoolMode, Pooler, PoolerSpec, RunSpec, ServerSpec, WorkloadSpec,
+};
 
 /// Which DBMS to benchmark, and how to reach or start it.
 #[derive(Debug, Args)]
@@ -68,6 +70,17 @@ pub struct TargetArgs {
     /// system or device under study) [default: beside the results, in --out].
     #[arg(long, value_name = "DIR", requires = "server")]
     pub server_data_root: Option<PathBuf>,
+    /// Start a connection pooler in front of the managed server; the benchmark's clients
+    /// connect through it (ibench's own reads of settings and counters go to the server).
+    #[arg(long, value_enum, value_name = "POOLER", requires = "server")]
+    pub pooler: Option<Pooler>,
+    /// Server connections in the pooler's pool.
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "pooler")]
+    pub pool_size: u32,
+    /// When a client connection gets a server connection: for each transaction, or for its
+    /// whole session.
+    #[arg(long, value_enum, default_value = "transaction", requires = "pooler")]
+    pub pool_mode: PoolMode,
     /// Seconds to wait for the managed server to accept connections.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub server_start_timeout: u64,
@@ -212,12 +225,28 @@ impl TargetArgs {
             )));
         }
         let server = self.server_spec(kind, &params)?;
+        if let Some(p) = server.as_ref().and_then(|s| s.pooler.as_ref()) {
+            if kind.server_name() != "postgres" {
+                return Err(UsageError::new(format!(
+                    "--pooler pgbouncer is for a postgres server, not {}",
+                    kind.server_name()
+                )));
+            }
+            crate::server::pooler::binary()?;
+            p.check(
+                crate::server::pooler::connections(&workload),
+                "--pool-size",
+                "--pool-mode",
+            )
+            .map_err(UsageError::new)?;
+        }
         let scratch = kind.embedded() && self.path.is_none();
         Ok(RunSpec {
             target: TargetSpec {
                 kind,
                 path: self.path.clone(),
                 url,
+                client_url: None,
                 params,
             },
             scratch_database: scratch,
@@ -289,6 +318,11 @@ impl TargetArgs {
             keep: self.keep_server,
             start_timeout_s: self.server_start_timeout,
             data_root: self.server_data_root.clone(),
+            pooler: self.pooler.map(|kind| PoolerSpec {
+                kind,
+                pool_size: self.pool_size,
+                pool_mode: self.pool_mode,
+            }),
         }))
     }
 

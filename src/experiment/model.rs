@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::dbms::DbmsKind;
-use crate::spec::{IndexDdl, Malloc, Step, TableMode};
+use crate::spec::{IndexDdl, Malloc, PoolMode, Pooler, Step, TableMode};
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
@@ -134,6 +134,16 @@ pub struct SetupTable {
     /// device under study; relative to the experiment file).
     #[serde(default)]
     pub data_dir: Option<Spanned<String>>,
+    /// A connection pooler in front of the server (`pgbouncer`), which the clients connect
+    /// through.
+    #[serde(default)]
+    pub pooler: Option<Spanned<Pooler>>,
+    /// Server connections in the pooler's pool (default 4).
+    #[serde(default)]
+    pub pool_size: Option<Spanned<u32>>,
+    /// `transaction` (default) or `session` pooling.
+    #[serde(default)]
+    pub pool_mode: Option<Spanned<PoolMode>>,
 }
 
 /// `[workload]`: the Insert Benchmark's parameters shared by every cell (unset: `ibench run`'s

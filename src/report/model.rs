@@ -110,6 +110,9 @@ pub struct GroupInfo {
     pub malloc: Option<String>,
     /// Where the data was stored: `ext4 on /dev/loop3 (rw,relatime)`, when recorded.
     pub storage: Option<String>,
+    /// The connection pooler its clients went through: `pgbouncer 1.18.0, transaction, pool
+    /// 4, plain SQL`, when there was one.
+    pub pooler: Option<String>,
     /// The host(s) its runs ran on.
     pub host: String,
     /// Price of the host per hour (the runs' median; each run's own, else its host's in the
@@ -242,6 +245,21 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
             .storage
             .as_ref()
             .map(|s| format!("{} on {} ({})", s.fs_type, s.source, s.mount_options)),
+        pooler: first
+            .managed_server
+            .as_ref()
+            .and_then(|m| m.pooler.as_ref())
+            .map(|p| {
+                let plain = if p.statements.starts_with("plain SQL") {
+                    ", plain SQL"
+                } else {
+                    ""
+                };
+                format!(
+                    "{} {}, {}, pool {}{plain}",
+                    p.kind, p.version, p.pool_mode, p.pool_size
+                )
+            }),
         host: {
             let mut hosts: Vec<&str> = group
                 .runs

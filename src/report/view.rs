@@ -405,6 +405,7 @@ fn settings_table(r: &Report) -> Option<ViewTable> {
 fn runs_table(r: &Report) -> ViewTable {
     let with_ratio = r.groups.iter().any(|g| g.db_cache_ratio.is_some());
     // Where the data was stored, when the configurations differ in it (a storage study).
+    let with_pooler = r.groups.iter().any(|g| g.pooler.is_some());
     let with_storage = r
         .groups
         .iter()
@@ -440,6 +441,11 @@ fn runs_table(r: &Report) -> ViewTable {
                     g.storage.clone().unwrap_or_else(|| "-".to_string()),
                 ));
             }
+            if with_pooler {
+                row.push(Cell::plain(
+                    g.pooler.clone().unwrap_or_else(|| "direct".to_string()),
+                ));
+            }
             if with_ratio {
                 row.push(
                     g.db_cache_ratio
@@ -458,6 +464,9 @@ fn runs_table(r: &Report) -> ViewTable {
         .to_vec();
     if with_storage {
         header.push("storage".to_string());
+    }
+    if with_pooler {
+        header.push("pooler".to_string());
     }
     if with_ratio {
         header.push("db/cache".to_string());

@@ -176,6 +176,26 @@ pub struct ManagedServerInfo {
     pub log: String,
     /// Left running after the run (`--keep-server`).
     pub kept: bool,
+    /// The connection pooler the clients connected through, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooler: Option<PoolerInfo>,
+}
+
+/// A connection pooler in the path of a run's clients.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PoolerInfo {
+    /// Which (`pgbouncer`).
+    pub kind: String,
+    /// Its version (`1.18.0`).
+    pub version: String,
+    /// `session` or `transaction`.
+    pub pool_mode: String,
+    /// Server connections in its pool.
+    pub pool_size: u32,
+    /// Its process id (its CPU is not in the DBMS figures, which are the server's).
+    pub pid: Option<u32>,
+    /// How the clients sent statements through it, and why.
+    pub statements: String,
 }
 
 /// A maintenance pause (vacuum, checkpoint, flush) before a step.

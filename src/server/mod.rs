@@ -18,6 +18,7 @@
 pub mod binaries;
 pub mod check;
 pub mod install;
+pub mod pooler;
 mod process;
 
 use std::fs;

@@ -262,6 +262,9 @@ pub fn build(
             l2_rows: None,
             dbms_cache: None,
             data_dir: None,
+            pooler: None,
+            pool_size: None,
+            pool_mode: None,
         };
         vec![&default_setup]
     } else {
@@ -281,6 +284,7 @@ pub fn build(
             };
             let mut setup = setups::setup(&mut p, workload, s, scale, at);
             setup.data_dir = targets::data_dir(&mut p, s.data_dir.as_ref(), &dir);
+            setup.pooler = setups::pooler(&mut p, s, &setup.workload);
             setup
         })
         .collect();
