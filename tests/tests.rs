@@ -82,6 +82,10 @@ mod hosts;
 /// seen from the server, the pooler recorded, plain SQL in transaction mode before 1.21.
 mod pooler;
 
+/// Studies across versions: PostgreSQL builds installed by `ibench server install` (checked
+/// against the registry's sha512), a 13-vs-15 experiment's versions table and chart.
+mod versions;
+
 /// Storage studies: ext4, XFS and btrfs on loop devices, the data directory placed on each,
 /// file system and device figures checked against the device's own counters.
 mod storage;
