@@ -235,5 +235,28 @@ dbms = "postgres"
             md.stdout
         );
     }
+    // ibench run's flag does the same.
+    let run = bench
+        .run(&[
+            "--server",
+            "postgres",
+            "--server-data-root",
+            path_str(&filesystems[1].mount),
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "2000",
+        ])
+        .result();
+    let storage = run.environment.storage.expect("storage recorded");
+    assert_eq!(storage.fs_type, "xfs");
+    assert_eq!(storage.devices, [filesystems[1].name()]);
+    assert!(
+        fs::read_dir(&filesystems[1].mount)
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().ends_with(".server")),
+        "the data directory is removed after the run"
+    );
     drop(filesystems);
 }
