@@ -74,6 +74,22 @@ mod store;
 /// validation with file:line, and the dry-run estimate.
 mod experiment;
 
+/// Runs from several hosts: `ibench report --by host` with prices per hour (recorded with
+/// a run, or set on a host in the store) gives throughput per unit of cost.
+mod hosts;
+
+/// Clients through PgBouncer started by ibench in front of a managed PostgreSQL: the pool
+/// seen from the server, the pooler recorded, plain SQL in transaction mode before 1.21.
+mod pooler;
+
+/// Studies across versions: PostgreSQL builds installed by `ibench server install` (checked
+/// against the registry's sha512), a 13-vs-15 experiment's versions table and chart.
+mod versions;
+
+/// Storage studies: ext4, XFS and btrfs on loop devices, the data directory placed on each,
+/// file system and device figures checked against the device's own counters.
+mod storage;
+
 /// OLTP microbenchmarks (`ibench micro`): sysbench-style tables as sysbench prepares them,
 /// point selects counted against the server's own statistics, sysbench's tables reused.
 mod micro;

@@ -5,11 +5,13 @@ pub mod argv;
 pub mod compare;
 pub mod experiment;
 pub mod export;
+pub mod host;
 pub mod import;
 pub mod list;
 pub mod micro;
 pub mod report;
 pub mod run;
+pub mod server;
 pub mod show;
 pub mod target;
 
@@ -46,6 +48,11 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Run a configuration matrix from a TOML file on managed servers, resumably.
     Experiment(experiment::ExperimentArgs),
+    /// Install, list and remove server builds (PostgreSQL releases) for studies across
+    /// versions.
+    Server(server::ServerArgs),
+    /// The hosts of the stored runs (CPU, cores, memory) and their prices per hour.
+    Host(host::HostArgs),
 }
 
 /// Where the results database is.

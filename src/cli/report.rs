@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::StoreArgs;
 use crate::output::{escape, stdout};
-use crate::report::render::{Format, render, write_atomic};
+use crate::report::render::{Format, render_by, write_atomic};
 use crate::results::store::Store;
 
 /// Flags of `ibench report`.
@@ -20,6 +20,10 @@ pub struct ReportArgs {
     /// named).
     #[arg(long, value_name = "RUN")]
     pub base: Option<String>,
+    /// What makes runs one column of the report: their label (configuration), or the host
+    /// they ran on (runs imported from several machines; --base may then name a host).
+    #[arg(long, value_enum, default_value = "label")]
+    pub by: crate::report::select::GroupBy,
     /// Output format.
     #[arg(long, value_enum, default_value = "html")]
     pub format: Format,
@@ -48,7 +52,13 @@ pub fn default_html_path(store: &Path) -> PathBuf {
 /// Runs `ibench report`.
 pub fn execute(args: &ReportArgs) -> Result<()> {
     let store = Store::open_existing(&args.store.results)?;
-    let text = render(&store, &args.runs, args.base.as_deref(), args.format)?;
+    let text = render_by(
+        &store,
+        &args.runs,
+        args.base.as_deref(),
+        args.by,
+        args.format,
+    )?;
     let out = match (&args.output, args.format) {
         (Some(p), _) => Some(p.clone()),
         (None, Format::Html) => Some(default_html_path(&args.store.results)),

@@ -11,7 +11,9 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Setting, SettingError, StatementMode, TargetSettings, TargetSpec};
 use crate::error::UsageError;
-use crate::spec::{MAX_SECONDS, Malloc, RunSpec, ServerSpec, WorkloadSpec};
+use crate::spec::{
+    MAX_SECONDS, Malloc, PoolMode, Pooler, PoolerSpec, RunSpec, ServerSpec, WorkloadSpec,
+};
 
 /// Which DBMS to benchmark, and how to reach or start it.
 #[derive(Debug, Args)]
@@ -64,6 +66,21 @@ pub struct TargetArgs {
     /// Data directory of an external server: its size on disk and its device are reported.
     #[arg(long, value_name = "DIR", conflicts_with = "server")]
     pub data_dir: Option<PathBuf>,
+    /// Directory the managed server's data directory is created in (a mount of the file
+    /// system or device under study) [default: beside the results, in --out].
+    #[arg(long, value_name = "DIR", requires = "server")]
+    pub server_data_root: Option<PathBuf>,
+    /// Start a connection pooler in front of the managed server; the benchmark's clients
+    /// connect through it (ibench's own reads of settings and counters go to the server).
+    #[arg(long, value_enum, value_name = "POOLER", requires = "server")]
+    pub pooler: Option<Pooler>,
+    /// Server connections in the pooler's pool.
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "pooler")]
+    pub pool_size: u32,
+    /// When a client connection gets a server connection: for each transaction, or for its
+    /// whole session.
+    #[arg(long, value_enum, default_value = "transaction", requires = "pooler")]
+    pub pool_mode: PoolMode,
     /// Seconds to wait for the managed server to accept connections.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub server_start_timeout: u64,
@@ -119,6 +136,20 @@ pub struct OutputArgs {
     /// No progress display; only the summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Price of this host per hour (e.g. the instance's on-demand price), recorded with the
+    /// run: reports show throughput per unit of it and the cost of a million operations.
+    #[arg(long, value_name = "PRICE", value_parser = parse_price)]
+    pub cost_per_hour: Option<f64>,
+}
+
+/// A price per hour: a positive number (at most 1e6).
+pub fn parse_price(s: &str) -> Result<f64, String> {
+    match s.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a price per hour: expected a positive number such as 0.68"
+        )),
+    }
 }
 
 fn parse_key_value(s: &str) -> Result<(String, String), String> {
@@ -195,12 +226,28 @@ impl TargetArgs {
             )));
         }
         let server = self.server_spec(kind, &params)?;
+        if let Some(p) = server.as_ref().and_then(|s| s.pooler.as_ref()) {
+            if kind.server_name() != "postgres" {
+                return Err(UsageError::new(format!(
+                    "--pooler pgbouncer is for a postgres server, not {}",
+                    kind.server_name()
+                )));
+            }
+            crate::server::pooler::binary()?;
+            p.check(
+                crate::server::pooler::connections(&workload),
+                "--pool-size",
+                "--pool-mode",
+            )
+            .map_err(UsageError::new)?;
+        }
         let scratch = kind.embedded() && self.path.is_none();
         Ok(RunSpec {
             target: TargetSpec {
                 kind,
                 path: self.path.clone(),
                 url,
+                client_url: None,
                 params,
             },
             scratch_database: scratch,
@@ -246,6 +293,14 @@ impl TargetArgs {
             })?),
             None => None,
         };
+        if let Some(root) = &self.server_data_root
+            && !root.is_dir()
+        {
+            return Err(UsageError::new(format!(
+                "--server-data-root {} is not a directory (create or mount it first)",
+                root.display()
+            )));
+        }
         for (k, v) in &self.server_options {
             let ok = |s: &str| !s.is_empty() && !s.contains(['\n', '\r', '[', ']']);
             if !ok(k) || !ok(v) || k.contains(['=', ' ']) {
@@ -263,6 +318,12 @@ impl TargetArgs {
             malloc: self.malloc,
             keep: self.keep_server,
             start_timeout_s: self.server_start_timeout,
+            data_root: self.server_data_root.clone(),
+            pooler: self.pooler.map(|kind| PoolerSpec {
+                kind,
+                pool_size: self.pool_size,
+                pool_mode: self.pool_mode,
+            }),
         }))
     }
 
@@ -357,6 +418,7 @@ impl TargetArgs {
                 None
             },
             data_dir: self.data_dir.clone(),
+            cost_per_hour: output.cost_per_hour,
             ..Default::default()
         };
         crate::run::launch(spec, output.results.as_deref(), options)

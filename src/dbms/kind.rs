@@ -293,6 +293,10 @@ pub struct TargetSpec {
     /// runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<ServerUrl>,
+    /// Where the benchmark's client connections go when not to `url`: a connection pooler in
+    /// front of the server (ibench's own reads of settings and counters go to `url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_url: Option<ServerUrl>,
     /// The DBMS's own parameters.
     #[serde(flatten)]
     pub params: Params,
@@ -308,6 +312,7 @@ impl TargetSpec {
             kind,
             path: Some(path),
             url: None,
+            client_url: None,
             params,
         })
     }

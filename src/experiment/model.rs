@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::dbms::DbmsKind;
-use crate::spec::{IndexDdl, Malloc, Step, TableMode};
+use crate::spec::{IndexDdl, Malloc, PoolMode, Pooler, Step, TableMode};
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
@@ -72,6 +72,10 @@ pub struct TargetTable {
     /// Seconds to wait for the server to accept connections (default 120).
     #[serde(default)]
     pub start_timeout_seconds: Option<u64>,
+    /// Directory the server's data directory is created in (a mount of the file system or
+    /// device under study; relative to the experiment file); a setup's wins.
+    #[serde(default)]
+    pub data_dir: Option<Spanned<String>>,
 }
 
 /// `[[config]]`: server settings, as a config-file fragment and/or inline options.
@@ -126,6 +130,20 @@ pub struct SetupTable {
     /// after the load (`0.25x`: larger than the cache; `2x`: cached by the DBMS).
     #[serde(default)]
     pub dbms_cache: Option<Spanned<String>>,
+    /// Directory the server's data directory is created in (a mount of the file system or
+    /// device under study; relative to the experiment file).
+    #[serde(default)]
+    pub data_dir: Option<Spanned<String>>,
+    /// A connection pooler in front of the server (`pgbouncer`), which the clients connect
+    /// through.
+    #[serde(default)]
+    pub pooler: Option<Spanned<Pooler>>,
+    /// Server connections in the pooler's pool (default 4).
+    #[serde(default)]
+    pub pool_size: Option<Spanned<u32>>,
+    /// `transaction` (default) or `session` pooling.
+    #[serde(default)]
+    pub pool_mode: Option<Spanned<PoolMode>>,
 }
 
 /// `[workload]`: the Insert Benchmark's parameters shared by every cell (unset: `ibench run`'s

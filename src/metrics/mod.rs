@@ -6,4 +6,5 @@ pub mod histogram;
 pub mod outcome;
 pub mod proc;
 pub mod recorder;
+pub mod storage;
 pub mod summary;

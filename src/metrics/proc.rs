@@ -252,31 +252,28 @@ pub fn host_counters() -> HostCounters {
 }
 
 /// The block device holding `path` (the partition, dm or md device itself), by its name in
-/// /proc/diskstats; `None` for file systems without one (tmpfs, overlay).
+/// /proc/diskstats; a btrfs file system's member devices joined by `+` (`loop3+loop4`);
+/// `None` for file systems without one (tmpfs, overlay).
 pub fn device_of(path: &Path) -> Option<String> {
-    let dev = fs::metadata(path).ok()?.dev();
-    let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
-    if major == 0 {
-        return None;
-    }
-    let uevent = fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/uevent")).ok()?;
-    uevent
-        .lines()
-        .find_map(|l| l.strip_prefix("DEVNAME="))
-        .map(str::to_string)
+    let devices = super::storage::devices_of(path);
+    (!devices.is_empty()).then(|| devices.join("+"))
 }
 
-/// Counters of device `name` from /proc/diskstats.
+/// Counters of device `name` from /proc/diskstats; for `a+b` (a btrfs file system's
+/// members), their sums.
 pub fn device_counters(name: &str) -> Option<DeviceCounters> {
     let stats = procfs::diskstats().ok()?;
-    let d = stats.into_iter().find(|d| d.name == name)?;
-    Some(DeviceCounters {
-        reads: d.reads,
-        writes: d.writes,
-        read_bytes: d.sectors_read * 512,
-        write_bytes: d.sectors_written * 512,
-        io_ms: d.time_in_progress,
-    })
+    let mut total: Option<DeviceCounters> = None;
+    for part in name.split('+') {
+        let d = stats.iter().find(|d| d.name == part)?;
+        let t = total.get_or_insert_with(DeviceCounters::default);
+        t.reads += d.reads;
+        t.writes += d.writes;
+        t.read_bytes += d.sectors_read * 512;
+        t.write_bytes += d.sectors_written * 512;
+        t.io_ms += d.time_in_progress;
+    }
+    total
 }
 
 /// What the sampler watches for one run.

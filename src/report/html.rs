@@ -128,6 +128,10 @@ pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
             color: charts::css_color(i),
         })
         .collect();
+    let (versions_chart, versions_legend) = match crate::report::versions::chart(report)? {
+        Some((svg, legend)) => (svg, legend),
+        None => (String::new(), Vec::new()),
+    };
     let ctx = minijinja::context! {
         title => title,
         generated_at => report.generated_at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
@@ -137,6 +141,8 @@ pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
         sections => Value::from(Serde(view::sections(report))),
         steps => Value::from(Serde(step_views(report, groups)?)),
         min_partial_s => per_second::MIN_PARTIAL_S,
+        versions_chart => versions_chart,
+        versions_legend => Value::from(Serde(&versions_legend)),
     };
     env.get_template("report.html")?
         .render(ctx)

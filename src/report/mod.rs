@@ -3,6 +3,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod cost;
 pub mod figures;
 pub mod html;
 pub mod markdown;
@@ -13,4 +14,5 @@ pub mod select;
 pub mod settings;
 pub mod table;
 pub mod terminal;
+pub mod versions;
 pub mod view;

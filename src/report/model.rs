@@ -97,12 +97,27 @@ pub struct GroupInfo {
     pub is_base: bool,
     /// DBMS and version.
     pub dbms: String,
+    /// The DBMS's name (`postgres`).
+    pub dbms_name: String,
+    /// Its version as numbers (`13.23`; empty when it reports none): the columns of a
+    /// versions study (`report/versions.rs`).
+    pub version: String,
     /// Where the DBMS ran (path or URL without password).
     pub location: String,
     /// Clients.
     pub clients: usize,
     /// Allocator preloaded into a managed server, if any.
     pub malloc: Option<String>,
+    /// Where the data was stored: `ext4 on /dev/loop3 (rw,relatime)`, when recorded.
+    pub storage: Option<String>,
+    /// The connection pooler its clients went through: `pgbouncer 1.18.0, transaction, pool
+    /// 4, plain SQL`, when there was one.
+    pub pooler: Option<String>,
+    /// The host(s) its runs ran on.
+    pub host: String,
+    /// Price of the host per hour (the runs' median; each run's own, else its host's in the
+    /// store), when known: the cost section (`report/cost.rs`).
+    pub cost_per_hour: Option<f64>,
     /// The runs aggregated.
     pub runs: Vec<RunRef>,
     /// Settings and options that differ from the base: `(key, base value, this value)`.
@@ -218,6 +233,8 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
             "{} {}",
             first.environment.dbms.name, first.environment.dbms.version
         ),
+        dbms_name: first.environment.dbms.name.clone(),
+        version: crate::report::versions::short_version(&first.environment.dbms.version),
         location: first.environment.dbms.location.clone(),
         clients: first.config.workload.max_clients(),
         malloc: first.managed_server.as_ref().map(|m| {
@@ -227,6 +244,44 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
                 .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
                 .unwrap_or_else(|| "glibc".to_string())
         }),
+        storage: first
+            .environment
+            .storage
+            .as_ref()
+            .map(|s| format!("{} on {} ({})", s.fs_type, s.source, s.mount_options)),
+        pooler: first
+            .managed_server
+            .as_ref()
+            .and_then(|m| m.pooler.as_ref())
+            .map(|p| {
+                let plain = if p.statements.starts_with("plain SQL") {
+                    ", plain SQL"
+                } else {
+                    ""
+                };
+                format!(
+                    "{} {}, {}, pool {}{plain}",
+                    p.kind, p.version, p.pool_mode, p.pool_size
+                )
+            }),
+        host: {
+            let mut hosts: Vec<&str> = group
+                .runs
+                .iter()
+                .map(|r| r.environment.hostname.as_str())
+                .collect();
+            hosts.sort_unstable();
+            hosts.dedup();
+            hosts.join(", ")
+        },
+        cost_per_hour: Stat::of(
+            &group
+                .runs
+                .iter()
+                .filter_map(|r| r.environment.cost_per_hour)
+                .collect::<Vec<_>>(),
+        )
+        .map(|s| s.median),
         runs: group
             .runs
             .iter()

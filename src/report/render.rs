@@ -31,7 +31,18 @@ pub fn render(
     base: Option<&str>,
     format: Format,
 ) -> Result<String> {
-    let groups = select::groups(store, names, base)?;
+    render_by(store, names, base, select::GroupBy::Label, format)
+}
+
+/// [`render`], the runs grouped `by` label or host.
+pub fn render_by(
+    store: &Store,
+    names: &[String],
+    base: Option<&str>,
+    by: select::GroupBy,
+    format: Format,
+) -> Result<String> {
+    let groups = select::groups_by(store, names, base, by)?;
     let report = model::build(&groups)?;
     if report.steps.is_empty() {
         return Err(UsageError::new(format!(

@@ -21,7 +21,8 @@ pub struct Cell {
 }
 
 impl Cell {
-    fn plain(text: impl Into<String>) -> Cell {
+    /// A cell with `text` and no mark.
+    pub fn plain(text: impl Into<String>) -> Cell {
         Cell {
             text: text.into(),
             ..Cell::default()
@@ -36,7 +37,7 @@ impl Cell {
     }
 
     /// The median, with the min-max range of several runs as the second line.
-    fn stat(s: &Stat, digits: usize) -> Cell {
+    pub fn stat(s: &Stat, digits: usize) -> Cell {
         Cell {
             text: fmt_value(s.median, digits),
             sub: if s.n > 1 && s.min != s.max {
@@ -81,7 +82,8 @@ fn fmt_value(v: f64, digits: usize) -> String {
     }
 }
 
-fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
+/// A figure relative to the base's (`1.00` for the base itself), marked better or worse.
+pub fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
     if is_base {
         return Cell::marked("1.00", "base");
     }
@@ -384,11 +386,23 @@ fn counters_table(r: &Report, step: &StepReport) -> Option<ViewTable> {
 }
 
 fn settings_table(r: &Report) -> Option<ViewTable> {
+    // Across versions, settings that one of the two versions does not have are many (every
+    // release adds some) and say nothing about the configuration: only changed values are
+    // listed, the others counted in the title.
+    let versions = crate::report::versions::columns(r).is_some();
+    let only_one =
+        |d: &crate::report::settings::Difference| versions && (d.base == "-" || d.value == "-");
+    let left_out = r
+        .groups
+        .iter()
+        .flat_map(|g| &g.differences)
+        .filter(|d| only_one(d))
+        .count();
     let rows: Vec<Vec<Cell>> = r
         .groups
         .iter()
         .flat_map(|g| {
-            g.differences.iter().map(|d| {
+            g.differences.iter().filter(|d| !only_one(d)).map(|d| {
                 vec![
                     Cell::plain(g.name.clone()),
                     Cell::plain(d.key.clone()),
@@ -402,7 +416,15 @@ fn settings_table(r: &Report) -> Option<ViewTable> {
         return None;
     }
     Some(ViewTable {
-        title: format!("settings that differ from the base ({})", r.base),
+        title: if left_out > 0 {
+            format!(
+                "settings that differ from the base ({}); {left_out} settings that exist in \
+                 only one of the two versions are not listed",
+                r.base
+            )
+        } else {
+            format!("settings that differ from the base ({})", r.base)
+        },
         header: ["config", "setting", "base", "value"]
             .map(String::from)
             .to_vec(),
@@ -412,6 +434,12 @@ fn settings_table(r: &Report) -> Option<ViewTable> {
 
 fn runs_table(r: &Report) -> ViewTable {
     let with_ratio = r.groups.iter().any(|g| g.db_cache_ratio.is_some());
+    // Where the data was stored, when the configurations differ in it (a storage study).
+    let with_pooler = r.groups.iter().any(|g| g.pooler.is_some());
+    let with_storage = r
+        .groups
+        .iter()
+        .any(|g| g.storage.is_some() && g.storage != r.groups[0].storage);
     let rows = r
         .groups
         .iter()
@@ -438,6 +466,16 @@ fn runs_table(r: &Report) -> ViewTable {
                 Cell::plain(g.clients.to_string()),
                 Cell::plain(g.malloc.clone().unwrap_or_else(|| "-".to_string())),
             ];
+            if with_storage {
+                row.push(Cell::plain(
+                    g.storage.clone().unwrap_or_else(|| "-".to_string()),
+                ));
+            }
+            if with_pooler {
+                row.push(Cell::plain(
+                    g.pooler.clone().unwrap_or_else(|| "direct".to_string()),
+                ));
+            }
             if with_ratio {
                 row.push(
                     g.db_cache_ratio
@@ -454,6 +492,12 @@ fn runs_table(r: &Report) -> ViewTable {
     let mut header: Vec<String> = ["config", "dbms", "clients", "malloc"]
         .map(String::from)
         .to_vec();
+    if with_storage {
+        header.push("storage".to_string());
+    }
+    if with_pooler {
+        header.push("pooler".to_string());
+    }
     if with_ratio {
         header.push("db/cache".to_string());
     }
@@ -530,6 +574,8 @@ pub fn sections(r: &Report) -> Vec<Section> {
         ),
         tables: throughput_tables(r),
     });
+    out.extend(crate::report::versions::section(r));
+    out.extend(crate::report::cost::section(r));
     if let Some(t) = writer_table(r) {
         out.push(Section {
             id: "writer".to_string(),

@@ -45,5 +45,7 @@ pub fn collect(dbms: &dyn Dbms) -> anyhow::Result<Environment> {
             location: dbms.location(),
             settings: dbms.settings()?,
         },
+        storage: None,
+        cost_per_hour: None,
     })
 }

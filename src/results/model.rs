@@ -120,6 +120,34 @@ pub struct Environment {
     pub memory_bytes: u64,
     /// The target DBMS.
     pub dbms: DbmsInfo,
+    /// Price of this host per hour (`--cost-per-hour`, in the user's currency), when given:
+    /// reports show throughput per unit of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_per_hour: Option<f64>,
+    /// Where the database's files are stored (absent in older documents, and when unknown:
+    /// an external server without --data-dir).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<StorageInfo>,
+}
+
+/// The file system and devices under a run's database.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StorageInfo {
+    /// The data directory (or database file) it describes.
+    pub path: String,
+    /// File-system type (`ext4`, `xfs`, `btrfs`, `tmpfs`).
+    pub fs_type: String,
+    /// Where that file system is mounted.
+    pub mount_point: String,
+    /// Per-mount options (`rw,relatime`).
+    pub mount_options: String,
+    /// The file system's own options (`rw,space_cache=v2,subvolid=5`).
+    pub fs_options: String,
+    /// What is mounted (`/dev/nvme0n1p2`, `/dev/loop3`).
+    pub source: String,
+    /// Block devices whose /proc/diskstats figures are the run's device figures (a btrfs
+    /// file system's members); empty when there are none.
+    pub devices: Vec<String>,
 }
 
 /// The target DBMS as it described itself.
@@ -148,6 +176,26 @@ pub struct ManagedServerInfo {
     pub log: String,
     /// Left running after the run (`--keep-server`).
     pub kept: bool,
+    /// The connection pooler the clients connected through, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooler: Option<PoolerInfo>,
+}
+
+/// A connection pooler in the path of a run's clients.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PoolerInfo {
+    /// Which (`pgbouncer`).
+    pub kind: String,
+    /// Its version (`1.18.0`).
+    pub version: String,
+    /// `session` or `transaction`.
+    pub pool_mode: String,
+    /// Server connections in its pool.
+    pub pool_size: u32,
+    /// Its process id (its CPU is not in the DBMS figures, which are the server's).
+    pub pid: Option<u32>,
+    /// How the clients sent statements through it, and why.
+    pub statements: String,
 }
 
 /// A maintenance pause (vacuum, checkpoint, flush) before a step.

@@ -49,6 +49,8 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE runs ADD COLUMN cell TEXT;
      ALTER TABLE runs ADD COLUMN repeat INTEGER;
      CREATE INDEX runs_experiment ON runs (experiment, cell);",
+    // 3: prices of hosts per hour (`ibench host price`), for reports per unit of cost.
+    "CREATE TABLE hosts (hostname TEXT PRIMARY KEY, cost_per_hour REAL NOT NULL);",
 ];
 
 /// The same schema in PostgreSQL's types (64-bit integers, double precision).
@@ -79,6 +81,7 @@ const MIGRATIONS_PG: &[&str] = &[
      ALTER TABLE runs ADD COLUMN cell TEXT;
      ALTER TABLE runs ADD COLUMN repeat BIGINT;
      CREATE INDEX runs_experiment ON runs (experiment, cell);",
+    "CREATE TABLE hosts (hostname TEXT PRIMARY KEY, cost_per_hour DOUBLE PRECISION NOT NULL);",
 ];
 
 /// One line of `ibench list`.
@@ -576,6 +579,48 @@ impl Store {
         Ok(!self
             .rows("SELECT id FROM runs WHERE id = ?1", &[id])?
             .is_empty())
+    }
+
+    /// Sets the price per hour of `hostname` (replacing an earlier one).
+    pub fn set_host_price(&mut self, hostname: &str, cost_per_hour: f64) -> Result<()> {
+        self.write(&[
+            (
+                "DELETE FROM hosts WHERE hostname = ?1",
+                vec![text(hostname)],
+            ),
+            (
+                "INSERT INTO hosts (hostname, cost_per_hour) VALUES (?1, ?2)",
+                vec![text(hostname), Param::Real(cost_per_hour)],
+            ),
+        ])
+        .with_context(|| format!("cannot set the price of host {hostname}"))
+    }
+
+    /// Removes the price of `hostname`; whether it had one.
+    pub fn clear_host_price(&mut self, hostname: &str) -> Result<bool> {
+        let had = self.host_prices()?.contains_key(hostname);
+        self.write(&[(
+            "DELETE FROM hosts WHERE hostname = ?1",
+            vec![text(hostname)],
+        )])?;
+        Ok(had)
+    }
+
+    /// The price per hour of every host that has one.
+    pub fn host_prices(&self) -> Result<std::collections::BTreeMap<String, f64>> {
+        let rows = self.rows(
+            "SELECT hostname, CAST(cost_per_hour AS TEXT) FROM hosts ORDER BY hostname",
+            &[],
+        )?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let mut it = r.into_iter();
+                let host = it.next().flatten()?;
+                let price = it.next().flatten()?.parse().ok()?;
+                Some((host, price))
+            })
+            .collect())
     }
 
     /// Removes run `id` and its steps.

@@ -47,6 +47,8 @@ pub struct RunOptions {
     pub data_dir: Option<PathBuf>,
     /// The experiment cell the run belongs to, recorded with it.
     pub experiment: Option<ExperimentTag>,
+    /// Price of the host per hour (`--cost-per-hour`), recorded with the run.
+    pub cost_per_hour: Option<f64>,
 }
 
 /// Space always wanted in the output directory for results, bytes.
@@ -86,7 +88,23 @@ pub fn check_output(spec: &RunSpec, out: &Path) -> Result<(), UsageError> {
         return Ok(()); // cannot tell: the run finds out
     };
     let free = st.blocks_available().saturating_mul(st.fragment_size());
-    let db_in_out = spec.scratch_database || spec.server.is_some();
+    let data_root = spec.server.as_ref().and_then(|s| s.data_root.as_deref());
+    if let Some(root) = data_root
+        && let Ok(st) = nix::sys::statvfs::statvfs(root)
+    {
+        let free = st.blocks_available().saturating_mul(st.fragment_size());
+        let needed = spec.workload.estimated_db_bytes();
+        if free < needed {
+            return Err(UsageError::new(format!(
+                "not enough free space in the data root {}: {} MiB free, about {} MiB needed \
+                 for the database",
+                root.display(),
+                free >> 20,
+                needed >> 20
+            )));
+        }
+    }
+    let db_in_out = spec.scratch_database || (spec.server.is_some() && data_root.is_none());
     let needed = RESULTS_SPACE
         + if db_in_out {
             spec.workload.estimated_db_bytes()
@@ -201,7 +219,13 @@ fn run_into(
     slot: &mut Option<RunResult>,
 ) -> Result<()> {
     let db: Arc<dyn dbms::Dbms> = Arc::from(dbms::open_with(&spec.target, spec.statements)?);
-    let environment = environment::collect(db.as_ref())?;
+    let mut environment = environment::collect(db.as_ref())?;
+    environment.storage = watch
+        .data_paths
+        .iter()
+        .find(|p| p.exists())
+        .and_then(|p| crate::metrics::storage::storage_of(p));
+    environment.cost_per_hour = options.cost_per_hour;
     let run_id = file
         .path()
         .file_stem()

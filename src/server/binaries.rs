@@ -66,11 +66,14 @@ impl Binaries {
                 Some(d) if d.is_dir() => dir = Some(d),
                 Some(d) => {
                     let name = family.dbms().server_name();
+                    let how = super::install::install_hint(name, v)
+                        .map(|c| format!("install it (`{c}`)"))
+                        .unwrap_or_else(|| "install it".to_string());
                     return Err(problem(
                         BinaryField::Version,
                         format!(
-                            "{name} {v} is not installed ({} does not exist): install it, or \
-                             give {dir_name}",
+                            "{name} {v} is not installed ({} does not exist): {how}, or give \
+                             {dir_name}",
                             d.display()
                         ),
                     ));
@@ -150,13 +153,39 @@ pub fn find_binary(
         })
 }
 
+/// The directory of the shared libraries a build in `binary`'s directory brings along:
+/// `../lib` beside its `bin` when it holds a versioned shared library (`libicuuc.so.60`), as
+/// relocatable builds (`ibench server install`) and self-built prefixes do. Debian's
+/// `/usr/lib/postgresql/15/lib` holds only the server's modules, and is not one.
+pub fn library_path(binary: &Path) -> Option<PathBuf> {
+    let lib = binary.parent()?.parent()?.join("lib");
+    let has_library = std::fs::read_dir(&lib).ok()?.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name.starts_with("lib") && name.contains(".so.")
+    });
+    has_library.then_some(lib)
+}
+
+/// Lets `cmd` (running `binary`) find the libraries of [`library_path`], ahead of any
+/// `LD_LIBRARY_PATH` ibench was given.
+pub fn with_library_path(cmd: &mut Command, binary: &Path) {
+    if let Some(lib) = library_path(binary) {
+        let mut paths = vec![lib];
+        if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+            paths.extend(std::env::split_paths(&old));
+        }
+        if let Ok(joined) = std::env::join_paths(paths) {
+            cmd.env("LD_LIBRARY_PATH", joined);
+        }
+    }
+}
+
 /// The version a server binary prints with `--version` (`15.14`, `10.11.19`).
 pub fn binary_version(binary: &Path) -> Option<String> {
-    let out = Command::new(binary)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
+    let mut cmd = Command::new(binary);
+    with_library_path(&mut cmd, binary);
+    let out = cmd.arg("--version").stdin(Stdio::null()).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     text.split_whitespace().find_map(|w| {
         let v: String = w

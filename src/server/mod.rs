@@ -17,6 +17,8 @@
 
 pub mod binaries;
 pub mod check;
+pub mod install;
+pub mod pooler;
 mod process;
 
 use std::fs;
@@ -197,6 +199,20 @@ impl ManagedServer {
             .find_library()
             .map_err(|m| UsageError::new(format!("allocator {m}")))?;
         let account = run_as(family)?;
+        if let Some(u) = &account
+            && let Some(blocked) = process::first_closed_parent(&binaries.server, u)
+        {
+            return Err(UsageError::new(format!(
+                "the managed server runs as '{}', which cannot enter {} to start {}: install \
+                 builds where it can (`ibench server install` as root uses \
+                 /var/cache/ibench/servers; IBENCH_SERVER_CACHE chooses another), or chmod o+x \
+                 the directory",
+                u.name,
+                blocked.display(),
+                binaries.server.display()
+            ))
+            .into());
+        }
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         // Servers resolve relative paths against their own base directory (mariadbd: /usr),
         // not ours.
@@ -389,7 +405,8 @@ fn private_dir(dir: &Path, account: Option<&User>) -> Result<()> {
         if let Some(blocked) = process::first_closed_parent(dir, u) {
             bail!(UsageError::new(format!(
                 "the managed server runs as '{}', which cannot enter {} (mode {:o}): choose an \
-                 --out whose parent directories others may enter (chmod o+x), e.g. under /tmp",
+                 --out (or data root) whose parent directories others may enter (chmod o+x), \
+                 e.g. under /tmp",
                 u.name,
                 blocked.display(),
                 fs::metadata(&blocked)

@@ -53,9 +53,21 @@ impl ServerFamily for PostgresFamily {
         debian_bin_dirs()
     }
 
+    /// Debian's /usr/lib/postgresql/<major>/bin, else the newest matching build installed
+    /// by `ibench server install` (else Debian's path, which the message names).
     fn bin_dir_for_version(&self, version: &str) -> Option<PathBuf> {
         let major = version.split('.').next().unwrap_or_default();
-        Some(PathBuf::from(format!("/usr/lib/postgresql/{major}/bin")))
+        let debian = PathBuf::from(format!("/usr/lib/postgresql/{major}/bin"));
+        if debian.is_dir()
+            && (!version.contains('.')
+                || super::binaries::binary_version(&debian.join("postgres"))
+                    .is_some_and(|v| super::binaries::version_matches(&v, version)))
+        {
+            return Some(debian);
+        }
+        super::install::find("postgres", version)
+            .map(|b| b.bin_dir())
+            .or(Some(debian))
     }
 
     fn service_account(&self) -> &'static str {
@@ -216,6 +228,7 @@ impl PgScratch {
             user,
         };
         let mut cmd = Command::new(&binaries.setup);
+        super::binaries::with_library_path(&mut cmd, &binaries.setup);
         // No server ever runs on this directory (`postgres -C` only reads the configuration),
         // so it needs no password.
         cmd.arg("-D").arg(dir.join("data")).args([
@@ -270,6 +283,7 @@ impl PgScratch {
             return vec![check.problem(format!("cannot write {}: {e}", self.conf().display()))];
         }
         let mut cmd = Command::new(&self.postgres);
+        super::binaries::with_library_path(&mut cmd, &self.postgres);
         cmd.arg("-D")
             .arg(self.dir.join("data"))
             .args(["-C", "server_version"]);

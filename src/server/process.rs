@@ -107,6 +107,8 @@ fn open_log(log: &Path) -> Result<fs::File> {
 pub fn command(binary: &Path, ctx: &StartContext<'_>, keep: bool) -> Result<Command> {
     let out = open_log(ctx.log)?;
     let mut cmd = Command::new(binary);
+    // A relocatable build finds its own libraries.
+    super::binaries::with_library_path(&mut cmd, binary);
     cmd.stdin(Stdio::null())
         .stdout(out.try_clone()?)
         .stderr(out)

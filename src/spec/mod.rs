@@ -16,7 +16,7 @@ use crate::dbms::TargetSpec;
 use crate::error::UsageError;
 pub use insert_benchmark::{IndexDdl, InsertBenchmarkSpec, Step, TableMode};
 pub use micro::{MICRO_LOAD_BATCH, MicroSpec};
-pub use server::{Malloc, ServerSpec};
+pub use server::{Malloc, PoolMode, Pooler, PoolerSpec, ServerSpec};
 
 /// Largest rows per statement: 6 values per row stay under SQLite's 32766 bound variables
 /// and the 65535 parameters of the PostgreSQL and MySQL protocols.

@@ -82,4 +82,76 @@ pub struct ServerSpec {
     pub keep: bool,
     /// Seconds to wait for the server to accept connections.
     pub start_timeout_s: u64,
+    /// Directory the server's data directory is created in, to study a file system or device
+    /// (default: beside the results, in --out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_root: Option<PathBuf>,
+    /// A connection pooler started in front of the server, which the benchmark's clients
+    /// connect through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooler: Option<PoolerSpec>,
+}
+
+/// A connection pooler ibench can start in front of a managed server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Pooler {
+    /// PgBouncer (Debian: pgbouncer), in front of PostgreSQL.
+    Pgbouncer,
+}
+
+/// When a pooled client connection gets a server connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PoolMode {
+    /// For the whole client session.
+    Session,
+    /// For each transaction (a statement outside one).
+    Transaction,
+}
+
+/// The pooler in front of a managed server: which, how many server connections, which mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolerSpec {
+    /// Which pooler.
+    pub kind: Pooler,
+    /// Server connections in the pool.
+    pub pool_size: u32,
+    /// Session or transaction pooling.
+    pub pool_mode: PoolMode,
+}
+
+impl PoolMode {
+    /// Name as written (`session`, `transaction`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PoolMode::Session => "session",
+            PoolMode::Transaction => "transaction",
+        }
+    }
+}
+
+impl PoolerSpec {
+    /// Checks the pool against the connections a workload opens (`connections`): in session
+    /// mode each holds a server connection for the whole run, so a smaller pool would keep
+    /// clients waiting for one before the step starts. The message names the pool's
+    /// settings as `size` and `mode` call them.
+    pub fn check(&self, connections: usize, size: &str, mode: &str) -> Result<(), String> {
+        if !(1..=10_000).contains(&self.pool_size) {
+            return Err(format!(
+                "{size} {} is out of range: expected 1..=10000",
+                self.pool_size
+            ));
+        }
+        if self.pool_mode == PoolMode::Session && (self.pool_size as usize) < connections {
+            return Err(format!(
+                "{mode} session gives each client connection a server connection for the \
+                 whole run: a pool of {} cannot serve the workload's {connections} \
+                 connections (they would wait for one before the step starts); use {mode} \
+                 transaction, or {size} {connections}",
+                self.pool_size
+            ));
+        }
+        Ok(())
+    }
 }

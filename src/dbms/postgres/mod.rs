@@ -64,10 +64,11 @@ impl Descriptor for PostgresDescriptor {
 
     fn open(&self, target: &TargetSpec, mode: StatementMode) -> Result<Box<dyn Dbms>> {
         let _: PostgresParams = from_params(target.kind, &target.params)?;
-        Ok(Box::new(Postgres::open(
-            target.server_url()?.clone(),
-            mode == StatementMode::Plain,
-        )?))
+        let mut db = Postgres::open(target.server_url()?.clone(), mode == StatementMode::Plain)?;
+        if let Some(url) = &target.client_url {
+            db.clients_through(url.clone())?;
+        }
+        Ok(Box::new(db))
     }
 
     fn classify(&self, err: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
@@ -133,6 +134,10 @@ const COUNTER_QUERIES: &[(&str, &str)] = &[
          FROM pg_stat_user_tables",
     ),
 ];
+/// PgBouncer's admin console, and its command that closes the pool's server connections as
+/// they are released (idle ones at once).
+const POOLER_ADMIN_DB: &str = "pgbouncer";
+const POOLER_RECONNECT: &str = "RECONNECT";
 /// `application_name` of ibench's sessions.
 const APPLICATION_NAME: &str = "ibench";
 /// ibench's other sessions still open (the step's clients, closing).
@@ -189,6 +194,8 @@ impl Flavor {
 pub struct Postgres {
     config: Config,
     url: ServerUrl,
+    /// Where client connections go when not to `url` (a pooler), and its URL.
+    clients: Option<(Config, ServerUrl)>,
     flavor: Flavor,
     plain: bool,
 }
@@ -207,6 +214,7 @@ impl Postgres {
         let mut db = Postgres {
             config,
             url,
+            clients: None,
             flavor: Flavor::Postgres,
             plain,
         };
@@ -254,9 +262,51 @@ pub fn error_text(e: &postgres::Error) -> String {
 
 impl Postgres {
     /// A client thread's connection.
+    /// Sends the benchmark's client connections to `url` (a pooler in front of the server);
+    /// ibench's own statements still go to the server.
+    pub fn clients_through(&mut self, url: ServerUrl) -> Result<()> {
+        let mut config: Config = url.without_password().parse().map_err(|e| {
+            UsageError::new(format!("invalid PostgreSQL URL {}: {e}", url.redacted()))
+        })?;
+        if let Some(pw) = url.password() {
+            config.password(pw);
+        }
+        config.application_name(APPLICATION_NAME);
+        self.clients = Some((config, url));
+        Ok(())
+    }
+
+    /// Behind a pooler: asks it to close its server connections (PgBouncer's RECONNECT on
+    /// its admin console; idle ones close at once) and waits (2 s at most) until their
+    /// backends are gone, having reported their statistics. Nothing without a pooler.
+    fn release_pool(&self) {
+        let Some((config, _)) = &self.clients else {
+            return;
+        };
+        let mut admin = config.clone();
+        admin.dbname(POOLER_ADMIN_DB);
+        if let Ok(mut c) = admin.connect(NoTls) {
+            let _ = c.simple_query(POOLER_RECONNECT);
+        }
+        let Ok(mut c) = self.client() else { return };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while std::time::Instant::now() < deadline {
+            match c.query_one(OPEN_SESSIONS, &[]) {
+                Ok(row) if row.get::<_, i64>(0) > 0 => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                _ => return,
+            }
+        }
+    }
+
     fn connection(&self) -> Result<PgConnection> {
-        let wire = PgWire::connect(&self.config).map_err(|e| DbError {
-            message: format!("cannot connect to {}: {}", self.url.redacted(), e.message),
+        let (config, url) = match &self.clients {
+            Some((c, u)) => (c, u),
+            None => (&self.config, &self.url),
+        };
+        let wire = PgWire::connect(config).map_err(|e| DbError {
+            message: format!("cannot connect to {}: {}", url.redacted(), e.message),
             kind: e.kind,
         })?;
         Ok(PgConnection::new(wire, self.plain))
@@ -323,6 +373,10 @@ impl Dbms for Postgres {
     }
 
     fn counters(&self) -> Result<BTreeMap<String, f64>> {
+        // Behind a pooler, server backends serve many clients' statements and report them
+        // late: each reading starts from closed pool connections, so a step's counters are
+        // its own (the pool reconnects in the step's first transactions).
+        self.release_pool();
         let mut c = self.client()?;
         let mut counters = BTreeMap::new();
         for (view, sql) in COUNTER_QUERIES {
@@ -347,8 +401,13 @@ impl Dbms for Postgres {
     }
 
     /// A backend reports its statistics when it exits: wait (up to 2 s) until the step's
-    /// sessions are gone.
+    /// sessions are gone. Behind a pooler the server connections outlive the clients: the
+    /// pooler is asked to close them first (PgBouncer's RECONNECT, on its admin console).
     fn settle_counters(&self) {
+        if self.clients.is_some() {
+            self.release_pool();
+            return;
+        }
         let Ok(mut c) = self.client() else { return };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         while std::time::Instant::now() < deadline {

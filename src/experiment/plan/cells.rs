@@ -208,6 +208,16 @@ fn build_cell(
                     ),
                 );
             }
+            if setup.data_dir.is_some() || setup.pooler.is_some() {
+                p.push(
+                    config_at.clone(),
+                    format!(
+                        "target {}: data_dir and pooler are for server targets ({kind} runs \
+                         inside ibench, its scratch database beside the results)",
+                        t.name.get_ref()
+                    ),
+                );
+            }
             // An embedded DBMS's options are its own settings (SQLite pragmas).
             let mut embedded = targets::settings(t);
             embedded.options = options.clone();
@@ -236,7 +246,20 @@ fn build_cell(
                 malloc,
                 keep: false,
                 start_timeout_s: t.start_timeout_seconds.unwrap_or(120),
+                data_root: setup.data_dir.clone().or_else(|| target.data_dir.clone()),
+                pooler: setup.pooler.as_ref().map(|(spec, _)| *spec),
             };
+            if let Some((_, span)) = &setup.pooler
+                && kind.server_name() != "postgres"
+            {
+                p.push(
+                    p.source.at_span(span.clone()),
+                    format!(
+                        "pooler pgbouncer is for postgres targets, not target {} ({kind})",
+                        t.name.get_ref()
+                    ),
+                );
+            }
             let key = format!(
                 "{:?}|{:?}|{:?}|{:?}|{:?}",
                 spec.kind, target.params, spec.bin_dir, spec.config_text, spec.options
@@ -273,6 +296,8 @@ fn build_cell(
                 s.malloc,
             )
         }),
+        data_dir: server.as_ref().and_then(|s| s.data_root.as_deref()),
+        pooler: server.as_ref().and_then(|s| s.pooler.as_ref()),
         version: t.version.as_ref().map(|v| v.get_ref().as_str()),
         pragmas: &pragmas,
         workload: &setup.workload,
@@ -288,6 +313,7 @@ fn build_cell(
             kind,
             path: None,
             url: None,
+            client_url: None,
             params,
         },
         server,

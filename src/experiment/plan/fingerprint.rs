@@ -24,6 +24,13 @@ pub(super) struct Definition<'a> {
     pub dbms: &'static str,
     pub server: Option<ServerDefinition<'a>>,
     pub version: Option<&'a str>,
+    /// Where the data directory goes: absent (and so not hashed) by default, so that older
+    /// experiments resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<&'a Path>,
+    /// The pooler in front of the server: hashed only when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooler: Option<&'a crate::spec::PoolerSpec>,
     pub pragmas: &'a [(String, String)],
     pub workload: &'a InsertBenchmarkSpec,
     pub maintenance: bool,

@@ -261,6 +261,10 @@ pub fn build(
             l1_rows: None,
             l2_rows: None,
             dbms_cache: None,
+            data_dir: None,
+            pooler: None,
+            pool_size: None,
+            pool_mode: None,
         };
         vec![&default_setup]
     } else {
@@ -278,7 +282,10 @@ pub fn build(
             } else {
                 source.at_span(s.name.span())
             };
-            setups::setup(&mut p, workload, s, scale, at)
+            let mut setup = setups::setup(&mut p, workload, s, scale, at);
+            setup.data_dir = targets::data_dir(&mut p, s.data_dir.as_ref(), &dir);
+            setup.pooler = setups::pooler(&mut p, s, &setup.workload);
+            setup
         })
         .collect();
     if let Some(r) = workload.report_interval

@@ -5,6 +5,7 @@ use super::super::model::{SetupTable, WorkloadTable};
 use super::problems::Problems;
 use crate::dbms::CacheSetting;
 use crate::spec::{InsertBenchmarkSpec, Step};
+use crate::spec::{PoolMode, PoolerSpec};
 
 /// Largest size a file may give (1 PiB): beyond it a value is a typo, and the arithmetic on
 /// it would overflow.
@@ -26,6 +27,49 @@ pub(super) struct Setup {
     pub workload: InsertBenchmarkSpec,
     /// The cache it asks for, with where it was written.
     pub cache: Option<(CacheSize, std::ops::Range<usize>)>,
+    /// Where the server's data directory goes (checked by the plan).
+    pub data_dir: Option<std::path::PathBuf>,
+    /// The pooler in front of the server, with where it was written.
+    pub pooler: Option<(PoolerSpec, std::ops::Range<usize>)>,
+}
+
+/// The pooler setup `s` asks for, checked against its workload's connections.
+pub(super) fn pooler(
+    p: &mut Problems<'_>,
+    s: &SetupTable,
+    workload: &InsertBenchmarkSpec,
+) -> Option<(PoolerSpec, std::ops::Range<usize>)> {
+    let Some(kind) = &s.pooler else {
+        if let Some(v) = &s.pool_size {
+            p.at(v, "pool_size is for a pooler: add pooler = \"pgbouncer\"");
+        }
+        if let Some(v) = &s.pool_mode {
+            p.at(v, "pool_mode is for a pooler: add pooler = \"pgbouncer\"");
+        }
+        return None;
+    };
+    let spec = PoolerSpec {
+        kind: *kind.get_ref(),
+        pool_size: s.pool_size.as_ref().map(|v| *v.get_ref()).unwrap_or(4),
+        pool_mode: s
+            .pool_mode
+            .as_ref()
+            .map(|v| *v.get_ref())
+            .unwrap_or(PoolMode::Transaction),
+    };
+    let connections = workload.clients.saturating_mul(3);
+    if let Err(msg) = spec.check(connections, "pool_size", "pool_mode") {
+        let at = s
+            .pool_size
+            .as_ref()
+            .map(|v| v.span())
+            .unwrap_or(kind.span());
+        p.push(p.source.at_span(at), msg);
+    }
+    if let Err(e) = crate::server::pooler::binary() {
+        p.at(kind, e.to_string());
+    }
+    Some((spec, kind.span()))
 }
 
 /// How an experiment file names a spec field: `rows_per_client` for `l0_rows`,
@@ -85,6 +129,8 @@ pub(super) fn setup(
     Setup {
         workload: spec,
         cache,
+        data_dir: None,
+        pooler: None,
     }
 }
 

@@ -17,6 +17,30 @@ pub(super) struct Target {
     pub family: Option<&'static dyn ServerFamily>,
     /// Its binary directory (`None`: the family's default locations).
     pub bin_dir: Option<PathBuf>,
+    /// Where the server's data directory goes (`None`: beside the results).
+    pub data_dir: Option<PathBuf>,
+}
+
+/// A `data_dir` resolved against the experiment file's directory `dir`; a problem at its
+/// line when it is not a directory.
+pub(super) fn data_dir(
+    p: &mut Problems<'_>,
+    value: Option<&toml::Spanned<String>>,
+    dir: &Path,
+) -> Option<PathBuf> {
+    let v = value?;
+    let path = dir.join(v.get_ref());
+    if !path.is_dir() {
+        p.at(
+            v,
+            format!(
+                "data_dir {} is not a directory: create (or mount) it first",
+                path.display()
+            ),
+        );
+        return None;
+    }
+    Some(path)
 }
 
 /// The target settings of `t` without any config: its engine.
@@ -44,14 +68,20 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
         }
     };
     let family = crate::server::family(kind);
+    let data_dir = data_dir(p, t.data_dir.as_ref(), dir);
     let mut target = Target {
         params,
         family,
         bin_dir: None,
+        data_dir,
     };
     let Some(family) = family else {
         // Embedded: nothing to find.
-        for (value, what) in [(&t.bin_dir, "bin_dir"), (&t.version, "version")] {
+        for (value, what) in [
+            (&t.bin_dir, "bin_dir"),
+            (&t.version, "version"),
+            (&t.data_dir, "data_dir"),
+        ] {
             if let Some(v) = value {
                 p.at(
                     v,

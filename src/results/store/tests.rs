@@ -34,9 +34,13 @@ fn a_version_1_store_gains_the_experiment_columns() {
         .unwrap()
         .parse()
         .unwrap();
-    assert_eq!(v, 2);
+    assert_eq!(v as usize, MIGRATIONS.len());
     assert_eq!(store.list().unwrap().len(), 1, "old runs are kept");
     assert!(store.experiment_runs("x").unwrap().is_empty());
+    assert!(
+        store.host_prices().unwrap().is_empty(),
+        "and gain the hosts table"
+    );
 }
 
 #[test]
