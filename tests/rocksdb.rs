@@ -186,6 +186,7 @@ fn open_target(dir: &Path) -> Box<dyn ibench::dbms::Dbms> {
         kind,
         path: Some(dir.to_path_buf()),
         url: None,
+        client_url: None,
         params: kind.params(&settings).expect("options accepted"),
     };
     ibench::dbms::open(&spec).expect("open")
