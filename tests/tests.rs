@@ -73,3 +73,8 @@ mod experiment;
 /// OLTP microbenchmarks (`ibench micro`): sysbench-style tables as sysbench prepares them,
 /// point selects counted against the server's own statistics, sysbench's tables reused.
 mod micro;
+
+/// The whole microbenchmark suite on SQLite, PostgreSQL, MariaDB InnoDB and MyRocks: every
+/// benchmark runs, rows counted as the DBMS counts them, tables keep their size, warm-up not
+/// counted, the maintenance pause after writes.
+mod micro_suite;

@@ -284,6 +284,7 @@ pub fn summarize(
         efficiency,
         dbms_counters,
         queue_check: None,
+        notes: Vec::new(),
     }
 }
 

@@ -227,6 +227,10 @@ pub struct StepResult {
     /// committed without being counted).
     #[serde(default)]
     pub queue_check: Option<QueueCheck>,
+    /// What the user should know about how the step ran (a microbenchmark's index hint the
+    /// DBMS cannot give).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl StepResult {

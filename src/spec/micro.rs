@@ -12,7 +12,7 @@ use super::{
 /// `table_rows` rows each, then every benchmark for `seconds` at each client count.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MicroSpec {
-    /// Benchmarks by name (`point-select`), in run order.
+    /// Benchmarks by name (`point-query`, `random-points_range=100`), in run order.
     pub benchmarks: Vec<String>,
     /// Client counts; each benchmark runs once per count, in this order.
     pub clients: Vec<usize>,
@@ -22,8 +22,12 @@ pub struct MicroSpec {
     pub table_rows: u64,
     /// Duration of each benchmark at each client count, seconds.
     pub seconds: u64,
+    /// Seconds each benchmark runs at each client count before `seconds` start; not counted
+    /// (results written before warm-ups read back as 0).
+    #[serde(default)]
+    pub warmup: u64,
     /// Create and load the tables first (step `prepare`); otherwise they must exist, e.g.
-    /// from `sysbench oltp_point_select prepare`.
+    /// from `sysbench oltp_read_write prepare`.
     pub prepare: bool,
     /// Seed of every random value (rows and keys).
     pub seed: u64,
@@ -38,11 +42,12 @@ pub struct MicroSpec {
 impl Default for MicroSpec {
     fn default() -> Self {
         MicroSpec {
-            benchmarks: vec!["point-select".to_string()],
+            benchmarks: vec!["point-query".to_string()],
             clients: vec![1, 2, 4, 8],
             tables: 4,
             table_rows: 100_000,
             seconds: 10,
+            warmup: 0,
             prepare: true,
             seed: 42,
             max_tries: default_max_tries(),
@@ -124,6 +129,30 @@ impl MicroSpec {
                     n("table_rows"),
                     self.table_rows,
                     i32::MAX
+                ),
+            );
+        }
+        if let Some(&c) = self.clients.iter().max()
+            && self.table_rows < c as u64
+        {
+            return err(
+                "table_rows",
+                format!(
+                    "{} {} is below {} {c}: every client needs rows of its own (deletes and \
+                     re-inserts never meet another client's)",
+                    n("table_rows"),
+                    self.table_rows,
+                    n("clients")
+                ),
+            );
+        }
+        if self.warmup > MAX_SECONDS {
+            return err(
+                "warmup",
+                format!(
+                    "{} {} is out of range: expected 0..={MAX_SECONDS}",
+                    n("warmup"),
+                    self.warmup
                 ),
             );
         }

@@ -399,14 +399,24 @@ impl MyWire {
         params: &[Param<'_>],
         row: impl FnMut(Value<'_>) -> Result<()>,
     ) -> Result<Done> {
-        if params.len() != usize::from(stmt.params) {
+        self.execute_with(stmt, params.len(), |i| params[i], row)
+    }
+
+    /// Runs `stmt` with `n` parameters, parameter `i` given by `param(i)` (called twice per
+    /// parameter: for its type, then for its value), calling `row` with the first column of
+    /// each row; returns what the statement reports. Nothing is allocated: the values go
+    /// straight into the connection's buffer.
+    pub fn execute_with<'p>(
+        &mut self,
+        stmt: &Statement,
+        n: usize,
+        param: impl Fn(usize) -> Param<'p>,
+        row: impl FnMut(Value<'_>) -> Result<()>,
+    ) -> Result<Done> {
+        if n != usize::from(stmt.params) {
             return Err(DbError {
                 kind: ErrorKind::Fatal,
-                message: format!(
-                    "statement takes {} parameters, {} given",
-                    stmt.params,
-                    params.len()
-                ),
+                message: format!("statement takes {} parameters, {n} given", stmt.params),
             });
         }
         self.begin();
@@ -415,11 +425,11 @@ impl MyWire {
         out.extend_from_slice(&stmt.id.to_le_bytes());
         out.push(0); // no cursor
         out.extend_from_slice(&1u32.to_le_bytes()); // iteration count
-        if !params.is_empty() {
-            out.extend(std::iter::repeat_n(0u8, params.len().div_ceil(8))); // no NULLs
+        if n > 0 {
+            out.extend(std::iter::repeat_n(0u8, n.div_ceil(8))); // no NULLs
             out.push(1); // types follow
-            for p in params {
-                let ty = match p {
+            for i in 0..n {
+                let ty = match param(i) {
                     Param::Int(_) => ColumnType::MYSQL_TYPE_LONGLONG,
                     Param::Double(_) => ColumnType::MYSQL_TYPE_DOUBLE,
                     Param::Bytes(_) => ColumnType::MYSQL_TYPE_VAR_STRING,
@@ -427,8 +437,8 @@ impl MyWire {
                 };
                 out.extend_from_slice(&[ty as u8, 0]);
             }
-            for p in params {
-                match p {
+            for i in 0..n {
+                match param(i) {
                     Param::Int(i) => out.extend_from_slice(&i.to_le_bytes()),
                     Param::Double(f) => out.extend_from_slice(&f.to_le_bytes()),
                     Param::Bytes(b) => {

@@ -8,7 +8,10 @@ use postgres::types::{IsNull, ToSql, Type};
 
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{MicroConnection, SbtestRows, Statement as MicroStatement, dollar};
+use crate::dbms::micro::{
+    Args, Dialect, MicroConnection, SbtestRows, Shape, Statement as MicroStatement, Transactions,
+    dollar, k_index_name,
+};
 use super::wire::{PgWire, Row, Statement};
 use crate::dbms::{
     InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
@@ -58,6 +61,29 @@ const CREATE_SBTEST: &str = "CREATE TABLE {t} (
     PRIMARY KEY (id))";
 const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
 const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
+/// The insert benchmark's table: `id` assigned by a sequence (appended).
+const CREATE_AUTO_INCREMENT: &str = "CREATE TABLE {t} (
+    id serial NOT NULL,
+    k integer NOT NULL DEFAULT 0,
+    c char(120) NOT NULL DEFAULT '',
+    pad char(60) NOT NULL DEFAULT '',
+    PRIMARY KEY (id))";
+/// The random-PK insert benchmark's table: a 26-character text key.
+const CREATE_RANDOM_PK: &str = "CREATE TABLE {t} (
+    id char(26) NOT NULL,
+    k integer NOT NULL DEFAULT 0,
+    c char(120) NOT NULL DEFAULT '',
+    pad char(60) NOT NULL DEFAULT '',
+    PRIMARY KEY (id))";
+const BEGIN: &str = "BEGIN";
+const COMMIT: &str = "COMMIT";
+const ROLLBACK: &str = "ROLLBACK";
+
+/// PostgreSQL's placeholders; it has no index hints (the planner chooses).
+static DIALECT: Dialect = Dialect {
+    placeholder: dollar,
+    index_hint: None,
+};
 
 /// Prepared statements of one table on one connection.
 struct TableStatements {
@@ -401,7 +427,34 @@ impl InsertBenchmarkConnection for PgConnection {
     }
 }
 
+impl Transactions for PgConnection {
+    fn begin(&mut self, _writes: bool) -> Result<()> {
+        self.wire
+            .simple_query(BEGIN, |_| Ok(()))
+            .map_err(|e| anyhow::Error::new(e).context("BEGIN"))?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.wire
+            .simple_query(COMMIT, |_| Ok(()))
+            .map_err(|e| anyhow::Error::new(e).context("COMMIT"))?;
+        Ok(())
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        self.wire
+            .simple_query(ROLLBACK, |_| Ok(()))
+            .map_err(|e| anyhow::Error::new(e).context("ROLLBACK"))?;
+        Ok(())
+    }
+}
+
 impl MicroConnection for PgConnection {
+    fn dialect(&self) -> &'static Dialect {
+        &DIALECT
+    }
+
     fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
         origin(&mut self.wire, table)
     }
@@ -410,12 +463,21 @@ impl MicroConnection for PgConnection {
         InsertBenchmarkConnection::table_exists(self, table)
     }
 
-    fn create_sbtest(&mut self, table: &Table) -> Result<()> {
+    fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
         self.micro.retain(|((_, t), _)| *t != table.id);
         simple(&mut self.wire, DROP_TABLE, &[], table)?;
-        simple(&mut self.wire, CREATE_SBTEST, &[], table)?;
+        let create = match shape {
+            Shape::Sbtest => CREATE_SBTEST,
+            Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
+            Shape::RandomPk => CREATE_RANDOM_PK,
+        };
+        simple(&mut self.wire, create, &[], table)?;
         simple(&mut self.wire, MARK_TABLE, &[], table)?;
+        if shape != Shape::Sbtest {
+            let index = CREATE_SBTEST_INDEX.replace("{i}", &k_index_name(&table.name));
+            simple(&mut self.wire, &index, &[], table)?;
+        }
         Ok(())
     }
 
@@ -463,11 +525,12 @@ impl MicroConnection for PgConnection {
         &mut self,
         table: &Table,
         statement: &'static MicroStatement,
-        params: &[Literal<'_>],
+        args: Args<'_>,
     ) -> Result<u64> {
         if self.plain {
-            let sql = statement.sql(&table.name, dollar);
-            let (rows, affected) = simple(&mut self.wire, &sql, params, table)?;
+            let sql = statement.sql(&table.name, &DIALECT);
+            let values: Vec<Literal<'_>> = args.iter().collect();
+            let (rows, affected) = simple(&mut self.wire, &sql, &values, table)?;
             return Ok(if statement.writes() {
                 affected
             } else {
@@ -480,35 +543,32 @@ impl MicroConnection for PgConnection {
             None => {
                 let prepared = self
                     .wire
-                    .prepare(&statement.sql(&table.name, dollar))
+                    .prepare(&statement.sql(&table.name, &DIALECT))
                     .map_err(sql_err("prepare on", table))?;
                 self.micro.push((key, prepared));
                 self.micro.len() - 1
             }
         };
-        let bound: [Bound<'_>; MAX_PARAMS] =
-            std::array::from_fn(|i| Bound(params.get(i).copied().unwrap_or(Literal::Int(0))));
-        let refs: [&(dyn ToSql + Sync); MAX_PARAMS] =
-            std::array::from_fn(|i| &bound[i] as &(dyn ToSql + Sync));
-        let n = params.len().min(MAX_PARAMS);
         let mut rows = 0;
         let affected = self
             .wire
-            .query(&self.micro[pos].1, &refs[..n], |r| {
-                // Read every value, as a client would.
-                for i in 0..r.len() {
-                    std::hint::black_box(r.raw(i));
-                }
-                rows += 1;
-                Ok(())
-            })
+            .query_with(
+                &self.micro[pos].1,
+                args.len(),
+                |i, ty, buf| Bound(args.get(i)).to_sql(ty, buf),
+                |r| {
+                    // Read every value, as a client would.
+                    for i in 0..r.len() {
+                        std::hint::black_box(r.raw(i));
+                    }
+                    rows += 1;
+                    Ok(())
+                },
+            )
             .map_err(sql_err("statement on", table))?;
         Ok(if statement.writes() { affected } else { rows })
     }
 }
-
-/// Most parameters a microbenchmark statement binds.
-const MAX_PARAMS: usize = 16;
 
 /// A value bound as the type the server inferred for its parameter (`id` is `integer` in
 /// sysbench's tables, so an `Int` goes as int4 there and as int8 where the server wants that).
