@@ -529,3 +529,66 @@ fn mariadb_innodb_counts_what_ibench_counts() {
 fn myrocks_counts_what_ibench_counts() {
     mariadb_counts_what_ibench_counts("rocksdb");
 }
+
+#[test]
+fn a_transaction_held_up_by_a_lock_is_retried_whole() {
+    let bench = Bench::new();
+    let db = bench.db();
+    let target = ["--path", path_str(&db), "--tables", "1", "--table-rows", "500"];
+    micro(
+        &bench,
+        &[&target[..], &["--clients", "1", "--seconds", "1"]].concat(),
+    );
+    // Another writer takes SQLite's write lock for 150 ms of every 250, while the run is on:
+    // ibench's BEGIN IMMEDIATE waits 20 ms (--busy-timeout-ms), fails, and the transaction is
+    // tried again from its start.
+    let locker_db = db.clone();
+    let locker = std::thread::spawn(move || {
+        let conn = open_db(&locker_db);
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        for _ in 0..10 {
+            conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            conn.execute_batch("COMMIT").unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    let run = micro(
+        &bench,
+        &[
+            &target[..],
+            &[
+                "--no-prepare",
+                "--benchmarks",
+                "write-only",
+                "--clients",
+                "2",
+                "--seconds",
+                "4",
+                "--busy-timeout-ms",
+                "20",
+                "--max-tries",
+                "1000",
+                "--max-error-rate",
+                "100",
+            ],
+        ]
+        .concat(),
+    );
+    locker.join().unwrap();
+    let s = step(&run, "write-only.c2");
+    check_step(s, 2);
+    assert!(
+        s.retries.get("query").copied().unwrap_or(0) > 0,
+        "no transaction was retried: {:?}",
+        s.retries
+    );
+    // Whole transactions or nothing: every delete was followed by its re-insert.
+    let conn = open_db(&db);
+    let (n, max): (i64, i64) = conn
+        .query_row("SELECT count(*), max(id) FROM sbtest1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((n, max), (500, 500));
+}
