@@ -534,7 +534,14 @@ fn myrocks_counts_what_ibench_counts() {
 fn a_transaction_held_up_by_a_lock_is_retried_whole() {
     let bench = Bench::new();
     let db = bench.db();
-    let target = ["--path", path_str(&db), "--tables", "1", "--table-rows", "500"];
+    let target = [
+        "--path",
+        path_str(&db),
+        "--tables",
+        "1",
+        "--table-rows",
+        "500",
+    ];
     micro(
         &bench,
         &[&target[..], &["--clients", "1", "--seconds", "1"]].concat(),
