@@ -78,3 +78,7 @@ mod micro;
 /// benchmark runs, rows counted as the DBMS counts them, tables keep their size, warm-up not
 /// counted, the maintenance pause after writes.
 mod micro_suite;
+
+/// The Insert Benchmark's scan step on SQLite, PostgreSQL, MariaDB InnoDB and MyRocks: every
+/// index scanned in turn, every row, through the index named (the DBMS's own counters).
+mod scan;

@@ -50,7 +50,7 @@ pub fn tables(r: &Report) -> Vec<ViewTable> {
             header.push(if g.is_base {
                 g.name.clone()
             } else {
-                format!("{} / {}", g.name, r.base)
+                format!("{} (rel.)", g.name)
             });
         }
         let rows = steps

@@ -177,6 +177,22 @@ fn summary_text(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(SLA_LEGEND);
     }
+    if run.steps.iter().any(|s| !s.scans.is_empty()) {
+        out.push_str("\nFull scans (scan step): every table through each index in turn\n\n");
+        let mut t = Table::new(["step", "index", "rows", "seconds", "rows/s"]);
+        for s in &run.steps {
+            for scan in &s.scans {
+                t.row([
+                    s.name.clone(),
+                    scan.index.clone(),
+                    scan.rows.to_string(),
+                    format!("{:.3}", scan.seconds),
+                    crate::output::format::rate(scan.rows_per_s),
+                ]);
+            }
+        }
+        out.push_str(&t.to_text());
+    }
     let lat = latency_table(run);
     if !lat.is_empty() {
         out.push_str("\nResponse time (from when each op was due)\n\n");

@@ -61,6 +61,42 @@ impl Default for MicroSpec {
 pub const MICRO_LOAD_BATCH: usize = 1_000;
 
 impl MicroSpec {
+    /// The spec from layers of fields by name, in order (`ibench micro`'s defaults, then an
+    /// experiment's `[workload]`, then its setup; unset fields are null or absent), then
+    /// `scale` on the table rows and seconds. Check the result with
+    /// [`MicroSpec::validate`]; a layer whose values do not fit the fields' types leaves the
+    /// defaults (the experiment checks the types before).
+    pub fn assemble(layers: &[serde_json::Value], scale: f64) -> MicroSpec {
+        let mut merged = match serde_json::to_value(MicroSpec::default()) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        for layer in layers {
+            if let serde_json::Value::Object(m) = layer {
+                for (k, v) in m {
+                    if !v.is_null() {
+                        merged.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        let mut spec: MicroSpec = serde_json::from_value(serde_json::Value::Object(merged))
+            .unwrap_or_else(|_| MicroSpec::default());
+        if scale != 1.0 {
+            let scaled = |n: u64| ((n as f64 * scale).round() as u64).max(1);
+            spec.table_rows = scaled(spec.table_rows);
+            spec.seconds = scaled(spec.seconds);
+        }
+        spec
+    }
+
+    /// Bytes the tables take once loaded: about 220 per row with the index on `k`.
+    pub fn loaded_bytes(&self) -> u64 {
+        (self.tables as u64)
+            .saturating_mul(self.table_rows)
+            .saturating_mul(220)
+    }
+
     /// Step names, in run order: `prepare` (when preparing), then `<benchmark>.c<clients>`.
     pub fn step_names(&self) -> Vec<String> {
         let mut names = Vec::new();

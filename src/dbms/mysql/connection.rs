@@ -45,6 +45,10 @@ const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} FORCE IN
 const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
      productid, price, data FROM {t} WHERE transactionid IN (?,?,?,?,?,?,?,?,?,?)";
 const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
+/// The scan step: every row through the clustered primary key, counted by the server.
+const SCAN_PK: &str = "SELECT count(*) FROM {t} FORCE INDEX (PRIMARY)";
+/// The scan step: every entry of a secondary index.
+const SCAN_INDEX: &str = "SELECT count(*) FROM {t} FORCE INDEX ({i})";
 const ALTER_ADD_INDEX: &str = "ALTER TABLE {t} ";
 const INDEX_NAMES: &str = "SELECT DISTINCT index_name FROM information_schema.statistics \
      WHERE table_schema = database() AND table_name = ? AND index_name <> 'PRIMARY' \
@@ -455,6 +459,25 @@ impl InsertBenchmarkConnection for MyConnection {
         })
         .map_err(sql_err("point query on", &table.name))?;
         Ok(found.len())
+    }
+
+    fn can_scan(&self) -> bool {
+        true
+    }
+
+    fn scan(&mut self, table: &Table, index: Option<SecondaryIndex>) -> Result<u64> {
+        let sql = match index {
+            None => t(SCAN_PK, table),
+            Some(i) => t(SCAN_INDEX, table).replace("{i}", &i.name_on(&table.name)),
+        };
+        let mut n = 0;
+        self.wire
+            .query(&sql, |v| {
+                n = v.as_i64().unwrap_or(0);
+                Ok(())
+            })
+            .map_err(sql_err("scan", &table.name))?;
+        Ok(n.max(0) as u64)
     }
 }
 

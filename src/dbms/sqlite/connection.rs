@@ -42,6 +42,10 @@ const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} \
 const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
      productid, price, data FROM {t} WHERE transactionid IN (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)";
 const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
+/// The scan step: every row through the rowid b-tree (the primary key), a column of each read.
+const SCAN_PK: &str = "SELECT count(dateandtime) FROM {t} NOT INDEXED";
+/// The scan step: every entry of a secondary index (`{c}`, its first column).
+const SCAN_INDEX: &str = "SELECT count({c}) FROM {t} INDEXED BY {i}";
 const INDEX_NAMES: &str = "SELECT name FROM sqlite_master \
      WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL ORDER BY name";
 const TABLE_EXISTS: &str = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1";
@@ -374,6 +378,22 @@ impl InsertBenchmarkConnection for SqliteConnection {
             found.push(row.get(0)?);
         }
         Ok(found.len())
+    }
+
+    fn can_scan(&self) -> bool {
+        true
+    }
+
+    fn scan(&mut self, table: &Table, index: Option<SecondaryIndex>) -> Result<u64> {
+        let sql = match index {
+            None => SCAN_PK.replace("{t}", &table.name),
+            Some(i) => SCAN_INDEX
+                .replace("{t}", &table.name)
+                .replace("{i}", &i.name_on(&table.name))
+                .replace("{c}", i.columns()[0]),
+        };
+        let n: i64 = self.conn.query_row(&sql, [], |r| r.get(0))?;
+        Ok(n as u64)
     }
 }
 
