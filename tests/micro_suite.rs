@@ -599,3 +599,30 @@ fn a_transaction_held_up_by_a_lock_is_retried_whole() {
         .unwrap();
     assert_eq!((n, max), (500, 500));
 }
+
+#[test]
+fn a_managed_postgres_has_room_for_128_clients() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = server_bench();
+    // PostgreSQL's default is 100 connections: the managed server is sized for the run's.
+    let run = micro(
+        &bench,
+        &[
+            "--server",
+            "postgres",
+            "--tables",
+            "1",
+            "--table-rows",
+            "500",
+            "--clients",
+            "128",
+            "--seconds",
+            "1",
+        ],
+    );
+    check_step(step(&run, "point-query.c128"), 128);
+    let limit = &run.environment.dbms.settings["max_connections"];
+    assert_eq!(limit, "138", "128 clients and ibench's own 10");
+}
