@@ -396,4 +396,46 @@ mod tests {
         fill_rows(&mut again, &mut rng(1, "prepare", 0), 11, 5, 100);
         assert_eq!(rows, again);
     }
+
+    /// Not a test: the client loop of one benchmark against a server, without the /proc
+    /// sampler (which valgrind cannot run), for counting instructions per op with callgrind:
+    ///
+    /// ```sh
+    /// IBENCH_PROFILE_URL=mysql://root@127.0.0.1:3306/ibench IBENCH_PROFILE_BENCH=point-query \
+    ///   valgrind --tool=callgrind target/release/deps/ibench-HASH profile_client --ignored
+    /// ```
+    ///
+    /// The tables must exist (`ibench micro --keep-server` first; 4 x 100000 rows). Prints the
+    /// ops run.
+    #[test]
+    #[ignore]
+    fn profile_client() {
+        use crate::dbms::{DbmsKind, TargetSettings, TargetSpec};
+        let url = std::env::var("IBENCH_PROFILE_URL").expect("IBENCH_PROFILE_URL");
+        let scheme = url.split("://").next().unwrap_or_default();
+        let kind = DbmsKind::from_scheme(scheme).expect("a DBMS for the URL's scheme");
+        let target = TargetSpec {
+            kind,
+            path: None,
+            url: Some(crate::dbms::url::ServerUrl::parse(&url, kind.password_env()).unwrap()),
+            params: kind.params(&TargetSettings::default()).unwrap(),
+        };
+        let dbms: Arc<dyn Dbms> = Arc::from(crate::dbms::open(&target).unwrap());
+        let bench = std::env::var("IBENCH_PROFILE_BENCH").unwrap_or("point-query".into());
+        let spec = MicroSpec {
+            benchmarks: vec![bench],
+            clients: vec![1],
+            seconds: 3,
+            prepare: false,
+            ..MicroSpec::default()
+        };
+        let mut micro = Micro::new(spec, dbms, false).unwrap();
+        let display = crate::runner::DisplayOptions {
+            quiet: true,
+            ..Default::default()
+        };
+        let env = StepEnv::new("profile".to_string(), &display, None);
+        let result = micro.run_step(0, &env).unwrap();
+        println!("ops {}", result.queries);
+    }
 }
