@@ -651,3 +651,72 @@ rows_per_client = 500
         dry.describe()
     );
 }
+
+const TINY_MICRO: &str = r#"
+name = "tiny-micro"
+[workload]
+kind = "micro"
+benchmarks = "point-query,update-index"
+clients = [1, 2]
+tables = 1
+table_rows = 800
+seconds = 1
+[[target]]
+name = "lite"
+dbms = "sqlite"
+[[config]]
+name = "normal"
+[[config]]
+name = "full"
+options = { synchronous = "FULL" }
+[[setup]]
+name = "s"
+dbms_cache = "2M"
+"#;
+
+#[test]
+fn a_micro_experiment_runs_its_cells_and_reports_them_by_benchmark() {
+    let bench = Bench::new();
+    let file = write(&bench, "micro.toml", TINY_MICRO);
+    let out = bench.out();
+    let o = bench.run_raw(&["experiment", &file, "--out", path_str(&out), "-q"], &[]);
+    o.assert_success();
+    let runs = store_runs(&out.join("results.db"), "tiny-micro");
+    let cells: Vec<&str> = runs.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(cells, ["lite/normal/glibc/s", "lite/full/glibc/s"]);
+    for (id, cell, _, status) in &runs {
+        assert_eq!(status, "complete", "{id}");
+        let run = load_run(&out, id);
+        let names: Vec<&str> = run.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "prepare",
+                "point-query.c1",
+                "point-query.c2",
+                "update-index.c1",
+                "update-index.c2"
+            ],
+            "{cell}"
+        );
+        // Each config's pragmas, and the setup's cache, in effect.
+        let settings = &run.environment.dbms.settings;
+        let full = cell.contains("full");
+        assert_eq!(
+            settings["synchronous"],
+            if full { "2" } else { "1" },
+            "{cell}"
+        );
+        assert_eq!(settings["cache_size"], "-2048", "{cell}");
+        let fit = run.experiment.as_ref().unwrap().cache.as_ref().unwrap();
+        assert_eq!(fit.step, "prepare");
+    }
+    // The report: the microbenchmarks' tables, a row per benchmark and client count.
+    let md = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Microbenchmarks"), "{md}");
+    assert!(md.contains("| update-index | 2 |"), "{md}");
+    // Resumed: nothing is run again.
+    let again = bench.run_raw(&["experiment", &file, "--out", path_str(&out), "-q"], &[]);
+    again.assert_success();
+    assert_eq!(store_runs(&out.join("results.db"), "tiny-micro").len(), 2);
+}

@@ -12,15 +12,15 @@ fn micro(bench: &Bench, args: &[&str]) -> crate::common::Outcome {
     bench.run_raw(&["micro", "--out", path_str(&bench.out()), "-q"], args)
 }
 
-/// What every point-select step must show, whatever the DBMS: queries counted once each in
+/// What every point-query step must show, whatever the DBMS: queries counted once each in
 /// the merged histogram, the per-client histograms and the per-second series; every id found.
-fn check_point_select(step: &StepResult, clients: usize) {
+fn check_point_query(step: &StepResult, clients: usize) {
     let ctx = &step.name;
     assert_eq!(step.clients, clients, "{ctx}");
     let q = &step.ops["query"];
     assert!(step.queries > 100, "{ctx}: {} queries", step.queries);
     assert_eq!(q.count, step.queries, "{ctx}");
-    assert_eq!(q.rows, step.queries, "{ctx}: one row per point select");
+    assert_eq!(q.rows, step.queries, "{ctx}: one row per point query");
     assert_eq!(histogram_len(&q.histogram), step.queries, "{ctx}");
     assert_eq!(q.per_client.len(), clients, "{ctx}");
     let per_client: u64 = q
@@ -71,11 +71,11 @@ fn sqlite_tables_are_prepared_as_sysbench_does_and_every_query_counted() {
     );
     assert_eq!(
         step_names(&run),
-        ["prepare", "point-select.c1", "point-select.c2"]
+        ["prepare", "point-query.c1", "point-query.c2"]
     );
     assert_eq!(run.steps[0].rows_inserted, 3 * 2500);
     for (step, clients) in run.steps[1..].iter().zip([1, 2]) {
-        check_point_select(step, clients);
+        check_point_query(step, clients);
     }
 
     // The tables, read with our own SQL.
@@ -129,8 +129,8 @@ fn sqlite_tables_are_prepared_as_sysbench_does_and_every_query_counted() {
         ],
     )
     .result();
-    assert_eq!(step_names(&again), ["point-select.c2"]);
-    check_point_select(&again.steps[0], 2);
+    assert_eq!(step_names(&again), ["point-query.c2"]);
+    check_point_query(&again.steps[0], 2);
 }
 
 #[test]
@@ -200,7 +200,7 @@ fn managed(bench: &Bench, server: &str, extra: &[&str]) -> (RunResult, String, K
 }
 
 #[test]
-fn postgres_point_selects_match_the_servers_index_scans() {
+fn postgres_point_queries_match_the_servers_index_scans() {
     if !have("postgres", "") {
         return;
     }
@@ -209,7 +209,7 @@ fn postgres_point_selects_match_the_servers_index_scans() {
     assert_eq!(step_names(&run)[0], "prepare");
     let queries: u64 = run.steps[1..].iter().map(|s| s.queries).sum();
     for (step, clients) in run.steps[1..].iter().zip([1, 2]) {
-        check_point_select(step, clients);
+        check_point_query(step, clients);
     }
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     for t in ["sbtest1", "sbtest2"] {
@@ -219,7 +219,7 @@ fn postgres_point_selects_match_the_servers_index_scans() {
         let (n, min, max): (i64, i32, i32) = (row.get(0), row.get(1), row.get(2));
         assert_eq!((n, min, max), (3000, 1, 3000), "{t}");
     }
-    // Every point select is one primary-key index scan, and nothing else scans an index
+    // Every point query is one primary-key index scan, and nothing else scans an index
     // (statistics reach the view when the sessions have ended).
     let scans: i64 = c
         .query_one(
@@ -235,7 +235,7 @@ fn postgres_point_selects_match_the_servers_index_scans() {
 }
 
 #[test]
-fn mariadb_point_selects_match_the_servers_rows_read() {
+fn mariadb_point_queries_match_the_servers_rows_read() {
     if !have("mariadb", "") {
         return;
     }
@@ -243,14 +243,14 @@ fn mariadb_point_selects_match_the_servers_rows_read() {
     let (run, url, kept) = managed(&bench, "mariadb", &["--server-option", "userstat=1"]);
     let queries: u64 = run.steps[1..].iter().map(|s| s.queries).sum();
     for (step, clients) in run.steps[1..].iter().zip([1, 2]) {
-        check_point_select(step, clients);
+        check_point_query(step, clients);
     }
     let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
     for t in ["sbtest1", "sbtest2"] {
         let n: Option<u64> = c.query_first(format!("SELECT count(*) FROM {t}")).unwrap();
         assert_eq!(n, Some(3000), "{t}");
     }
-    // Rows read through the primary key by the point selects (userstat counts per index).
+    // Rows read through the primary key by the point queries (userstat counts per index).
     let rows: Option<u64> = c
         .query_first(
             "SELECT sum(rows_read) FROM information_schema.index_statistics \
@@ -313,7 +313,7 @@ fn tables_prepared_by_sysbench_are_used_with_no_prepare() {
         ],
     )
     .result();
-    assert_eq!(step_names(&run), ["point-select.c2"]);
-    check_point_select(&run.steps[0], 2);
+    assert_eq!(step_names(&run), ["point-query.c2"]);
+    check_point_query(&run.steps[0], 2);
     kept.stop();
 }

@@ -699,3 +699,141 @@ fn per_second_charts_plot_each_second_over_its_real_length() {
     assert_eq!(check_rate_chart(&run, "qr100", "query"), qr.queries);
     assert_eq!(qr.duration_s, 2.0, "a query step lasts its window");
 }
+
+/// A micro run of two benchmarks at two client counts, labelled `label`.
+fn micro_run(bench: &Bench, label: &str, db: &str, extra: &[&str]) -> RunResult {
+    let db = bench.path(db);
+    let out = bench.out();
+    let mut args = vec![
+        "micro",
+        "--path",
+        path_str(&db),
+        "--out",
+        path_str(&out),
+        "-q",
+        "--tables",
+        "1",
+        "--table-rows",
+        "1000",
+        "--clients",
+        "1,2",
+        "--seconds",
+        "1",
+        "--benchmarks",
+        "point-query,update-index",
+        "--label",
+        label,
+    ];
+    args.extend_from_slice(extra);
+    bench.run_raw(&args, &[]).result()
+}
+
+use ibench::results::model::RunResult;
+
+#[test]
+fn micro_runs_report_a_table_per_figure_and_charts_by_clients() {
+    let bench = Bench::new();
+    let base = micro_run(&bench, "normal", "a.sqlite", &[]);
+    let full = micro_run(
+        &bench,
+        "full",
+        "b.sqlite",
+        &["--sqlite-pragma", "synchronous=FULL"],
+    );
+    let json = cmd(&bench, &["report", "normal", "full", "--format", "json"]);
+    json.assert_success();
+    let report: Value = serde_json::from_str(&json.stdout).unwrap();
+    let steps = [
+        "point-query.c1",
+        "point-query.c2",
+        "update-index.c1",
+        "update-index.c2",
+    ];
+    for step in steps {
+        let b = &group_step(&report, step, "normal")["micro"];
+        let f = &group_step(&report, step, "full")["micro"];
+        // QPS as the runs measured it; relative = variant / base.
+        let qps = |run: &RunResult| {
+            run.steps
+                .iter()
+                .find(|s| s.name == step)
+                .unwrap()
+                .queries_per_s
+        };
+        assert_eq!(b["qps"]["median"].as_f64().unwrap(), qps(&base), "{step}");
+        assert_eq!(f["qps"]["median"].as_f64().unwrap(), qps(&full), "{step}");
+        let rel = f["qps"]["relative"].as_f64().unwrap();
+        assert!((rel - qps(&full) / qps(&base)).abs() < 1e-9, "{step}");
+        // p95 from the run's own histogram.
+        let s = full.steps.iter().find(|s| s.name == step).unwrap();
+        let h = ibench::metrics::histogram::decode(&s.ops["query"].histogram).unwrap();
+        let p95 = h.value_at_quantile(0.95) as f64 / 1000.0;
+        assert_eq!(f["p95_ms"]["median"].as_f64().unwrap(), p95, "{step}");
+        for key in ["rows_per_s", "cpu_per_op", "client_cpu_per_op", "cs_per_op"] {
+            assert!(b[key]["median"].is_number(), "{step}: {key} in {b}");
+        }
+    }
+    // Markdown: one table per figure, a row per benchmark and client count, the variant's
+    // ratio marked where it passes 0.95 or 1.05.
+    let md = cmd(&bench, &["report", "normal", "full", "--format", "md"]);
+    md.assert_success();
+    for title in [
+        "QPS (ops/s)",
+        "p95 response time, ms",
+        "cpu/o:",
+        "cs/o:",
+        "rKB/o:",
+        "wKB/o:",
+    ] {
+        assert!(
+            md.stdout.contains(&format!("*{title}")),
+            "{title}:\n{}",
+            md.stdout
+        );
+    }
+    let qps_table: Vec<&str> = md
+        .stdout
+        .split("*QPS (ops/s)")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| point-query") || l.starts_with("| update-index"))
+        .take(4)
+        .collect();
+    assert_eq!(qps_table.len(), 4, "{qps_table:?}");
+    for (line, step) in qps_table.iter().zip(steps) {
+        let rel = group_step(&report, step, "full")["micro"]["qps"]["relative"]
+            .as_f64()
+            .unwrap();
+        let marked = line.contains("**");
+        assert_eq!(marked, !(0.95..=1.05).contains(&rel), "{line} ({rel})");
+        assert!(line.contains(&format!("{rel:.2}")), "{line} ({rel})");
+    }
+    // HTML: per benchmark a throughput and a p95 chart, one line per configuration.
+    let html_path = bench.path("micro.html");
+    cmd(
+        &bench,
+        &["report", "normal", "full", "-o", path_str(&html_path)],
+    )
+    .assert_success();
+    let page = fs::read_to_string(&html_path).unwrap();
+    let clients = page
+        .split("id=\"clients\"")
+        .nth(1)
+        .unwrap()
+        .split("id=\"response\"")
+        .next()
+        .unwrap();
+    assert_eq!(
+        clients.matches("<svg").count(),
+        4,
+        "2 benchmarks x 2 charts"
+    );
+    assert_eq!(
+        clients.matches("<circle").count(),
+        4 * 2 * 2,
+        "a dot per count and line"
+    );
+    assert!(page.contains("point-query: throughput") && page.contains("update-index: p95"));
+    check_in_chromium(&bench, &html_path);
+}

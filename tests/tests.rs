@@ -94,6 +94,15 @@ mod storage;
 /// point selects counted against the server's own statistics, sysbench's tables reused.
 mod micro;
 
+/// The whole microbenchmark suite on SQLite, PostgreSQL, MariaDB InnoDB and MyRocks: every
+/// benchmark runs, rows counted as the DBMS counts them, tables keep their size, warm-up not
+/// counted, the maintenance pause after writes.
+mod micro_suite;
+
+/// The Insert Benchmark's scan step on SQLite, PostgreSQL, MariaDB InnoDB and MyRocks: every
+/// index scanned in turn, every row, through the index named (the DBMS's own counters).
+mod scan;
+
 /// Embedded RocksDB (cargo feature `rocksdb`): the queue invariant and every index family read
 /// back through the test's own handle, RocksDB's counters and properties against the test's
 /// own reading, options RocksDB refuses, the default step sequence, report and compare columns.

@@ -3,12 +3,11 @@
 
 use anyhow::Result;
 use clap::Args;
-use clap::builder::PossibleValuesParser;
 
 use super::target::{OutputArgs, TargetArgs, flag_name};
 use crate::error::UsageError;
 use crate::spec::{MicroSpec, RunSpec, WorkloadSpec};
-use crate::workload::micro::{BENCHMARKS, names};
+use crate::workload::micro::{BENCHMARKS, accepted_names, expand};
 
 /// Flags of `ibench micro`.
 #[derive(Debug, Args)]
@@ -16,13 +15,14 @@ pub struct MicroArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Benchmarks to run, in order (comma-separated); --list names them all.
+    /// Benchmarks to run, in order (comma-separated): names from --list, a name without its
+    /// range length for all of them (random-points), or all.
     #[arg(
         long,
-        value_parser = PossibleValuesParser::new(names()),
+        value_parser = parse_benchmark,
         value_delimiter = ',',
         value_name = "NAMES",
-        default_value = "point-select"
+        default_value = "point-query"
     )]
     pub benchmarks: Vec<String>,
     /// List the benchmarks, one line each, and exit.
@@ -46,6 +46,9 @@ pub struct MicroArgs {
     /// Duration of each benchmark at each client count, seconds.
     #[arg(long, value_name = "SECS", default_value_t = MicroSpec::default().seconds)]
     pub seconds: u64,
+    /// Seconds each benchmark runs at each client count before --seconds start, not counted.
+    #[arg(long, value_name = "SECS", default_value_t = MicroSpec::default().warmup)]
+    pub warmup: u64,
     /// Use the tables as they are (e.g. from `sysbench ... prepare`) instead of creating and
     /// loading them.
     #[arg(long)]
@@ -74,11 +77,17 @@ impl MicroArgs {
     /// Builds and validates the run's spec.
     pub fn to_spec(&self) -> Result<RunSpec, UsageError> {
         let micro = MicroSpec {
-            benchmarks: self.benchmarks.clone(),
+            benchmarks: self
+                .benchmarks
+                .iter()
+                .flat_map(|name| expand(name))
+                .map(|b| b.name.to_string())
+                .collect(),
             clients: self.clients.clone(),
             tables: self.tables,
             table_rows: self.table_rows,
             seconds: self.seconds,
+            warmup: self.warmup,
             prepare: !self.no_prepare,
             seed: self.seed,
             max_tries: self.max_tries,
@@ -97,6 +106,21 @@ impl MicroArgs {
             !self.no_maintenance,
         )
     }
+}
+
+/// A name `--benchmarks` takes, or a one-line error naming what it takes.
+fn parse_benchmark(name: &str) -> Result<String, String> {
+    if expand(name).is_empty() {
+        return Err(format!(
+            "no such benchmark: expected a name from `ibench micro --list` ({}), or all",
+            accepted_names()
+                .into_iter()
+                .filter(|n| !n.contains(crate::workload::micro::RANGE_SEPARATOR))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(name.to_string())
 }
 
 /// Runs `ibench micro`.

@@ -31,8 +31,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the Insert Benchmark against one target (default: embedded SQLite).
     Run(Box<run::RunArgs>),
-    /// Run OLTP microbenchmarks (point-select on sysbench-style tables) at several client
-    /// counts against one target.
+    /// Run OLTP microbenchmarks (point queries, ranges, scans, sysbench transactions, updates,
+    /// deletes, inserts on sysbench-style tables) at several client counts against one target.
     Micro(Box<micro::MicroArgs>),
     /// List the runs in the results database.
     List(list::ListArgs),

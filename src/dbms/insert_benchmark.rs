@@ -208,4 +208,21 @@ pub trait InsertBenchmarkConnection: Send {
     /// Runs a point query for `ids` (at most [`POINT_QUERY_IDS`]); clears `found` and fills it
     /// with the `transactionid` of each row returned. Returns the number of rows.
     fn point_query(&mut self, table: &Table, ids: &[i64], found: &mut Vec<i64>) -> Result<usize>;
+
+    /// Whether [`InsertBenchmarkConnection::scan`] is implemented (the scan step is refused
+    /// before anything starts otherwise). Default: no.
+    fn can_scan(&self) -> bool {
+        false
+    }
+
+    /// Reads every row of `table` through `index` (the primary key for `None`), a full scan
+    /// in the index's order, counted by the DBMS (no row is sent); returns the rows read. The
+    /// scan step. Default: refused (see [`InsertBenchmarkConnection::can_scan`]).
+    fn scan(&mut self, table: &Table, index: Option<SecondaryIndex>) -> Result<u64> {
+        let _ = index;
+        anyhow::bail!(
+            "cannot scan {}: this DBMS's connection has no full-index scan",
+            table.name
+        )
+    }
 }

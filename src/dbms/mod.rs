@@ -45,7 +45,7 @@ pub use kind::{
     AssumedRates, CacheSetting, Capability, DbmsKind, Descriptor, Params, Setting, SettingError,
     TargetSettings, TargetSpec, from_params, to_params,
 };
-pub use micro::{MicroConnection, SbtestRows};
+pub use micro::{MicroConnection, SbtestRows, Transactions};
 
 /// The registry: declares each DBMS's module and lists its descriptor, in the order `--help`
 /// shows them (the first embedded one is the default target). An entry may carry attributes,

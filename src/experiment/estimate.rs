@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::dbms::{DbmsKind, Params};
-use crate::spec::{InsertBenchmarkSpec, Step};
+use crate::spec::{InsertBenchmarkSpec, MicroSpec, Step, WorkloadSpec};
 
 /// One line saying how estimates are made, for `--dry-run`.
 pub const METHOD: &str = "estimate: rows per step / an assumed rate for the DBMS on a 2-core \
@@ -15,7 +15,41 @@ pub const METHOD: &str = "estimate: rows per step / an assumed rate for the DBMS
      flush ~20 s); larger databases and slower disks take longer. While running, the ETA is \
      rescaled by how long the finished cells actually took.";
 
-/// Estimated duration of one cell.
+/// Estimated duration of one cell running `w`.
+pub fn workload(kind: DbmsKind, params: &Params, w: &WorkloadSpec, maintenance: bool) -> Duration {
+    match w {
+        WorkloadSpec::InsertBenchmark(w) => cell(kind, params, w, maintenance),
+        WorkloadSpec::Micro(m) => micro(kind, params, m, maintenance),
+    }
+}
+
+/// Estimated duration of one cell of microbenchmarks: the load and the index at the Insert
+/// Benchmark's rates, each benchmark's warm-up and seconds at each client count, and a
+/// maintenance pause after the load and after each benchmark that writes.
+pub fn micro(kind: DbmsKind, params: &Params, m: &MicroSpec, maintenance: bool) -> Duration {
+    let r = kind.assumed_rates(params);
+    let rows = m.tables as f64 * m.table_rows as f64;
+    let mut s = r.server_s;
+    let mut pauses = 0;
+    if m.prepare {
+        s += rows / r.load + rows / r.index;
+        pauses += 1;
+    }
+    for name in &m.benchmarks {
+        let writes = crate::workload::micro::find(name).is_some_and(|b| b.writes);
+        pauses += usize::from(writes);
+        // Connecting the clients, sampling, saving the results; an insert step's tables.
+        s += m.clients.len() as f64 * ((m.warmup + m.seconds) as f64 + 0.8);
+    }
+    if maintenance {
+        s += pauses as f64 * r.pause_s;
+    }
+    Duration::try_from_secs_f64(s)
+        .unwrap_or(MAX_ESTIMATE)
+        .min(MAX_ESTIMATE)
+}
+
+/// Estimated duration of one cell of the Insert Benchmark.
 pub fn cell(
     kind: DbmsKind,
     params: &Params,
@@ -32,6 +66,11 @@ pub fn cell(
             Step::CreateIndexes => w.l0_rows as f64 * clients / r.index,
             Step::LoadMore => w.l1_rows as f64 * clients / r.more,
             Step::LoadMoreSmall => w.l2_rows as f64 * clients / r.more_small,
+            // Each scan reads every row: the primary key twice and each index once, at about
+            // ten times the load's rate.
+            Step::Scan => {
+                w.l0_rows as f64 * clients * (2 + w.secondary_indexes) as f64 / (10.0 * r.load)
+            }
             Step::QueryRange(_) | Step::QueryPoint(_) => {
                 has_query = true;
                 w.query_seconds as f64 + 0.5

@@ -22,6 +22,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::error::UsageError;
+use crate::spec::WorkloadSpec;
 use model::{Problem, Source};
 pub use plan::{Cell, Plan};
 
@@ -87,20 +88,31 @@ pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), Str
                 format!("~{}", estimate::human(cell.estimate))
             }
         };
-        let w = &cell.workload;
-        let _ = writeln!(
-            s,
-            "{:>4}  {:<width$}  {} clients x {} rows, {}  {state}",
-            i + 1,
-            cell.name(),
-            w.clients,
-            w.l0_rows,
-            w.steps
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        );
+        let what = match &cell.workload {
+            WorkloadSpec::InsertBenchmark(w) => format!(
+                "{} clients x {} rows, {}",
+                w.clients,
+                w.l0_rows,
+                w.steps
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            WorkloadSpec::Micro(m) => format!(
+                "micro: {} benchmark(s) x clients {}, {} x {} rows, {} s each",
+                m.benchmarks.len(),
+                m.clients
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                m.tables,
+                m.table_rows,
+                m.seconds
+            ),
+        };
+        let _ = writeln!(s, "{:>4}  {:<width$}  {what}  {state}", i + 1, cell.name());
     }
     let cooldowns = plan.cooldown * todo.saturating_sub(1) as u32;
     let _ = writeln!(

@@ -114,9 +114,13 @@ pub struct SetupTable {
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
-    /// Clients (default: the workload's, else 2).
+    /// Clients (default: the workload's, else 2; for microbenchmarks, one client count
+    /// instead of the workload's list).
     #[serde(default)]
     pub clients: Option<Spanned<usize>>,
+    /// Rows per sysbench table (microbenchmarks), before `scale`.
+    #[serde(default)]
+    pub table_rows: Option<Spanned<u64>>,
     /// Rows per client loaded by l.i0, before `scale`.
     #[serde(default)]
     pub rows_per_client: Option<Spanned<u64>>,
@@ -146,13 +150,66 @@ pub struct SetupTable {
     pub pool_mode: Option<Spanned<PoolMode>>,
 }
 
-/// `[workload]`: the Insert Benchmark's parameters shared by every cell (unset: `ibench run`'s
-/// defaults), and how the runs send and show them. Serialized by the spec's field names,
-/// without the unset ones and the run settings, it is the file's layer of
+/// Which workload an experiment's cells run (`[workload] kind`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// The Insert Benchmark (the default).
+    #[default]
+    InsertBenchmark,
+    /// The OLTP microbenchmarks (`ibench micro`).
+    Micro,
+}
+
+/// `clients`: one count (the Insert Benchmark; a microbenchmark run at that count) or a list
+/// (the microbenchmarks' client counts). Serialized as given, so an Insert Benchmark layer is
+/// what it always was.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Clients {
+    /// One count.
+    One(usize),
+    /// Several.
+    Many(Vec<usize>),
+}
+
+impl Clients {
+    /// The counts, in order.
+    pub fn counts(&self) -> Vec<usize> {
+        match self {
+            Clients::One(n) => vec![*n],
+            Clients::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// `[workload]`: the parameters shared by every cell (unset: `ibench run`'s or `ibench
+/// micro`'s defaults), and how the runs send and show them. For the Insert Benchmark,
+/// serialized by the spec's field names, without the unset ones, the run settings and the
+/// microbenchmarks' fields, it is the file's layer of
 /// [`crate::spec::InsertBenchmarkSpec::assemble`].
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadTable {
+    /// `insert-benchmark` (default) or `micro`.
+    #[serde(default, skip_serializing)]
+    pub kind: Option<WorkloadKind>,
+    /// Microbenchmarks by name (`ibench micro --list`), a name without its range length for
+    /// all of them, or `all`: an array, or one comma-separated string.
+    #[serde(default, deserialize_with = "names::deserialize", skip_serializing)]
+    pub benchmarks: Option<Vec<String>>,
+    /// Sysbench tables of the microbenchmarks.
+    #[serde(default, skip_serializing)]
+    pub tables: Option<usize>,
+    /// Rows per sysbench table, before `scale`.
+    #[serde(default, skip_serializing)]
+    pub table_rows: Option<u64>,
+    /// Seconds of each microbenchmark at each client count, before `scale`.
+    #[serde(default, skip_serializing)]
+    pub seconds: Option<u64>,
+    /// Seconds of each microbenchmark's warm-up, not counted.
+    #[serde(default, skip_serializing)]
+    pub warmup: Option<u64>,
     /// Steps in order: an array, or one comma-separated string.
     #[serde(
         default,
@@ -160,9 +217,9 @@ pub struct WorkloadTable {
         skip_serializing_if = "Option::is_none"
     )]
     pub steps: Option<Vec<Step>>,
-    /// Clients (a setup may override).
+    /// Clients (a setup may override); a list of counts for the microbenchmarks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clients: Option<usize>,
+    pub clients: Option<Clients>,
     /// Rows per client loaded by l.i0 (a setup may override), before `scale`.
     #[serde(
         default,
@@ -252,6 +309,27 @@ pub struct WorkloadTable {
     /// Progress line every N seconds (0: progress bar only).
     #[serde(default, skip_serializing)]
     pub report_interval: Option<u64>,
+}
+
+/// `benchmarks`: given as `["point-query", "scan"]` or `"point-query,scan"`.
+mod names {
+    use serde::{Deserialize, Deserializer};
+
+    /// An array of strings, or one comma-separated string.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Names {
+        One(String),
+        Many(Vec<String>),
+    }
+
+    /// Deserializes an optional name list from an array or a comma-separated string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+        Ok(Some(match Names::deserialize(d)? {
+            Names::One(s) => s.split(',').map(|p| p.trim().to_string()).collect(),
+            Names::Many(v) => v,
+        }))
+    }
 }
 
 /// `steps`: given as `["l.i0", "l.x"]` or `"l.i0,l.x"`.

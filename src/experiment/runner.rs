@@ -97,17 +97,17 @@ impl DirLock {
     }
 }
 
-/// The database size / cache size ratio at the end of the last load step of `run`, on
+/// The database size / cache size ratio at the end of the last load step of `run` (the
+/// microbenchmarks' `prepare`), on
 /// `target`.
 pub fn cache_fit(run: &RunResult, target: &TargetSpec) -> Option<CacheFit> {
     let setting = target.kind.cache(&target.params);
     let settings = &run.environment.dbms.settings;
     let raw = settings.get(setting.name)?.trim();
     let cache_bytes = (setting.parse)(raw, settings)?;
-    let step = run
-        .steps
-        .iter()
-        .rfind(|s| s.name.starts_with("l.") && s.status == RunStatus::Complete)?;
+    let step = run.steps.iter().rfind(|s| {
+        (s.name.starts_with("l.") || s.name == "prepare") && s.status == RunStatus::Complete
+    })?;
     let size = &step.efficiency.as_ref()?.db_size;
     let (db_bytes, source) = match (size.dbms_bytes, size.disk_bytes) {
         (Some(b), _) if b > 0 => (b, "dbms"),

@@ -267,6 +267,7 @@ pub fn summarize(
         sla,
         select_min: None,
         index_build: None,
+        scans: Vec::new(),
         point_query_misses: None,
         point_query_raced: None,
         retries: Op::ALL
@@ -284,6 +285,7 @@ pub fn summarize(
         efficiency,
         dbms_counters,
         queue_check: None,
+        notes: Vec::new(),
     }
 }
 

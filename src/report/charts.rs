@@ -332,6 +332,114 @@ pub fn percentile_chart(title: &str, lines: &[Line]) -> Result<String> {
     Ok(svg)
 }
 
+/// What a clients chart shows on its y axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientsAxis {
+    /// Ops per second, linear from 0.
+    Rate,
+    /// A response time in microseconds, log scale.
+    Micros,
+}
+
+/// A figure against the client count (log scale, ticks at the counts measured), one line per
+/// configuration with a dot at each count. `lines` hold `(clients, value)`, x ascending.
+pub fn clients_chart(
+    title: &str,
+    y_desc: &str,
+    axis: ClientsAxis,
+    lines: &[Line],
+) -> Result<String> {
+    let xs = || lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+    let x_min = xs().fold(f64::MAX, f64::min);
+    let x_max = xs().fold(0.0, f64::max);
+    let (x_min, x_max) = if x_max <= 0.0 {
+        (1.0, 2.0)
+    } else {
+        (x_min.max(1.0), x_max.max(1.0))
+    };
+    let (left, right) = (x_min / 1.5, x_max * 1.5);
+    let mut ticks: Vec<f64> = xs().collect();
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
+    let values = || lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+    let y_max = values().fold(0.0, f64::max);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .margin(8)
+            .margin_right(24)
+            .caption(title, ("sans-serif", 15))
+            .x_label_area_size(32)
+            .y_label_area_size(56);
+        let x_range = (left..right).log_scale().with_key_points(ticks);
+        macro_rules! draw {
+            ($ctx:expr) => {
+                for l in lines {
+                    let style = color(l.color).stroke_width(2);
+                    $ctx.draw_series(LineSeries::new(l.points.iter().copied(), style))
+                        .map_err(plot_err)?;
+                    $ctx.draw_series(
+                        l.points
+                            .iter()
+                            .map(|&p| Circle::new(p, 3, color(l.color).filled())),
+                    )
+                    .map_err(plot_err)?;
+                }
+            };
+        }
+        match axis {
+            ClientsAxis::Rate => {
+                let top = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+                let mut ctx = builder
+                    .build_cartesian_2d(x_range, 0f64..top)
+                    .map_err(plot_err)?;
+                ctx.configure_mesh()
+                    .axis_desc_style(("sans-serif", 11))
+                    .x_desc("clients")
+                    .y_desc(y_desc)
+                    .x_label_formatter(&|x| trimmed(*x, 0))
+                    .y_label_formatter(&|v| axis_rate(*v))
+                    .light_line_style(WHITE.mix(0.0))
+                    .draw()
+                    .map_err(plot_err)?;
+                draw!(ctx);
+            }
+            ClientsAxis::Micros => {
+                let y_min = values().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
+                let bottom = if y_min == f64::MAX {
+                    1.0
+                } else {
+                    10f64.powf(y_min.max(1.0).log10().floor())
+                };
+                let top = (y_max * 2.0).max(bottom * 10.0);
+                let mut ctx = builder
+                    .build_cartesian_2d(
+                        x_range,
+                        (bottom..top)
+                            .log_scale()
+                            .with_key_points(log_ticks(bottom, top)),
+                    )
+                    .map_err(plot_err)?;
+                ctx.configure_mesh()
+                    .axis_desc_style(("sans-serif", 11))
+                    .x_desc("clients")
+                    .y_desc(y_desc)
+                    .x_label_formatter(&|x| trimmed(*x, 0))
+                    .y_label_formatter(&|v| axis_micros(*v))
+                    .light_line_style(WHITE.mix(0.0))
+                    .draw()
+                    .map_err(plot_err)?;
+                draw!(ctx);
+            }
+        }
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,6 +545,35 @@ mod tests {
         .unwrap();
         assert!(p.contains("<polyline"));
         assert!(p.contains("99%"));
+    }
+
+    #[test]
+    fn clients_charts_put_a_dot_at_each_count() {
+        let lines = [
+            Line {
+                color: 0,
+                points: vec![(1.0, 1000.0), (8.0, 5000.0), (128.0, 4000.0)],
+            },
+            Line {
+                color: 1,
+                points: vec![(1.0, 900.0), (8.0, 5500.0), (128.0, 3000.0)],
+            },
+        ];
+        let svg = clients_chart("t", "ops/s", ClientsAxis::Rate, &lines).unwrap();
+        assert_eq!(polylines(&svg), 1, "one line per configuration");
+        assert_eq!(svg.matches("<circle").count(), 6, "{svg}");
+        for label in ["\n1\n", "\n8\n", "\n128\n", "\n5k\n"] {
+            assert!(svg.contains(label), "{label:?} in {svg}");
+        }
+        let svg = clients_chart("t", "p95", ClientsAxis::Micros, &lines[..1]).unwrap();
+        assert!(svg.contains("ms"), "{svg}");
+        // One client count: dots, no line to draw between them.
+        let one = [Line {
+            color: 0,
+            points: vec![(2.0, 10.0)],
+        }];
+        let svg = clients_chart("t", "ops/s", ClientsAxis::Rate, &one).unwrap();
+        assert_eq!(svg.matches("<circle").count(), 1);
     }
 
     #[test]

@@ -195,3 +195,75 @@ pub const EFFICIENCY: &[MetricDef] = &[
         get: |s| Some(s.efficiency.as_ref()?.db_size.disk_bytes? as f64 / MIB),
     },
 ];
+
+fn query_op(s: &StepResult) -> Option<&crate::results::model::OpResult> {
+    s.ops.get("query")
+}
+
+/// The figures of a microbenchmark step (`<benchmark>.c<clients>`), one table each in a
+/// report over micro runs (docs/reports.md). An op is one statement, or one transaction of
+/// read-only, write-only and read-write.
+pub const MICRO: &[MetricDef] = &[
+    MetricDef {
+        key: "qps",
+        label: "QPS (ops/s)",
+        better: Better::Higher,
+        digits: 0,
+        get: |s| positive(s.queries_per_s),
+    },
+    MetricDef {
+        key: "rows_per_s",
+        label: "rows/s (returned, changed, or scanned)",
+        better: Better::Higher,
+        digits: 0,
+        get: |s| {
+            let rows = query_op(s)?.rows as f64;
+            (s.duration_s > 0.0).then(|| rows / s.duration_s)
+        },
+    },
+    MetricDef {
+        key: "p95_ms",
+        label: "p95 response time, ms",
+        better: Better::Lower,
+        digits: 3,
+        get: |s| {
+            let h = crate::metrics::histogram::decode(&query_op(s)?.histogram).ok()?;
+            Some(h.value_at_quantile(0.95) as f64 / 1000.0)
+        },
+    },
+    MetricDef {
+        key: "cpu_per_op",
+        label: "cpu/o: DBMS CPU us per op",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| per_op(s)?.dbms_cpu_us,
+    },
+    MetricDef {
+        key: "client_cpu_per_op",
+        label: "client cpu/o: ibench CPU us per op",
+        better: Better::Lower,
+        digits: 1,
+        get: |s| per_op(s).map(|p| p.client_cpu_us),
+    },
+    MetricDef {
+        key: "cs_per_op",
+        label: "cs/o: DBMS context switches per op",
+        better: Better::Lower,
+        digits: 3,
+        get: |s| per_op(s)?.dbms_cs,
+    },
+    MetricDef {
+        key: "rkb_per_op",
+        label: "rKB/o: device KB read per op",
+        better: Better::Lower,
+        digits: 3,
+        get: |s| per_op(s)?.kb_read,
+    },
+    MetricDef {
+        key: "wkb_per_op",
+        label: "wKB/o: device KB written per op",
+        better: Better::Lower,
+        digits: 3,
+        get: |s| per_op(s)?.kb_written,
+    },
+];

@@ -100,6 +100,26 @@ fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
     Ok(out)
 }
 
+#[derive(Serialize)]
+struct MicroChartsView {
+    benchmark: String,
+    charts: Vec<String>,
+}
+
+/// Throughput and p95 against the client count, per benchmark (micro runs only).
+fn micro_charts(report: &Report) -> Result<Vec<MicroChartsView>> {
+    if !crate::report::micro::is_micro(report) {
+        return Ok(Vec::new());
+    }
+    Ok(crate::report::micro::charts(report)?
+        .into_iter()
+        .map(|c| MicroChartsView {
+            benchmark: c.benchmark,
+            charts: c.charts,
+        })
+        .collect())
+}
+
 /// Renders the report as one HTML page; `groups` are the ones the report was built from.
 pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
     let mut env = Environment::new();
@@ -140,6 +160,7 @@ pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
         legend => Value::from(Serde(&legend)),
         sections => Value::from(Serde(view::sections(report))),
         steps => Value::from(Serde(step_views(report, groups)?)),
+        micro_charts => Value::from(Serde(micro_charts(report)?)),
         min_partial_s => per_second::MIN_PARTIAL_S,
         versions_chart => versions_chart,
         versions_legend => Value::from(Serde(&versions_legend)),

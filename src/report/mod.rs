@@ -7,6 +7,7 @@ pub mod cost;
 pub mod figures;
 pub mod html;
 pub mod markdown;
+pub mod micro;
 pub mod model;
 pub mod per_second;
 pub mod render;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::error::UsageError;
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
 use crate::report::figures::MIB;
-pub use crate::report::figures::{Better, EFFICIENCY, MetricDef, THROUGHPUT};
+pub use crate::report::figures::{Better, EFFICIENCY, MICRO, MetricDef, THROUGHPUT};
 pub use crate::report::select::Group;
 pub use crate::report::settings::Difference;
 use crate::report::settings::differences;
@@ -164,6 +164,8 @@ pub struct OpAgg {
     pub count: u64,
     /// Percentiles of the merged histogram, microseconds.
     pub percentiles_us: Percentiles,
+    /// Its 95th percentile, microseconds.
+    pub p95_us: u64,
     /// Share of ops per classic bucket, percent (labels in [`Report::bucket_labels`]).
     pub buckets_pct: Vec<f64>,
     /// Points of the percentile curve: `(quantile, microseconds)`.
@@ -182,6 +184,9 @@ pub struct GroupStep {
     pub throughput: BTreeMap<String, Stat>,
     /// Cost figures by key.
     pub efficiency: BTreeMap<String, Stat>,
+    /// Microbenchmark figures by key ([`MICRO`]), for steps of micro runs.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub micro: BTreeMap<String, Stat>,
     /// Writer SLA of query steps.
     pub sla: Option<SlaAgg>,
     /// `select min(transactionid)` at step start, slowest table, microseconds.
@@ -368,6 +373,7 @@ fn op_agg(runs: &[&RunResult], steps: &[&StepResult], op: &str) -> Result<Option
     Ok(Some(OpAgg {
         count: total,
         percentiles_us: Percentiles::of(&h),
+        p95_us: h.value_at_quantile(0.95),
         buckets_pct: counts
             .iter()
             .map(|&c| {
@@ -469,6 +475,11 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         incomplete,
         throughput: metric_stats(THROUGHPUT, &steps),
         efficiency: metric_stats(EFFICIENCY, &steps),
+        micro: if crate::report::micro::parse_step(step).is_some() {
+            metric_stats(MICRO, &steps)
+        } else {
+            BTreeMap::new()
+        },
         sla,
         select_min_us,
         ops,
@@ -534,6 +545,7 @@ pub fn build(groups: &[Group]) -> Result<Report> {
         for g in rest {
             set_relative(&mut g.throughput, &base_step.throughput, THROUGHPUT);
             set_relative(&mut g.efficiency, &base_step.efficiency, EFFICIENCY);
+            set_relative(&mut g.micro, &base_step.micro, MICRO);
         }
         step_reports.push(StepReport {
             name: step.clone(),

@@ -64,16 +64,23 @@ average reaches 95% of the target. (N% s): share of the step's full seconds in w
 
 /// Response-time percentiles per step and op type (from when each op was due).
 pub fn latency_table(run: &RunResult) -> Table {
-    let mut t = Table::new(["step", "op", "count", "p50", "p90", "p99", "p99.9", "max"]);
+    let mut t = Table::new([
+        "step", "op", "count", "p50", "p90", "p95", "p99", "p99.9", "max",
+    ]);
     for s in &run.steps {
         for (op, r) in &s.ops {
             let p = &r.percentiles_us;
+            // Read from the histogram: results keep no p95 of their own.
+            let p95 = crate::metrics::histogram::decode(&r.histogram)
+                .map(|h| micros(h.value_at_quantile(0.95)))
+                .unwrap_or_else(|_| "-".to_string());
             t.row([
                 s.name.clone(),
                 op.clone(),
                 r.count.to_string(),
                 micros(p.p50),
                 micros(p.p90),
+                p95,
                 micros(p.p99),
                 micros(p.p999),
                 micros(p.max),
@@ -169,6 +176,22 @@ fn summary_text(run: &RunResult) -> String {
     if run.steps.iter().any(|s| s.sla.is_some()) {
         out.push('\n');
         out.push_str(SLA_LEGEND);
+    }
+    if run.steps.iter().any(|s| !s.scans.is_empty()) {
+        out.push_str("\nFull scans (scan step): every table through each index in turn\n\n");
+        let mut t = Table::new(["step", "index", "rows", "seconds", "rows/s"]);
+        for s in &run.steps {
+            for scan in &s.scans {
+                t.row([
+                    s.name.clone(),
+                    scan.index.clone(),
+                    scan.rows.to_string(),
+                    format!("{:.3}", scan.seconds),
+                    crate::output::format::rate(scan.rows_per_s),
+                ]);
+            }
+        }
+        out.push_str(&t.to_text());
     }
     let lat = latency_table(run);
     if !lat.is_empty() {

@@ -28,7 +28,7 @@ impl Cell {
             ..Cell::default()
         }
     }
-    fn marked(text: impl Into<String>, class: &str) -> Cell {
+    pub(super) fn marked(text: impl Into<String>, class: &str) -> Cell {
         Cell {
             text: text.into(),
             class: class.to_string(),
@@ -74,7 +74,7 @@ pub struct Section {
     pub tables: Vec<ViewTable>,
 }
 
-fn fmt_value(v: f64, digits: usize) -> String {
+pub(super) fn fmt_value(v: f64, digits: usize) -> String {
     if digits == 0 {
         rate(v)
     } else {
@@ -104,7 +104,7 @@ pub fn primary(step: &StepReport) -> Option<&'static MetricDef> {
         .find(|d| step.groups.iter().any(|g| g.throughput.contains_key(d.key)))
 }
 
-fn incomplete_note(g: &GroupStep) -> String {
+pub(super) fn incomplete_note(g: &GroupStep) -> String {
     if g.incomplete.is_empty() {
         String::new()
     } else {
@@ -269,7 +269,7 @@ pub fn response_tables(r: &Report, step: &StepReport) -> Vec<(String, ViewTable,
         let mut bh = vec!["config".to_string()];
         bh.extend(r.bucket_labels.iter().cloned());
         let mut ph = vec!["config".to_string(), "ops".to_string()];
-        ph.extend(["p50", "p90", "p99", "p99.9", "max"].map(String::from));
+        ph.extend(["p50", "p90", "p95", "p99", "p99.9", "max"].map(String::from));
         let mut brows = Vec::new();
         let mut prows = Vec::new();
         for (gi, g) in r.groups.iter().enumerate() {
@@ -290,7 +290,9 @@ pub fn response_tables(r: &Report, step: &StepReport) -> Vec<(String, ViewTable,
                 Cell::plain(g.name.clone()),
                 Cell::plain(a.count.to_string()),
             ];
-            row.extend([p.p50, p.p90, p.p99, p.p999, p.max].map(|v| Cell::plain(micros(v))));
+            row.extend(
+                [p.p50, p.p90, a.p95_us, p.p99, p.p999, p.max].map(|v| Cell::plain(micros(v))),
+            );
             prows.push(row);
         }
         out.push((
@@ -563,6 +565,25 @@ pub fn header_section(r: &Report) -> Section {
 /// Every section but the per-step response-time and chart parts, in report order.
 pub fn sections(r: &Report) -> Vec<Section> {
     let mut out = vec![header_section(r)];
+    if crate::report::micro::is_micro(r) {
+        // A row per benchmark and client count: a column per step would be hundreds wide.
+        out.push(Section {
+            id: "micro".to_string(),
+            title: "Microbenchmarks".to_string(),
+            note: format!(
+                "One table per figure; a row per benchmark and client count; the base's value, \
+                 and each other configuration's relative to it (its value below). An op is one \
+                 statement, or one transaction of read-only, write-only and read-write; rows/s \
+                 counts rows returned, changed, or scanned (scan). Relative values below {} or \
+                 above {} are marked: red where worse, green where better. cpu/o and cs/o are \
+                 the DBMS's processes (docs/metrics.md), rKB/o and wKB/o its device.",
+                crate::report::model::LOW_RATIO,
+                crate::report::model::HIGH_RATIO
+            ),
+            tables: crate::report::micro::tables(r),
+        });
+        return out;
+    }
     out.push(Section {
         id: "throughput".to_string(),
         title: "Throughput".to_string(),

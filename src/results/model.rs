@@ -251,6 +251,9 @@ pub struct StepResult {
     pub select_min: Option<SelectMin>,
     /// Index creation figures, for l.x.
     pub index_build: Option<IndexBuild>,
+    /// The scan step's full scans, in order (primary key, each secondary index, primary key).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scans: Vec<IndexScan>,
     /// Point queries: ids asked for that existed but the DBMS did not return (should be 0).
     pub point_query_misses: Option<u64>,
     /// Point queries: ids not returned because a delete claimed them after they were drawn
@@ -275,6 +278,10 @@ pub struct StepResult {
     /// committed without being counted).
     #[serde(default)]
     pub queue_check: Option<QueueCheck>,
+    /// What the user should know about how the step ran (a microbenchmark's index hint the
+    /// DBMS cannot give).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl StepResult {
@@ -575,6 +582,19 @@ pub struct IndexBuild {
     /// Rows in the indexed tables.
     pub rows: u64,
     /// Indexed rows per second.
+    pub rows_per_s: f64,
+}
+
+/// One full scan of an index over every table, in the scan step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IndexScan {
+    /// `PRIMARY`, a secondary index's suffix (`marketsegment`), or `PRIMARY (again)`.
+    pub index: String,
+    /// Rows read, over every table.
+    pub rows: u64,
+    /// How long the scans of every table took, seconds.
+    pub seconds: f64,
+    /// `rows / seconds`.
     pub rows_per_s: f64,
 }
 

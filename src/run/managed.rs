@@ -83,7 +83,13 @@ pub(super) fn run(
     if !options.quiet {
         eprintln!("starting {name} in {}", dir.display());
     }
-    let mut server = match ManagedServer::start(server_spec, &spec.target.params, &dir, &log) {
+    let mut server = match ManagedServer::start(
+        server_spec,
+        &spec.target.params,
+        &dir,
+        &log,
+        spec.workload.connections(),
+    ) {
         Ok(s) => s,
         Err(e) => {
             if !spec.keep_data {

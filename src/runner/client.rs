@@ -2,7 +2,9 @@
 //!
 //! Each thread runs a body given by the workload. A body does its set-up (connect, prepare,
 //! select-min), then calls [`ThreadCtx::start`], which waits until every thread is ready and
-//! returns the common step start, so client start-up is not part of the measured time. The
+//! returns the common step start, so client start-up is not part of the measured time. A step
+//! with a warm-up has its threads call [`ThreadCtx::warm_up`] first: they start warming up
+//! together, and the step (its clock, its cost samples) starts when the last has finished. The
 //! first error stops every thread of the step; the error names the client and its role.
 
 use std::panic::{self, AssertUnwindSafe};
@@ -61,10 +63,52 @@ impl Gate {
     }
 }
 
+/// Releases a step's threads into their warm-up together: opens itself when every thread has
+/// arrived (a thread that failed before arriving counts as arrived).
+struct WarmGate {
+    state: Mutex<(usize, Option<Instant>)>,
+    cond: Condvar,
+    threads: usize,
+}
+
+impl WarmGate {
+    fn new(threads: usize) -> Self {
+        WarmGate {
+            state: Mutex::new((0, None)),
+            cond: Condvar::new(),
+            threads,
+        }
+    }
+
+    /// Counts one thread in; the last one opens the gate. Returns the state, locked.
+    fn count_in(&self) -> std::sync::MutexGuard<'_, (usize, Option<Instant>)> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        if s.0 >= self.threads && s.1.is_none() {
+            s.1 = Some(Instant::now());
+            self.cond.notify_all();
+        }
+        s
+    }
+
+    /// Waits until every thread has arrived; returns when the gate opened.
+    fn arrive(&self) -> Instant {
+        let mut s = self.count_in();
+        loop {
+            if let Some(open) = s.1 {
+                return open;
+            }
+            s = self.cond.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
 /// What a client thread sees of the step.
 pub struct ThreadCtx<'a> {
     /// This thread's measurements.
     pub rec: Recorder,
+    warm: &'a WarmGate,
+    warmed: bool,
     gate: &'a Gate,
     stop: &'a AtomicBool,
     start: Option<Instant>,
@@ -78,8 +122,16 @@ impl ThreadCtx<'_> {
         self.held.push(Box::new(resource));
     }
 
+    /// Waits until every thread of the step is ready to warm up and returns when they start;
+    /// the warm-up ends with [`ThreadCtx::start`]. For steps with a warm-up only: call it once,
+    /// after set-up, in every thread of the step.
+    pub fn warm_up(&mut self) -> Instant {
+        self.warmed = true;
+        self.warm.arrive()
+    }
+
     /// Waits until every thread of the step is ready and returns the step start. Call it once,
-    /// after set-up and before the first measured operation.
+    /// after set-up (and the warm-up) and before the first measured operation.
     pub fn start(&mut self) -> Instant {
         if let Some(start) = self.start {
             return start;
@@ -134,6 +186,7 @@ pub fn run_threads(
     finished: &mut dyn FnMut(),
 ) -> StepOutcome {
     let n = threads.len();
+    let warm = WarmGate::new(n);
     let gate = Gate::new();
     let stop = AtomicBool::new(false);
     let error: Mutex<Option<String>> = Mutex::new(None);
@@ -149,7 +202,7 @@ pub fn run_threads(
         for (i, spec) in threads.into_iter().enumerate() {
             let rec = Recorder::new(spec.client);
             lives.push(rec.live());
-            let (gate, stop, error, done_tx) = (&gate, &stop, &error, done_tx.clone());
+            let (warm, gate, stop, error, done_tx) = (&warm, &gate, &stop, &error, done_tx.clone());
             let (client, role) = (spec.client, spec.role);
             let body = spec.body;
             let fail = move |msg: String| {
@@ -164,6 +217,8 @@ pub fn run_threads(
                 .spawn_scoped(scope, move || {
                     let mut ctx = ThreadCtx {
                         rec,
+                        warm,
+                        warmed: false,
                         gate,
                         stop,
                         start: None,
@@ -176,13 +231,18 @@ pub fn run_threads(
                         Ok(Err(e)) => fail(format!("{e:#}")),
                         Err(payload) => fail(format!("panicked: {}", panic_message(&payload))),
                     }
-                    // A body that failed before `start` still arrives, so the gate opens.
+                    // A body that failed before `warm_up` or `start` still arrives, so the gates
+                    // open for the others.
+                    if !ctx.warmed {
+                        drop(ctx.warm.count_in());
+                    }
                     ctx.start();
                     let _ = done_tx.send((i, ctx.rec, Instant::now(), ctx.held));
                 });
             match started {
                 Ok(_) => spawned += 1,
                 Err(e) => {
+                    drop(warm.count_in());
                     let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
                     if first.is_none() {
                         *first = Some(format!(

@@ -23,6 +23,15 @@ use crate::metrics::recorder::{Op, Recorder};
 pub enum Pacing {
     /// As fast as possible: until the driver has nothing more to send, or for `Some(d)`.
     Closed(Option<Duration>),
+    /// As fast as possible for `duration`, after `warmup` in which the clients already run but
+    /// nothing is recorded: the step (its clock and its cost samples) starts after the
+    /// warm-up, when every client has finished it (see [`ThreadCtx::warm_up`]).
+    Warmed {
+        /// Not counted; zero for none.
+        warmup: Duration,
+        /// Counted.
+        duration: Duration,
+    },
     /// On a schedule: `batch` rows at `rate` rows/s for `window` (op k due at start +
     /// k * batch / rate). After the window, with `drain`, what the driver still has to send
     /// is sent at once (due when taken); without, the client stops, and the ops the schedule
@@ -70,6 +79,20 @@ pub fn run<D: Driver>(
     driver: &mut D,
     pacing: Pacing,
 ) -> Result<()> {
+    if let Pacing::Warmed { warmup, .. } = pacing
+        && !warmup.is_zero()
+    {
+        let from = ctx.warm_up();
+        // Retries and reconnects of the warm-up are not the step's either.
+        let mut scratch = Recorder::new(ctx.rec.client);
+        let until = from + warmup;
+        while !ctx.should_stop() && Instant::now() < until {
+            if driver.next(ctx)?.is_none() {
+                break;
+            }
+            driver.send(&mut session, &mut scratch)?;
+        }
+    }
     let start = ctx.start();
     let mut pacer = match pacing {
         Pacing::Scheduled {
@@ -78,10 +101,10 @@ pub fn run<D: Driver>(
             window,
             ..
         } => Some(Pacer::new(start, rate, batch, window)),
-        Pacing::Closed(_) => None,
+        Pacing::Closed(_) | Pacing::Warmed { .. } => None,
     };
     let deadline = match pacing {
-        Pacing::Closed(Some(d)) => Some(start + d),
+        Pacing::Closed(Some(d)) | Pacing::Warmed { duration: d, .. } => Some(start + d),
         _ => None,
     };
     let drain = matches!(pacing, Pacing::Scheduled { drain: true, .. });

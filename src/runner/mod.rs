@@ -67,6 +67,13 @@ impl<'a> StepEnv<'a> {
         &self.name
     }
 
+    /// Says `text` to the user (stderr, `note: ...`) unless the run is quiet.
+    pub fn note(&self, text: &str) {
+        if !self.display.quiet {
+            eprintln!("note: {text}");
+        }
+    }
+
     /// Runs `threads` together, showing progress towards `expect`.
     pub fn run_threads(&self, threads: Vec<ThreadSpec<'_>>, expect: Expect) -> StepOutcome {
         let bar = step_bar(&self.name, expect, self.display.quiet);

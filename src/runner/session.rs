@@ -1,11 +1,14 @@
 //! A client's connection under the retry policy shared by every workload: transient DBMS
-//! errors are tried again, lost connections reopened, both bounded and counted.
+//! errors are tried again, lost connections reopened, both bounded and counted. A statement
+//! is retried alone ([`Session::run`]); the statements of a transaction are retried together
+//! ([`Session::transaction`]): after a deadlock or a serialization failure the DBMS has rolled
+//! back all of them, so trying only the failed one again would commit half a transaction.
 
 use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::dbms::{ErrorKind, error_kind};
+use crate::dbms::{ErrorKind, Transactions, error_kind};
 use crate::metrics::recorder::{Op, Recorder};
 
 /// Opens one connection of the kind a workload uses (`dyn InsertBenchmarkConnection`, `dyn
@@ -68,6 +71,36 @@ impl<'a, C: ?Sized + Send + 'static> Session<'a, C> {
             rec.add_retry(op);
             tries += 1;
         }
+    }
+
+    /// Runs `f` in one transaction (`writes`: it will change rows) under the retry policy:
+    /// begin, `f`, commit; after an error the transaction is rolled back and, when the error
+    /// is transient (deadlock, serialization failure, lock wait timeout) or the connection
+    /// was lost (and reopened), tried again from its start, as one retry of `op`. `f` must
+    /// start afresh on each try (what it counts, it counts again).
+    pub fn transaction<T>(
+        &mut self,
+        rec: &mut Recorder,
+        op: Op,
+        writes: bool,
+        mut f: impl FnMut(&mut C) -> Result<T>,
+    ) -> Result<T>
+    where
+        C: Transactions,
+    {
+        self.run(rec, op, |c| {
+            c.begin(writes)?;
+            let outcome = f(c).and_then(|v| {
+                c.commit()?;
+                Ok(v)
+            });
+            if outcome.is_err() {
+                // What failed decides what happens next; a failed rollback (the connection
+                // is gone) changes nothing of that.
+                let _ = c.rollback();
+            }
+            outcome
+        })
     }
 
     /// Opens a new connection, backing off 100 ms doubling, for up to ~6 s.

@@ -20,6 +20,9 @@ use anyhow::{Context, Result};
 
 use super::check::{normalize, quoted_after};
 use super::process::{self, push_user_config, run_setup, server_command, write_private_file};
+
+/// MariaDB's default `max_connections`.
+const DEFAULT_MAX_CONNECTIONS: usize = 151;
 use super::{
     Binaries, ManagedServer, ServerFamily, SettingProblem, SettingsCheck, StartContext,
 };
@@ -117,6 +120,10 @@ impl ServerFamily for MariadbFamily {
         );
         if MysqlParams::of(ctx.params).engine == Engine::Rocksdb {
             cnf.push_str("plugin-load-add = ha_rocksdb.so\n");
+        }
+        if ctx.connections > DEFAULT_MAX_CONNECTIONS {
+            // Room for the run's connections (the default is 151; a config may still say).
+            cnf.push_str(&format!("max_connections = {}\n", ctx.connections));
         }
         // A fragment may carry its own sections; the options after it belong to [mysqld].
         push_user_config(&mut cnf, ctx, "[mysqld]\n");
@@ -339,7 +346,7 @@ fn myrocks_cf_options(check: &SettingsCheck, started: &mut Vec<String>) -> Vec<S
     ));
     let log = dir.with_extension("log");
     let _ = fs::remove_dir_all(&dir);
-    let result = ManagedServer::start(&spec, &check.params, &dir, &log);
+    let result = ManagedServer::start(&spec, &check.params, &dir, &log, 0);
     let text = fs::read_to_string(&log).unwrap_or_default();
     drop(result); // stops the server
     let _ = fs::remove_dir_all(&dir);

@@ -74,7 +74,14 @@ pub struct StartContext<'a> {
     pub password: &'a str,
     /// The library to LD_PRELOAD (its allocator), if any.
     pub preload: Option<PathBuf>,
+    /// Connections the run opens at most (its clients' and ibench's own); the family sizes
+    /// the server's connection limit for them when its default is smaller (a user's config
+    /// still has the last word). 0: leave the default.
+    pub connections: usize,
 }
+
+/// Connections ibench itself may hold beside a run's clients: counters, maintenance, set-up.
+pub const OWN_CONNECTIONS: usize = 10;
 
 /// A server DBMS ibench can initialise, configure, start and stop.
 pub trait ServerFamily: Sync {
@@ -188,8 +195,15 @@ pub struct ManagedServer {
 
 impl ManagedServer {
     /// Initialises and starts a server for the target's `params` in `dir` (created; must not
-    /// exist yet), logging to `log`.
-    pub fn start(spec: &ServerSpec, params: &Params, dir: &Path, log: &Path) -> Result<Self> {
+    /// exist yet), logging to `log`, with room for `connections` client connections (0: the
+    /// server's default limit).
+    pub fn start(
+        spec: &ServerSpec,
+        params: &Params,
+        dir: &Path,
+        log: &Path,
+        connections: usize,
+    ) -> Result<Self> {
         let family = require_family(spec.kind)?;
         family.check_params(params).map_err(UsageError::new)?;
         let binaries = Binaries::locate(family, spec.bin_dir.as_deref(), None, "--server-bin")
@@ -232,6 +246,11 @@ impl ManagedServer {
             binaries: &binaries,
             password: &password,
             preload: preload.clone(),
+            connections: if connections == 0 {
+                0
+            } else {
+                connections.saturating_add(OWN_CONNECTIONS)
+            },
         };
         let mut server = family.start(&ctx)?;
         server.preload = preload;

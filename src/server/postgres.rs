@@ -13,6 +13,9 @@ use nix::unistd::User;
 
 use super::check::quoted_after;
 use super::process::{self, push_user_config, run_setup, server_command, write_private_file};
+
+/// PostgreSQL's default `max_connections`.
+const DEFAULT_MAX_CONNECTIONS: usize = 100;
 use super::{
     Binaries, ManagedServer, ServerFamily, SettingProblem, SettingsCheck, StartContext,
 };
@@ -114,6 +117,10 @@ impl ServerFamily for PostgresFamily {
              port = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n",
             ctx.port
         );
+        if ctx.connections > DEFAULT_MAX_CONNECTIONS {
+            // Room for the run's connections (the default is 100; a config may still say).
+            conf.push_str(&format!("max_connections = {}\n", ctx.connections));
+        }
         push_user_config(&mut conf, ctx, "");
         let conf_path = data.join("postgresql.conf");
         let mut existing = fs::read_to_string(&conf_path)

@@ -48,6 +48,9 @@ pub enum Step {
     QueryRange(u32),
     /// qpN: point queries with a background writer at N rows/s per client.
     QueryPoint(u32),
+    /// scan: full scans of the primary key, of each secondary index, then of the primary key
+    /// again, timed one by one (off by default).
+    Scan,
 }
 
 impl Step {
@@ -90,6 +93,7 @@ impl fmt::Display for Step {
             Step::LoadMoreSmall => write!(f, "l.i2"),
             Step::QueryRange(n) => write!(f, "qr{n}"),
             Step::QueryPoint(n) => write!(f, "qp{n}"),
+            Step::Scan => write!(f, "scan"),
         }
     }
 }
@@ -100,8 +104,8 @@ impl FromStr for Step {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = || {
             UsageError::new(format!(
-                "unknown step {s:?}: expected l.i0, l.x, l.i1, l.i2, qrN or qpN (N = background \
-                 insert rate per client, rows/s, e.g. qr100)"
+                "unknown step {s:?}: expected l.i0, l.x, l.i1, l.i2, qrN, qpN (N = background \
+                 insert rate per client, rows/s, e.g. qr100) or scan"
             ))
         };
         let rate = |n: &str| n.parse::<u32>().map_err(|_| bad());
@@ -110,6 +114,7 @@ impl FromStr for Step {
             "l.x" => Ok(Step::CreateIndexes),
             "l.i1" => Ok(Step::LoadMore),
             "l.i2" => Ok(Step::LoadMoreSmall),
+            "scan" => Ok(Step::Scan),
             _ if s.starts_with("qr") => Ok(Step::QueryRange(rate(&s[2..])?)),
             _ if s.starts_with("qp") => Ok(Step::QueryPoint(rate(&s[2..])?)),
             _ => Err(bad()),

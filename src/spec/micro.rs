@@ -12,7 +12,7 @@ use super::{
 /// `table_rows` rows each, then every benchmark for `seconds` at each client count.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MicroSpec {
-    /// Benchmarks by name (`point-select`), in run order.
+    /// Benchmarks by name (`point-query`, `random-points_range=100`), in run order.
     pub benchmarks: Vec<String>,
     /// Client counts; each benchmark runs once per count, in this order.
     pub clients: Vec<usize>,
@@ -22,8 +22,12 @@ pub struct MicroSpec {
     pub table_rows: u64,
     /// Duration of each benchmark at each client count, seconds.
     pub seconds: u64,
+    /// Seconds each benchmark runs at each client count before `seconds` start; not counted
+    /// (results written before warm-ups read back as 0).
+    #[serde(default)]
+    pub warmup: u64,
     /// Create and load the tables first (step `prepare`); otherwise they must exist, e.g.
-    /// from `sysbench oltp_point_select prepare`.
+    /// from `sysbench oltp_read_write prepare`.
     pub prepare: bool,
     /// Seed of every random value (rows and keys).
     pub seed: u64,
@@ -38,11 +42,12 @@ pub struct MicroSpec {
 impl Default for MicroSpec {
     fn default() -> Self {
         MicroSpec {
-            benchmarks: vec!["point-select".to_string()],
+            benchmarks: vec!["point-query".to_string()],
             clients: vec![1, 2, 4, 8],
             tables: 4,
             table_rows: 100_000,
             seconds: 10,
+            warmup: 0,
             prepare: true,
             seed: 42,
             max_tries: default_max_tries(),
@@ -56,6 +61,42 @@ impl Default for MicroSpec {
 pub const MICRO_LOAD_BATCH: usize = 1_000;
 
 impl MicroSpec {
+    /// The spec from layers of fields by name, in order (`ibench micro`'s defaults, then an
+    /// experiment's `[workload]`, then its setup; unset fields are null or absent), then
+    /// `scale` on the table rows and seconds. Check the result with
+    /// [`MicroSpec::validate`]; a layer whose values do not fit the fields' types leaves the
+    /// defaults (the experiment checks the types before).
+    pub fn assemble(layers: &[serde_json::Value], scale: f64) -> MicroSpec {
+        let mut merged = match serde_json::to_value(MicroSpec::default()) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        for layer in layers {
+            if let serde_json::Value::Object(m) = layer {
+                for (k, v) in m {
+                    if !v.is_null() {
+                        merged.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        let mut spec: MicroSpec = serde_json::from_value(serde_json::Value::Object(merged))
+            .unwrap_or_else(|_| MicroSpec::default());
+        if scale != 1.0 {
+            let scaled = |n: u64| ((n as f64 * scale).round() as u64).max(1);
+            spec.table_rows = scaled(spec.table_rows);
+            spec.seconds = scaled(spec.seconds);
+        }
+        spec
+    }
+
+    /// Bytes the tables take once loaded: about 220 per row with the index on `k`.
+    pub fn loaded_bytes(&self) -> u64 {
+        (self.tables as u64)
+            .saturating_mul(self.table_rows)
+            .saturating_mul(220)
+    }
+
     /// Step names, in run order: `prepare` (when preparing), then `<benchmark>.c<clients>`.
     pub fn step_names(&self) -> Vec<String> {
         let mut names = Vec::new();
@@ -124,6 +165,30 @@ impl MicroSpec {
                     n("table_rows"),
                     self.table_rows,
                     i32::MAX
+                ),
+            );
+        }
+        if let Some(&c) = self.clients.iter().max()
+            && self.table_rows < c as u64
+        {
+            return err(
+                "table_rows",
+                format!(
+                    "{} {} is below {} {c}: every client needs rows of its own (deletes and \
+                     re-inserts never meet another client's)",
+                    n("table_rows"),
+                    self.table_rows,
+                    n("clients")
+                ),
+            );
+        }
+        if self.warmup > MAX_SECONDS {
+            return err(
+                "warmup",
+                format!(
+                    "{} {} is out of range: expected 0..={MAX_SECONDS}",
+                    n("warmup"),
+                    self.warmup
                 ),
             );
         }

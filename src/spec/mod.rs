@@ -144,6 +144,16 @@ impl WorkloadSpec {
         }
     }
 
+    /// The most connections the run's client threads hold at once: three per client of the
+    /// Insert Benchmark (inserter, deleter, querier), the largest client count (or table
+    /// count, which the load's threads are) of the microbenchmarks.
+    pub fn connections(&self) -> usize {
+        match self {
+            WorkloadSpec::InsertBenchmark(w) => w.clients.saturating_mul(3),
+            WorkloadSpec::Micro(m) => self.max_clients().max(m.tables),
+        }
+    }
+
     /// A generous estimate of the database size by the end of the run, bytes.
     pub fn estimated_db_bytes(&self) -> u64 {
         match self {

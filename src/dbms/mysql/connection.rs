@@ -8,7 +8,10 @@ use anyhow::{Result, bail};
 use super::Engine;
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{MicroConnection, SbtestRows, Statement as MicroStatement, question_mark};
+use crate::dbms::micro::{
+    Args, Dialect, MicroConnection, SbtestRows, Shape, Statement as MicroStatement, Transactions,
+    k_index_name, question_mark,
+};
 use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
 use crate::dbms::{
     InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
@@ -42,6 +45,10 @@ const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} FORCE IN
 const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
      productid, price, data FROM {t} WHERE transactionid IN (?,?,?,?,?,?,?,?,?,?)";
 const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
+/// The scan step: every row through the clustered primary key, counted by the server.
+const SCAN_PK: &str = "SELECT count(*) FROM {t} FORCE INDEX (PRIMARY)";
+/// The scan step: every entry of a secondary index.
+const SCAN_INDEX: &str = "SELECT count(*) FROM {t} FORCE INDEX ({i})";
 const ALTER_ADD_INDEX: &str = "ALTER TABLE {t} ";
 const INDEX_NAMES: &str = "SELECT DISTINCT index_name FROM information_schema.statistics \
      WHERE table_schema = database() AND table_name = ? AND index_name <> 'PRIMARY' \
@@ -62,6 +69,32 @@ const CREATE_SBTEST: &str = "CREATE TABLE {t} (
 const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
 const INSERT_SBTEST_ROW: &str = "(?,?,?,?)";
 const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
+/// The insert benchmark's table: `id` assigned by AUTO_INCREMENT (appended).
+const CREATE_AUTO_INCREMENT: &str = "CREATE TABLE {t} (
+    id int NOT NULL AUTO_INCREMENT,
+    k int NOT NULL DEFAULT 0,
+    c char(120) NOT NULL DEFAULT '',
+    pad char(60) NOT NULL DEFAULT '',
+    PRIMARY KEY (id),
+    KEY {i} (k)) ENGINE={e} COMMENT='created by ibench'";
+/// The random-PK insert benchmark's table: a 26-character text key, which the engine
+/// clusters the rows by.
+const CREATE_RANDOM_PK: &str = "CREATE TABLE {t} (
+    id char(26) NOT NULL,
+    k int NOT NULL DEFAULT 0,
+    c char(120) NOT NULL DEFAULT '',
+    pad char(60) NOT NULL DEFAULT '',
+    PRIMARY KEY (id),
+    KEY {i} (k)) ENGINE={e} COMMENT='created by ibench'";
+const BEGIN: &str = "BEGIN";
+const COMMIT: &str = "COMMIT";
+const ROLLBACK: &str = "ROLLBACK";
+
+/// MySQL's placeholders and index hints (`FORCE INDEX`).
+static DIALECT: Dialect = Dialect {
+    placeholder: question_mark,
+    index_hint: Some(|index| format!(" FORCE INDEX ({index})")),
+};
 
 struct TableStatements {
     delete_range: Statement,
@@ -427,9 +460,51 @@ impl InsertBenchmarkConnection for MyConnection {
         .map_err(sql_err("point query on", &table.name))?;
         Ok(found.len())
     }
+
+    fn can_scan(&self) -> bool {
+        true
+    }
+
+    fn scan(&mut self, table: &Table, index: Option<SecondaryIndex>) -> Result<u64> {
+        let sql = match index {
+            None => t(SCAN_PK, table),
+            Some(i) => t(SCAN_INDEX, table).replace("{i}", &i.name_on(&table.name)),
+        };
+        let mut n = 0;
+        self.wire
+            .query(&sql, |v| {
+                n = v.as_i64().unwrap_or(0);
+                Ok(())
+            })
+            .map_err(sql_err("scan", &table.name))?;
+        Ok(n.max(0) as u64)
+    }
+}
+
+impl Transactions for MyConnection {
+    fn begin(&mut self, _writes: bool) -> Result<()> {
+        self.wire.query(BEGIN, no_rows).map_err(sql_err("transaction", "BEGIN"))?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.wire.query(COMMIT, no_rows).map_err(sql_err("transaction", "COMMIT"))?;
+        Ok(())
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        self.wire
+            .query(ROLLBACK, no_rows)
+            .map_err(sql_err("transaction", "ROLLBACK"))?;
+        Ok(())
+    }
 }
 
 impl MicroConnection for MyConnection {
+    fn dialect(&self) -> &'static Dialect {
+        &DIALECT
+    }
+
     fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
         self.origin(table)
     }
@@ -438,11 +513,18 @@ impl MicroConnection for MyConnection {
         InsertBenchmarkConnection::table_exists(self, table)
     }
 
-    fn create_sbtest(&mut self, table: &Table) -> Result<()> {
+    fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
         self.micro.retain(|((_, t), _)| *t != table.id);
         self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
-        let create = t(CREATE_SBTEST, table).replace("{e}", self.engine.sql_name());
+        let create = match shape {
+            Shape::Sbtest => CREATE_SBTEST,
+            Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
+            Shape::RandomPk => CREATE_RANDOM_PK,
+        };
+        let create = t(create, table)
+            .replace("{i}", &k_index_name(&table.name))
+            .replace("{e}", self.engine.sql_name());
         self.run(&create, "create table", &table.name)
     }
 
@@ -473,11 +555,12 @@ impl MicroConnection for MyConnection {
         &mut self,
         table: &Table,
         statement: &'static MicroStatement,
-        params: &[Literal<'_>],
+        args: Args<'_>,
     ) -> Result<u64> {
         if self.plain {
-            let sql = statement.sql(&table.name, question_mark);
-            let (rows, done) = self.plain_query(&sql, params, table)?;
+            let sql = statement.sql(&table.name, &DIALECT);
+            let values: Vec<Literal<'_>> = args.iter().collect();
+            let (rows, done) = self.plain_query(&sql, &values, table)?;
             return Ok(if statement.writes() {
                 done.affected_rows
             } else {
@@ -490,23 +573,21 @@ impl MicroConnection for MyConnection {
             None => {
                 let s = self
                     .wire
-                    .prepare(&statement.sql(&table.name, question_mark))
+                    .prepare(&statement.sql(&table.name, &DIALECT))
                     .map_err(sql_err("prepare statement on", &table.name))?;
                 self.micro.push((key, s));
                 s
             }
         };
-        let bound: [Param<'_>; MAX_PARAMS] = std::array::from_fn(|i| match params.get(i) {
-            Some(Literal::Int(v)) => Param::Int(*v),
-            Some(Literal::Float(v)) => Param::Double(*v),
-            Some(Literal::Str(v)) => Param::Bytes(v.as_bytes()),
-            None => Param::Int(0),
-        });
-        let n = params.len().min(MAX_PARAMS);
+        let param = |i: usize| match args.get(i) {
+            Literal::Int(v) => Param::Int(v),
+            Literal::Float(v) => Param::Double(v),
+            Literal::Str(v) => Param::Bytes(v.as_bytes()),
+        };
         let mut rows = 0;
         let done = self
             .wire
-            .execute(&stmt, &bound[..n], |v| {
+            .execute_with(&stmt, args.len(), param, |v| {
                 // Read the value, as a client would.
                 std::hint::black_box(v);
                 rows += 1;
@@ -520,6 +601,3 @@ impl MicroConnection for MyConnection {
         })
     }
 }
-
-/// Most parameters a microbenchmark statement binds.
-const MAX_PARAMS: usize = 16;

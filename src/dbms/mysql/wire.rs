@@ -105,8 +105,11 @@ pub struct MyWire {
     input: Vec<u8>,
     start: usize,
     end: usize,
-    /// The current packet's payload.
+    /// The current packet's payload when it was continued over several packets (joined);
+    /// otherwise it is `input[cur]`, read in place.
     packet: Vec<u8>,
+    cur: std::ops::Range<usize>,
+    joined: bool,
     /// The next packet's sequence id.
     seq: u8,
     /// The payload being written (a 4-byte header placeholder first).
@@ -133,7 +136,9 @@ impl MyWire {
             input: vec![0; 65536],
             start: 0,
             end: 0,
-            packet: Vec::with_capacity(1024),
+            packet: Vec::new(),
+            cur: 0..0,
+            joined: false,
             seq: 0,
             out: Vec::with_capacity(1024),
             caps: CapabilityFlags::empty(),
@@ -145,7 +150,8 @@ impl MyWire {
     fn handshake(&mut self, opts: &mysql::Opts, unix: bool) -> Result<()> {
         self.next_packet()?;
         self.check_err()?;
-        let hs: HandshakePacket = ParseBuf(&self.packet).parse(())?;
+        let raw = self.packet().to_vec();
+        let hs: HandshakePacket = ParseBuf(&raw).parse(())?;
         if !hs
             .capabilities()
             .contains(CapabilityFlags::CLIENT_PROTOCOL_41)
@@ -191,12 +197,12 @@ impl MyWire {
         let mut switched = false;
         loop {
             self.next_packet()?;
-            match self.packet.first() {
+            match self.packet().first() {
                 Some(0x00) => return Ok(()),
                 Some(0xFF) => return Err(self.server_error()),
                 Some(0xFE) if !switched => {
                     switched = true;
-                    let req: AuthSwitchRequest = ParseBuf(&self.packet).parse(())?;
+                    let req: AuthSwitchRequest = ParseBuf(self.packet()).parse(())?;
                     plugin = match req.auth_plugin() {
                         AuthPlugin::CachingSha2Password => AuthPlugin::CachingSha2Password,
                         AuthPlugin::MysqlNativePassword => AuthPlugin::MysqlNativePassword,
@@ -224,9 +230,9 @@ impl MyWire {
                     self.send(self.seq)?;
                 }
                 // caching_sha2_password: fast authentication succeeded; OK follows.
-                Some(0x01) if self.packet.get(1) == Some(&0x03) => {}
+                Some(0x01) if self.packet().get(1) == Some(&0x03) => {}
                 // caching_sha2_password: full authentication.
-                Some(0x01) if self.packet.get(1) == Some(&0x04) => {
+                Some(0x01) if self.packet().get(1) == Some(&0x04) => {
                     let mut secret = pass.unwrap_or("").as_bytes().to_vec();
                     secret.push(0);
                     if !unix {
@@ -236,7 +242,7 @@ impl MyWire {
                         self.send(self.seq)?;
                         self.next_packet()?;
                         self.check_err()?;
-                        let key = self.packet.get(1..).unwrap_or(&[]).to_vec();
+                        let key = self.packet().get(1..).unwrap_or(&[]).to_vec();
                         for (i, b) in secret.iter_mut().enumerate() {
                             *b ^= nonce[i % nonce.len()];
                         }
@@ -318,9 +324,19 @@ impl MyWire {
         Ok(())
     }
 
-    /// Reads the next packet's payload into `packet` (joining continued packets).
+    /// The current packet's payload.
+    fn packet(&self) -> &[u8] {
+        if self.joined {
+            &self.packet
+        } else {
+            &self.input[self.cur.clone()]
+        }
+    }
+
+    /// Reads the next packet: in place in the input buffer (valid until the next read), or
+    /// joined into `packet` when it continues over several packets (16 MiB and more).
     fn next_packet(&mut self) -> Result<()> {
-        self.packet.clear();
+        let mut joined = false;
         loop {
             self.fill(4)?;
             let h = &self.input[self.start..self.start + 4];
@@ -328,9 +344,19 @@ impl MyWire {
             self.seq = h[3].wrapping_add(1);
             self.fill(4 + len)?;
             let body = self.start + 4;
-            self.packet.extend_from_slice(&self.input[body..body + len]);
             self.start = body + len;
+            if len < MAX_PAYLOAD && !joined {
+                self.cur = body..body + len;
+                self.joined = false;
+                return Ok(());
+            }
+            if !joined {
+                self.packet.clear();
+                joined = true;
+            }
+            self.packet.extend_from_slice(&self.input[body..body + len]);
             if len < MAX_PAYLOAD {
+                self.joined = true;
                 return Ok(());
             }
         }
@@ -338,7 +364,7 @@ impl MyWire {
 
     /// The server's error in the current packet (an ERR packet).
     fn server_error(&self) -> DbError {
-        let p = &self.packet;
+        let p = self.packet();
         let code = p.get(1..3).map_or(0, |c| u16::from_le_bytes([c[0], c[1]]));
         let (state, msg) = if p.get(3) == Some(&b'#') && p.len() >= 9 {
             (String::from_utf8_lossy(&p[4..9]).into_owned(), &p[9..])
@@ -357,7 +383,7 @@ impl MyWire {
     }
 
     fn check_err(&self) -> Result<()> {
-        if self.packet.first() == Some(&0xFF) {
+        if self.packet().first() == Some(&0xFF) {
             return Err(self.server_error());
         }
         Ok(())
@@ -371,7 +397,7 @@ impl MyWire {
         self.send(0)?;
         self.next_packet()?;
         self.check_err()?;
-        let p = &self.packet;
+        let p = self.packet();
         if p.len() < 12 || p[0] != 0 {
             return Err(protocol_error("after COM_STMT_PREPARE"));
         }
@@ -399,14 +425,24 @@ impl MyWire {
         params: &[Param<'_>],
         row: impl FnMut(Value<'_>) -> Result<()>,
     ) -> Result<Done> {
-        if params.len() != usize::from(stmt.params) {
+        self.execute_with(stmt, params.len(), |i| params[i], row)
+    }
+
+    /// Runs `stmt` with `n` parameters, parameter `i` given by `param(i)` (called twice per
+    /// parameter: for its type, then for its value), calling `row` with the first column of
+    /// each row; returns what the statement reports. Nothing is allocated: the values go
+    /// straight into the connection's buffer.
+    pub fn execute_with<'p>(
+        &mut self,
+        stmt: &Statement,
+        n: usize,
+        param: impl Fn(usize) -> Param<'p>,
+        row: impl FnMut(Value<'_>) -> Result<()>,
+    ) -> Result<Done> {
+        if n != usize::from(stmt.params) {
             return Err(DbError {
                 kind: ErrorKind::Fatal,
-                message: format!(
-                    "statement takes {} parameters, {} given",
-                    stmt.params,
-                    params.len()
-                ),
+                message: format!("statement takes {} parameters, {n} given", stmt.params),
             });
         }
         self.begin();
@@ -415,11 +451,11 @@ impl MyWire {
         out.extend_from_slice(&stmt.id.to_le_bytes());
         out.push(0); // no cursor
         out.extend_from_slice(&1u32.to_le_bytes()); // iteration count
-        if !params.is_empty() {
-            out.extend(std::iter::repeat_n(0u8, params.len().div_ceil(8))); // no NULLs
+        if n > 0 {
+            out.extend(std::iter::repeat_n(0u8, n.div_ceil(8))); // no NULLs
             out.push(1); // types follow
-            for p in params {
-                let ty = match p {
+            for i in 0..n {
+                let ty = match param(i) {
                     Param::Int(_) => ColumnType::MYSQL_TYPE_LONGLONG,
                     Param::Double(_) => ColumnType::MYSQL_TYPE_DOUBLE,
                     Param::Bytes(_) => ColumnType::MYSQL_TYPE_VAR_STRING,
@@ -427,8 +463,8 @@ impl MyWire {
                 };
                 out.extend_from_slice(&[ty as u8, 0]);
             }
-            for p in params {
-                match p {
+            for i in 0..n {
+                match param(i) {
                     Param::Int(i) => out.extend_from_slice(&i.to_le_bytes()),
                     Param::Double(f) => out.extend_from_slice(&f.to_le_bytes()),
                     Param::Bytes(b) => {
@@ -474,9 +510,9 @@ impl MyWire {
         let mut failed = None;
         loop {
             self.next_packet()?;
-            let more = match self.packet.first() {
+            let more = match self.packet().first() {
                 Some(0x00) => {
-                    let mut p = &self.packet[1..];
+                    let mut p = &self.packet()[1..];
                     done.affected_rows = take_lenenc(&mut p).unwrap_or(0);
                     done.last_insert_id = take_lenenc(&mut p).unwrap_or(0);
                     status(p) & SERVER_MORE_RESULTS_EXISTS != 0
@@ -484,7 +520,7 @@ impl MyWire {
                 Some(0xFF) => return Err(failed.unwrap_or_else(|| self.server_error())),
                 Some(0xFB) => return Err(protocol_error("LOCAL INFILE request")),
                 _ => {
-                    let columns = take_lenenc(&mut &self.packet[..])
+                    let columns = take_lenenc(&mut self.packet())
                         .ok_or_else(|| protocol_error("column count"))?
                         as usize;
                     let mut first = None;
@@ -492,7 +528,7 @@ impl MyWire {
                         self.next_packet()?;
                         if i == 0 {
                             first = Some(
-                                column_type(&self.packet)
+                                column_type(self.packet())
                                     .ok_or_else(|| protocol_error("column definition"))?,
                             );
                         }
@@ -501,7 +537,7 @@ impl MyWire {
                     let ty = first.unwrap_or(ColumnType::MYSQL_TYPE_NULL);
                     loop {
                         self.next_packet()?;
-                        let p = &self.packet;
+                        let p = self.packet();
                         match p.first() {
                             Some(0xFE) if p.len() < 9 => break,
                             Some(0xFF) => return Err(self.server_error()),
@@ -520,7 +556,7 @@ impl MyWire {
                             failed = Some(e);
                         }
                     }
-                    status(self.packet.get(3..).unwrap_or(&[])) & SERVER_MORE_RESULTS_EXISTS != 0
+                    status(self.packet().get(3..).unwrap_or(&[])) & SERVER_MORE_RESULTS_EXISTS != 0
                 }
             };
             if !more {

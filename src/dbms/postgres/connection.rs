@@ -8,7 +8,10 @@ use postgres::types::{IsNull, ToSql, Type};
 
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{MicroConnection, SbtestRows, Statement as MicroStatement, dollar};
+use crate::dbms::micro::{
+    Args, Dialect, MicroConnection, SbtestRows, Shape, Statement as MicroStatement, Transactions,
+    dollar, k_index_name,
+};
 use super::wire::{PgWire, Row, Statement};
 use crate::dbms::{
     InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
@@ -40,6 +43,15 @@ const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} \
 const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
      productid, price, data FROM {t} WHERE transactionid IN ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)";
 const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
+/// The scan step: PostgreSQL has no index hints, so the scanning transaction turns the
+/// planner's other choices off and asks for the index's order (OFFSET 0 keeps the subquery
+/// from being flattened away): every row through the primary key.
+const SCAN_PK: &str = "BEGIN; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; \
+     SELECT count(*) FROM (SELECT * FROM {t} ORDER BY transactionid OFFSET 0) s; COMMIT";
+/// The scan step: every entry of a secondary index (its columns `{c}`, an index-only scan).
+const SCAN_INDEX: &str = "BEGIN; SET LOCAL enable_seqscan = off; \
+     SET LOCAL enable_bitmapscan = off; \
+     SELECT count(*) FROM (SELECT {c} FROM {t} ORDER BY {c} OFFSET 0) s; COMMIT";
 const INDEX_NAMES: &str = "SELECT indexname::text FROM pg_indexes \
      WHERE schemaname = current_schema() AND tablename = $1 AND indexname <> $1 || '_pkey' \
      ORDER BY indexname";
@@ -58,6 +70,29 @@ const CREATE_SBTEST: &str = "CREATE TABLE {t} (
     PRIMARY KEY (id))";
 const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
 const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
+/// The insert benchmark's table: `id` assigned by a sequence (appended).
+const CREATE_AUTO_INCREMENT: &str = "CREATE TABLE {t} (
+    id serial NOT NULL,
+    k integer NOT NULL DEFAULT 0,
+    c char(120) NOT NULL DEFAULT '',
+    pad char(60) NOT NULL DEFAULT '',
+    PRIMARY KEY (id))";
+/// The random-PK insert benchmark's table: a 26-character text key.
+const CREATE_RANDOM_PK: &str = "CREATE TABLE {t} (
+    id char(26) NOT NULL,
+    k integer NOT NULL DEFAULT 0,
+    c char(120) NOT NULL DEFAULT '',
+    pad char(60) NOT NULL DEFAULT '',
+    PRIMARY KEY (id))";
+const BEGIN: &str = "BEGIN";
+const COMMIT: &str = "COMMIT";
+const ROLLBACK: &str = "ROLLBACK";
+
+/// PostgreSQL's placeholders; it has no index hints (the planner chooses).
+static DIALECT: Dialect = Dialect {
+    placeholder: dollar,
+    index_hint: None,
+};
 
 /// Prepared statements of one table on one connection.
 struct TableStatements {
@@ -399,9 +434,49 @@ impl InsertBenchmarkConnection for PgConnection {
         .map_err(sql_err("point query on", table))?;
         Ok(found.len())
     }
+
+    fn can_scan(&self) -> bool {
+        true
+    }
+
+    fn scan(&mut self, table: &Table, index: Option<SecondaryIndex>) -> Result<u64> {
+        let sql = match index {
+            None => SCAN_PK.to_string(),
+            Some(i) => SCAN_INDEX.replace("{c}", &i.columns().join(", ")),
+        };
+        let (rows, _) = simple(&mut self.wire, &sql, &[], table)?;
+        Ok(parse_i64(rows.first())?.unwrap_or(0) as u64)
+    }
+}
+
+impl Transactions for PgConnection {
+    fn begin(&mut self, _writes: bool) -> Result<()> {
+        self.wire
+            .simple_query(BEGIN, |_| Ok(()))
+            .map_err(|e| anyhow::Error::new(e).context("BEGIN"))?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.wire
+            .simple_query(COMMIT, |_| Ok(()))
+            .map_err(|e| anyhow::Error::new(e).context("COMMIT"))?;
+        Ok(())
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        self.wire
+            .simple_query(ROLLBACK, |_| Ok(()))
+            .map_err(|e| anyhow::Error::new(e).context("ROLLBACK"))?;
+        Ok(())
+    }
 }
 
 impl MicroConnection for PgConnection {
+    fn dialect(&self) -> &'static Dialect {
+        &DIALECT
+    }
+
     fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
         origin(&mut self.wire, table)
     }
@@ -410,12 +485,21 @@ impl MicroConnection for PgConnection {
         InsertBenchmarkConnection::table_exists(self, table)
     }
 
-    fn create_sbtest(&mut self, table: &Table) -> Result<()> {
+    fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
         self.micro.retain(|((_, t), _)| *t != table.id);
         simple(&mut self.wire, DROP_TABLE, &[], table)?;
-        simple(&mut self.wire, CREATE_SBTEST, &[], table)?;
+        let create = match shape {
+            Shape::Sbtest => CREATE_SBTEST,
+            Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
+            Shape::RandomPk => CREATE_RANDOM_PK,
+        };
+        simple(&mut self.wire, create, &[], table)?;
         simple(&mut self.wire, MARK_TABLE, &[], table)?;
+        if shape != Shape::Sbtest {
+            let index = CREATE_SBTEST_INDEX.replace("{i}", &k_index_name(&table.name));
+            simple(&mut self.wire, &index, &[], table)?;
+        }
         Ok(())
     }
 
@@ -463,11 +547,12 @@ impl MicroConnection for PgConnection {
         &mut self,
         table: &Table,
         statement: &'static MicroStatement,
-        params: &[Literal<'_>],
+        args: Args<'_>,
     ) -> Result<u64> {
         if self.plain {
-            let sql = statement.sql(&table.name, dollar);
-            let (rows, affected) = simple(&mut self.wire, &sql, params, table)?;
+            let sql = statement.sql(&table.name, &DIALECT);
+            let values: Vec<Literal<'_>> = args.iter().collect();
+            let (rows, affected) = simple(&mut self.wire, &sql, &values, table)?;
             return Ok(if statement.writes() {
                 affected
             } else {
@@ -480,35 +565,32 @@ impl MicroConnection for PgConnection {
             None => {
                 let prepared = self
                     .wire
-                    .prepare(&statement.sql(&table.name, dollar))
+                    .prepare(&statement.sql(&table.name, &DIALECT))
                     .map_err(sql_err("prepare on", table))?;
                 self.micro.push((key, prepared));
                 self.micro.len() - 1
             }
         };
-        let bound: [Bound<'_>; MAX_PARAMS] =
-            std::array::from_fn(|i| Bound(params.get(i).copied().unwrap_or(Literal::Int(0))));
-        let refs: [&(dyn ToSql + Sync); MAX_PARAMS] =
-            std::array::from_fn(|i| &bound[i] as &(dyn ToSql + Sync));
-        let n = params.len().min(MAX_PARAMS);
         let mut rows = 0;
         let affected = self
             .wire
-            .query(&self.micro[pos].1, &refs[..n], |r| {
-                // Read every value, as a client would.
-                for i in 0..r.len() {
-                    std::hint::black_box(r.raw(i));
-                }
-                rows += 1;
-                Ok(())
-            })
+            .query_with(
+                &self.micro[pos].1,
+                args.len(),
+                |i, ty, buf| Bound(args.get(i)).to_sql(ty, buf),
+                |r| {
+                    // Read every value, as a client would.
+                    for i in 0..r.len() {
+                        std::hint::black_box(r.raw(i));
+                    }
+                    rows += 1;
+                    Ok(())
+                },
+            )
             .map_err(sql_err("statement on", table))?;
         Ok(if statement.writes() { affected } else { rows })
     }
 }
-
-/// Most parameters a microbenchmark statement binds.
-const MAX_PARAMS: usize = 16;
 
 /// A value bound as the type the server inferred for its parameter (`id` is `integer` in
 /// sysbench's tables, so an `Int` goes as int4 there and as int8 where the server wants that).

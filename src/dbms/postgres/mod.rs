@@ -129,6 +129,9 @@ const COUNTER_QUERIES: &[(&str, &str)] = &[
         "pg_stat_user_tables",
         "SELECT sum(n_live_tup) AS n_live_tup, sum(n_dead_tup) AS n_dead_tup, \
          sum(n_tup_ins) AS n_tup_ins, sum(n_tup_del) AS n_tup_del, \
+         sum(n_tup_upd) AS n_tup_upd, sum(n_tup_hot_upd) AS n_tup_hot_upd, \
+         sum(seq_scan) AS seq_scan, sum(seq_tup_read) AS seq_tup_read, \
+         sum(idx_scan) AS idx_scan, sum(idx_tup_fetch) AS idx_tup_fetch, \
          sum(vacuum_count) AS vacuum_count, sum(autovacuum_count) AS autovacuum_count, \
          sum(analyze_count) AS analyze_count, sum(autoanalyze_count) AS autoanalyze_count \
          FROM pg_stat_user_tables",

@@ -32,6 +32,10 @@ use crate::dbms::{DbError, ErrorKind};
 
 type Result<T> = std::result::Result<T, DbError>;
 
+/// What writing one parameter value gives: whether it is NULL, or why it cannot be sent.
+pub type EncodeResult =
+    std::result::Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>>;
+
 fn protocol_error(what: &str) -> DbError {
     DbError {
         kind: ErrorKind::ConnectionLost,
@@ -324,26 +328,38 @@ impl PgWire {
         &mut self,
         stmt: &Statement,
         params: &[&(dyn ToSql + Sync)],
+        row: impl FnMut(&Row<'_>) -> Result<()>,
+    ) -> Result<u64> {
+        self.query_with(stmt, params.len(), |i, ty, buf| params[i].to_sql_checked(ty, buf), row)
+    }
+
+    /// Runs `stmt` with `n` parameters, parameter `i` written (binary, as the server's type
+    /// `ty` for it) by `encode(i, ty, buf)`, calling `row` for each row; returns the rows the
+    /// command reports (affected or returned). Nothing is allocated: the values go straight
+    /// into the connection's buffer.
+    pub fn query_with(
+        &mut self,
+        stmt: &Statement,
+        n: usize,
+        mut encode: impl FnMut(usize, &Type, &mut BytesMut) -> EncodeResult,
         mut row: impl FnMut(&Row<'_>) -> Result<()>,
     ) -> Result<u64> {
-        if params.len() != stmt.params.len() {
+        if n != stmt.params.len() {
             return Err(DbError {
                 kind: ErrorKind::Fatal,
                 message: format!(
-                    "statement takes {} parameters, {} given",
+                    "statement takes {} parameters, {n} given",
                     stmt.params.len(),
-                    params.len()
                 ),
             });
         }
-        let types = &stmt.params;
         let bound = frontend::bind(
             "",
             &stmt.name,
             std::iter::once(1),
-            params.iter().zip(types),
-            |(p, ty), buf| {
-                Ok(match p.to_sql_checked(ty, buf)? {
+            stmt.params.iter().enumerate(),
+            |(i, ty), buf| {
+                Ok(match encode(i, ty, buf)? {
                     postgres_types::IsNull::Yes => postgres_protocol::IsNull::Yes,
                     postgres_types::IsNull::No => postgres_protocol::IsNull::No,
                 })

@@ -9,7 +9,10 @@ use rusqlite::{Connection as RawConnection, params};
 
 use super::Counters;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{MicroConnection, SbtestRows, Statement, question_mark};
+use crate::dbms::micro::{
+    Args, Dialect, MicroConnection, SbtestRows, Shape, Statement, Transactions, k_index_name,
+    question_mark,
+};
 use crate::dbms::{
     InsertBenchmarkConnection, RangeQuery, RowBatch, SecondaryIndex, TABLE_MARK, Table, TableOrigin,
 };
@@ -39,6 +42,10 @@ const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} \
 const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
      productid, price, data FROM {t} WHERE transactionid IN (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)";
 const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
+/// The scan step: every row through the rowid b-tree (the primary key), a column of each read.
+const SCAN_PK: &str = "SELECT count(dateandtime) FROM {t} NOT INDEXED";
+/// The scan step: every entry of a secondary index (`{c}`, its first column).
+const SCAN_INDEX: &str = "SELECT count({c}) FROM {t} INDEXED BY {i}";
 const INDEX_NAMES: &str = "SELECT name FROM sqlite_master \
      WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL ORDER BY name";
 const TABLE_EXISTS: &str = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1";
@@ -52,7 +59,29 @@ const CREATE_SBTEST: &str = "CREATE TABLE {t} (
 const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
 const INSERT_SBTEST_ROW: &str = "(?,?,?,?)";
 const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
+/// The insert benchmark's table: `id` assigned by SQLite (the rowid, appended).
+const CREATE_AUTO_INCREMENT: &str = CREATE_SBTEST;
+/// The random-PK insert benchmark's table, clustered on its text key as InnoDB would be.
+const CREATE_RANDOM_PK: &str = "CREATE TABLE {t} (
+    id CHAR(26) NOT NULL PRIMARY KEY,
+    k INTEGER NOT NULL DEFAULT 0,
+    c CHAR(120) NOT NULL DEFAULT '',
+    pad CHAR(60) NOT NULL DEFAULT '' /* created by ibench */) WITHOUT ROWID";
+const BEGIN: &str = "BEGIN";
+/// A transaction that will write takes the write lock at once: two deferred ones that both
+/// read and then write would deadlock on the upgrade (SQLITE_BUSY without waiting).
+const BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
+const COMMIT: &str = "COMMIT";
+const ROLLBACK: &str = "ROLLBACK";
+/// Prepared statements kept per connection: a microbenchmark may use a dozen statements on
+/// each of several tables, more than rusqlite's default of 16.
+const STATEMENT_CACHE: usize = 256;
 
+/// SQLite's placeholders and index hints (`INDEXED BY`).
+static DIALECT: Dialect = Dialect {
+    placeholder: question_mark,
+    index_hint: Some(|index| format!(" INDEXED BY {index}")),
+};
 
 /// SQL text for one table, built once per connection and used as the prepared-statement key.
 struct TableSql {
@@ -168,6 +197,7 @@ fn statement_for<'c>(
 impl SqliteConnection {
     /// A connection with nothing prepared yet.
     pub(super) fn new(conn: RawConnection, plain: bool, counters: Arc<Counters>) -> Self {
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         SqliteConnection {
             conn,
             sql: Vec::new(),
@@ -349,9 +379,49 @@ impl InsertBenchmarkConnection for SqliteConnection {
         }
         Ok(found.len())
     }
+
+    fn can_scan(&self) -> bool {
+        true
+    }
+
+    fn scan(&mut self, table: &Table, index: Option<SecondaryIndex>) -> Result<u64> {
+        let sql = match index {
+            None => SCAN_PK.replace("{t}", &table.name),
+            Some(i) => SCAN_INDEX
+                .replace("{t}", &table.name)
+                .replace("{i}", &i.name_on(&table.name))
+                .replace("{c}", i.columns()[0]),
+        };
+        let n: i64 = self.conn.query_row(&sql, [], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+}
+
+impl Transactions for SqliteConnection {
+    fn begin(&mut self, writes: bool) -> Result<()> {
+        let sql = if writes { BEGIN_WRITE } else { BEGIN };
+        self.conn.prepare_cached(sql)?.raw_execute()?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.conn.prepare_cached(COMMIT)?.raw_execute()?;
+        Ok(())
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        if !self.conn.is_autocommit() {
+            self.conn.prepare_cached(ROLLBACK)?.raw_execute()?;
+        }
+        Ok(())
+    }
 }
 
 impl MicroConnection for SqliteConnection {
+    fn dialect(&self) -> &'static Dialect {
+        &DIALECT
+    }
+
     fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
         self.origin(table)
     }
@@ -360,11 +430,22 @@ impl MicroConnection for SqliteConnection {
         InsertBenchmarkConnection::table_exists(self, table)
     }
 
-    fn create_sbtest(&mut self, table: &Table) -> Result<()> {
-        self.conn
-            .execute_batch(&DROP_TABLE.replace("{t}", &table.name))?;
-        self.conn
-            .execute_batch(&CREATE_SBTEST.replace("{t}", &table.name))?;
+    fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
+        // The table is new: its statements' texts are the same, but keep nothing of the old.
+        self.micro_sql.retain(|((_, t), _)| *t != table.id);
+        self.conn.flush_prepared_statement_cache();
+        let t = |sql: &str| sql.replace("{t}", &table.name);
+        self.conn.execute_batch(&t(DROP_TABLE))?;
+        let create = match shape {
+            Shape::Sbtest => CREATE_SBTEST,
+            Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
+            Shape::RandomPk => CREATE_RANDOM_PK,
+        };
+        self.conn.execute_batch(&t(create))?;
+        if shape != Shape::Sbtest {
+            let index = t(CREATE_SBTEST_INDEX).replace("{i}", &k_index_name(&table.name));
+            self.conn.execute_batch(&index)?;
+        }
         Ok(())
     }
 
@@ -400,18 +481,32 @@ impl MicroConnection for SqliteConnection {
         &mut self,
         table: &Table,
         statement: &'static Statement,
-        params: &[Literal<'_>],
+        args: Args<'_>,
     ) -> Result<u64> {
         let key = (statement.key(), table.id);
         let pos = match self.micro_sql.iter().position(|(k, _)| *k == key) {
             Some(pos) => pos,
             None => {
                 self.micro_sql
-                    .push((key, statement.sql(&table.name, question_mark)));
+                    .push((key, statement.sql(&table.name, &DIALECT)));
                 self.micro_sql.len() - 1
             }
         };
-        let mut stmt = statement_for(&self.conn, &self.micro_sql[pos].1, params, self.plain)?;
+        let sql = &self.micro_sql[pos].1;
+        let mut stmt = if self.plain {
+            let values: Vec<Literal<'_>> = args.iter().collect();
+            statement_for(&self.conn, sql, &values, true)?
+        } else {
+            let mut stmt = self.conn.prepare_cached(sql)?;
+            for (i, v) in args.iter().enumerate() {
+                match v {
+                    Literal::Int(x) => stmt.raw_bind_parameter(i + 1, x)?,
+                    Literal::Float(x) => stmt.raw_bind_parameter(i + 1, x)?,
+                    Literal::Str(x) => stmt.raw_bind_parameter(i + 1, x)?,
+                }
+            }
+            stmt
+        };
         if statement.writes() {
             return Ok(stmt.raw_execute()? as u64);
         }

@@ -308,7 +308,7 @@ fn build_cell(
         label: l.label.clone(),
         repeat: 1,
         fingerprint: definition.fingerprint(),
-        estimate: estimate::cell(kind, &params, &setup.workload, maintenance),
+        estimate: estimate::workload(kind, &params, &setup.workload, maintenance),
         target: TargetSpec {
             kind,
             path: None,

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::dbms::{Params, StatementMode};
-use crate::spec::{InsertBenchmarkSpec, Malloc};
+use crate::spec::{Malloc, WorkloadSpec};
 
 /// The parts of a server spec that define a cell: binaries, engine, fragment, options,
 /// allocator.
@@ -32,7 +32,8 @@ pub(super) struct Definition<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pooler: Option<&'a crate::spec::PoolerSpec>,
     pub pragmas: &'a [(String, String)],
-    pub workload: &'a InsertBenchmarkSpec,
+    /// Serialized untagged: an Insert Benchmark cell hashes as it always did.
+    pub workload: &'a WorkloadSpec,
     pub maintenance: bool,
     pub statements: StatementMode,
 }

@@ -15,6 +15,8 @@ mod fingerprint;
 mod problems;
 mod setups;
 mod targets;
+#[cfg(test)]
+mod tests_micro;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -25,7 +27,7 @@ use toml::Spanned;
 use super::model::{ConfigTable, ExperimentFile, Problem, SetupTable, Source, WorkloadTable};
 use crate::dbms::{StatementMode, TargetSpec};
 pub use crate::server::SettingsCheck;
-use crate::spec::{InsertBenchmarkSpec, Malloc, RunSpec, ServerSpec, WorkloadSpec};
+use crate::spec::{Malloc, RunSpec, ServerSpec, WorkloadSpec};
 use problems::{Problems, check_name, unique};
 pub use setups::{estimated_loaded_bytes, key_name, parse_size};
 
@@ -69,8 +71,8 @@ pub struct Cell {
     pub target: TargetSpec,
     /// How to start the managed server (none for an embedded DBMS).
     pub server: Option<ServerSpec>,
-    /// The Insert Benchmark's parameters, scaled.
-    pub workload: InsertBenchmarkSpec,
+    /// The workload's parameters, scaled.
+    pub workload: WorkloadSpec,
     /// Run the maintenance pause.
     pub maintenance: bool,
     /// Prepared statements or plain SQL.
@@ -100,7 +102,7 @@ impl Cell {
             label: Some(self.label.clone()),
             report_interval_s: self.report_interval_s,
             maintenance: self.maintenance,
-            workload: WorkloadSpec::InsertBenchmark(self.workload.clone()),
+            workload: self.workload.clone(),
             server: self.server.clone(),
             statements: self.statements,
             drop_existing: false,
@@ -129,8 +131,15 @@ impl Cell {
             + c.fingerprint.len()
             + serde_json::to_string(&c.target.params).map_or(0, |p| p.len())
             + server
-            + c.workload.steps.len() * std::mem::size_of::<crate::spec::Step>()
-            + c.workload.table_prefix.len()
+            + match &c.workload {
+                WorkloadSpec::InsertBenchmark(w) => {
+                    w.steps.len() * std::mem::size_of::<crate::spec::Step>() + w.table_prefix.len()
+                }
+                WorkloadSpec::Micro(m) => {
+                    m.benchmarks.iter().map(String::len).sum::<usize>()
+                        + m.clients.len() * std::mem::size_of::<usize>()
+                }
+            }
     }
 }
 
@@ -257,6 +266,7 @@ pub fn build(
             name: Spanned::new(0..0, "default".to_string()),
             description: None,
             clients: None,
+            table_rows: None,
             rows_per_client: None,
             l1_rows: None,
             l2_rows: None,
@@ -574,7 +584,7 @@ dbms_cache = "8M"
     fn scale_multiplies_rows_and_query_seconds() {
         let (p, problems) = plan(MATRIX, Some(0.5));
         assert!(problems.is_empty(), "{problems:?}");
-        let w = &p.cells[0].workload;
+        let w = p.cells[0].workload.insert_benchmark().unwrap();
         assert_eq!((w.l0_rows, w.query_seconds), (500, 5));
         assert_ne!(
             plan(MATRIX, None).0.cells[0].fingerprint,

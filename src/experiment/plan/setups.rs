@@ -1,10 +1,11 @@
-//! Setups: each one's Insert Benchmark spec (`ibench run`'s defaults, then `[workload]`, then
-//! the setup, then `scale`, assembled and checked by the spec itself) and its DBMS cache size.
+//! Setups: each one's workload spec (`ibench run`'s or `ibench micro`'s defaults, then
+//! `[workload]`, then the setup, then `scale`, assembled and checked by the spec itself) and
+//! its DBMS cache size.
 
-use super::super::model::{SetupTable, WorkloadTable};
+use super::super::model::{Clients, SetupTable, WorkloadKind, WorkloadTable};
 use super::problems::Problems;
 use crate::dbms::CacheSetting;
-use crate::spec::{InsertBenchmarkSpec, Step};
+use crate::spec::{InsertBenchmarkSpec, MicroSpec, Step, WorkloadSpec};
 use crate::spec::{PoolMode, PoolerSpec};
 
 /// Largest size a file may give (1 PiB): beyond it a value is a typo, and the arithmetic on
@@ -24,7 +25,7 @@ pub(super) enum CacheSize {
 /// A setup's workload and cache, checked.
 pub(super) struct Setup {
     /// The workload, scaled.
-    pub workload: InsertBenchmarkSpec,
+    pub workload: WorkloadSpec,
     /// The cache it asks for, with where it was written.
     pub cache: Option<(CacheSize, std::ops::Range<usize>)>,
     /// Where the server's data directory goes (checked by the plan).
@@ -37,7 +38,7 @@ pub(super) struct Setup {
 pub(super) fn pooler(
     p: &mut Problems<'_>,
     s: &SetupTable,
-    workload: &InsertBenchmarkSpec,
+    workload: &WorkloadSpec,
 ) -> Option<(PoolerSpec, std::ops::Range<usize>)> {
     let Some(kind) = &s.pooler else {
         if let Some(v) = &s.pool_size {
@@ -57,7 +58,7 @@ pub(super) fn pooler(
             .map(|v| *v.get_ref())
             .unwrap_or(PoolMode::Transaction),
     };
-    let connections = workload.clients.saturating_mul(3);
+    let connections = workload.connections();
     if let Err(msg) = spec.check(connections, "pool_size", "pool_mode") {
         let at = s
             .pool_size
@@ -91,20 +92,14 @@ pub(super) fn setup(
     scale: f64,
     at: String,
 ) -> Setup {
-    let layers = [
-        serde_json::to_value(workload).unwrap_or_default(),
-        serde_json::json!({
-            "clients": s.clients.as_ref().map(|v| *v.get_ref()),
-            "l0_rows": s.rows_per_client.as_ref().map(|v| *v.get_ref()),
-            "l1_rows": s.l1_rows.as_ref().map(|v| *v.get_ref()),
-            "l2_rows": s.l2_rows.as_ref().map(|v| *v.get_ref()),
-        }),
-    ];
-    let spec = InsertBenchmarkSpec::assemble(&layers, scale);
+    let spec = match workload.kind.unwrap_or_default() {
+        WorkloadKind::InsertBenchmark => insert_benchmark(p, workload, s, scale, &at),
+        WorkloadKind::Micro => micro(p, workload, s, scale, &at),
+    };
     if let Err(e) = spec.validate(key_name) {
         let mut message = e.message;
         if scale != 1.0 {
-            message.push_str(&format!(" (rows and query seconds after scale {scale})"));
+            message.push_str(&format!(" (rows and seconds after scale {scale})"));
         }
         p.push(at, message);
     }
@@ -132,6 +127,134 @@ pub(super) fn setup(
         data_dir: None,
         pooler: None,
     }
+}
+
+/// Fields of one workload kind given to another: each is a problem at `at`.
+fn refuse(p: &mut Problems<'_>, at: &str, kind: &str, given: &[(&str, bool)]) {
+    for (name, is_given) in given {
+        if *is_given {
+            p.push(
+                at.to_string(),
+                format!("{name} does not apply to kind = \"{kind}\""),
+            );
+        }
+    }
+}
+
+fn insert_benchmark(
+    p: &mut Problems<'_>,
+    workload: &WorkloadTable,
+    s: &SetupTable,
+    scale: f64,
+    at: &str,
+) -> WorkloadSpec {
+    let w = workload;
+    refuse(
+        p,
+        at,
+        "insert-benchmark",
+        &[
+            ("benchmarks", w.benchmarks.is_some()),
+            ("tables", w.tables.is_some()),
+            (
+                "table_rows",
+                w.table_rows.is_some() || s.table_rows.is_some(),
+            ),
+            ("seconds", w.seconds.is_some()),
+            ("warmup", w.warmup.is_some()),
+            (
+                "clients as a list (one count for the Insert Benchmark)",
+                matches!(w.clients, Some(Clients::Many(_))),
+            ),
+        ],
+    );
+    let layers = [
+        serde_json::to_value(workload).unwrap_or_default(),
+        serde_json::json!({
+            "clients": s.clients.as_ref().map(|v| *v.get_ref()),
+            "l0_rows": s.rows_per_client.as_ref().map(|v| *v.get_ref()),
+            "l1_rows": s.l1_rows.as_ref().map(|v| *v.get_ref()),
+            "l2_rows": s.l2_rows.as_ref().map(|v| *v.get_ref()),
+        }),
+    ];
+    WorkloadSpec::InsertBenchmark(InsertBenchmarkSpec::assemble(&layers, scale))
+}
+
+fn micro(
+    p: &mut Problems<'_>,
+    workload: &WorkloadTable,
+    s: &SetupTable,
+    scale: f64,
+    at: &str,
+) -> WorkloadSpec {
+    let w = workload;
+    refuse(
+        p,
+        at,
+        "micro",
+        &[
+            ("steps", w.steps.is_some()),
+            (
+                "rows_per_client",
+                w.l0_rows.is_some() || s.rows_per_client.is_some(),
+            ),
+            ("l1_rows", w.l1_rows.is_some() || s.l1_rows.is_some()),
+            ("l2_rows", w.l2_rows.is_some() || s.l2_rows.is_some()),
+            ("l0_batch", w.l0_batch.is_some()),
+            ("l1_batch", w.l1_batch.is_some()),
+            ("l2_batch", w.l2_batch.is_some()),
+            ("writer_batch", w.writer_batch.is_some()),
+            ("query_seconds", w.query_seconds.is_some()),
+            ("deletes", w.deletes.is_some()),
+            ("secondary_indexes", w.secondary_indexes.is_some()),
+            ("table_mode", w.table_mode.is_some()),
+            ("table_prefix", w.table_prefix.is_some()),
+            ("index_ddl", w.index_ddl.is_some()),
+            ("data_min", w.data_min.is_some()),
+            ("data_max", w.data_max.is_some()),
+            ("data_random_pct", w.data_random_pct.is_some()),
+            ("cashregisters", w.cashregisters.is_some()),
+            ("customers", w.customers.is_some()),
+            ("products", w.products.is_some()),
+            ("max_price", w.max_price.is_some()),
+        ],
+    );
+    // Names as `ibench micro --benchmarks` takes them, each benchmark by its full name.
+    let benchmarks = w.benchmarks.as_ref().map(|names| {
+        let mut out = Vec::new();
+        for name in names {
+            let found = crate::workload::micro::expand(name);
+            if found.is_empty() {
+                p.push(
+                    at.to_string(),
+                    format!(
+                        "unknown benchmark {name:?}: expected a name from `ibench micro --list`, \
+                         a name without its range length, or all"
+                    ),
+                );
+            }
+            out.extend(found.iter().map(|b| b.name.to_string()));
+        }
+        out
+    });
+    let clients = s
+        .clients
+        .as_ref()
+        .map(|c| vec![*c.get_ref()])
+        .or_else(|| w.clients.as_ref().map(Clients::counts));
+    let layers = [serde_json::json!({
+        "benchmarks": benchmarks,
+        "clients": clients,
+        "tables": w.tables,
+        "table_rows": s.table_rows.as_ref().map(|v| *v.get_ref()).or(w.table_rows),
+        "seconds": w.seconds,
+        "warmup": w.warmup,
+        "seed": w.seed,
+        "max_tries": w.max_tries,
+        "max_reconnects": w.max_reconnects,
+        "max_error_pct": w.max_error_pct,
+    })];
+    WorkloadSpec::Micro(MicroSpec::assemble(&layers, scale))
 }
 
 /// Parses a size: bytes, or a number with K, M, G or T (powers of 1024).
@@ -165,11 +288,15 @@ fn parse_cache(s: &str) -> Option<CacheSize> {
 }
 
 /// The cache size in bytes `size` asks for, for a workload.
-pub(super) fn cache_bytes(size: CacheSize, workload: &InsertBenchmarkSpec) -> u64 {
+pub(super) fn cache_bytes(size: CacheSize, workload: &WorkloadSpec) -> u64 {
+    let loaded = match workload {
+        WorkloadSpec::InsertBenchmark(w) => estimated_loaded_bytes(w),
+        WorkloadSpec::Micro(m) => m.loaded_bytes(),
+    };
     match size {
         CacheSize::Bytes(b) => b,
         // A float-to-int cast saturates; the clamp keeps it in range of the setting.
-        CacheSize::Times(x) => ((estimated_loaded_bytes(workload) as f64 * x) as u64).min(MAX_SIZE),
+        CacheSize::Times(x) => ((loaded as f64 * x) as u64).min(MAX_SIZE),
     }
 }
 

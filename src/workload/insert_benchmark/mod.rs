@@ -5,6 +5,7 @@
 //! threads' loops; this file sets each step up (select-min, table state) and assembles results.
 
 pub mod data;
+mod scan;
 pub mod schema;
 pub mod steps;
 
@@ -380,6 +381,16 @@ impl Workload for InsertBenchmark {
         let Some(first) = self.spec.steps.first() else {
             return Ok(());
         };
+        if self.spec.steps.contains(&Step::Scan) {
+            let conn = self.dbms.connect_insert_benchmark()?;
+            if !conn.can_scan() {
+                return Err(UsageError::new(format!(
+                    "{} cannot run the scan step: its connections have no full-index scan",
+                    self.dbms.kind()
+                ))
+                .into());
+            }
+        }
         if self.spec.steps.contains(&Step::LoadInitial) {
             let mut conn = self.dbms.connect_insert_benchmark()?;
             self.check_replaceable(conn.as_mut())?;
@@ -437,11 +448,12 @@ impl Workload for InsertBenchmark {
             Step::LoadMoreSmall => self.load_more(env, self.spec.l2_rows, self.spec.l2_batch),
             Step::QueryRange(rate) => self.query(env, rate, false),
             Step::QueryPoint(rate) => self.query(env, rate, true),
+            Step::Scan => self.scan(env),
         }?;
         check_error_rate(&mut result, self.spec.max_error_pct);
         let trouble = result.reconnects > 0 || result.retries.values().any(|&n| n > 0);
         if trouble
-            && self.spec.steps[index] != Step::CreateIndexes
+            && !matches!(self.spec.steps[index], Step::CreateIndexes | Step::Scan)
             && result.status == crate::results::model::RunStatus::Complete
         {
             // Best effort: a DBMS that cannot answer now has already failed the step.

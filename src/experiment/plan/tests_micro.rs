@@ -1,0 +1,131 @@
+//! Experiment plans of microbenchmark cells, and Insert Benchmark cells hashed as before.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::super::model::{Problem, Source, WorkloadTable};
+use super::{Plan, build};
+use crate::spec::WorkloadSpec;
+
+fn plan(text: &str, scale: Option<f64>) -> (Plan, Vec<Problem>) {
+    let source = Source {
+        path: PathBuf::from("e.toml"),
+        text: text.to_string(),
+    };
+    let file = super::super::model::parse(&source).expect("parses");
+    build(file, source, scale)
+}
+
+const MATRIX: &str = r#"name = "e"
+[workload]
+steps = "l.i0,l.x,qp100"
+query_seconds = 10
+[[target]]
+name = "a"
+dbms = "sqlite"
+"#;
+
+#[test]
+fn insert_benchmark_cells_hash_as_before_the_microbenchmarks() {
+    // The fingerprint hashes the workload as JSON: an Insert Benchmark cell's must be the
+    // spec's own (untagged), and its [workload] layer must read as it always did, so
+    // experiments begun by earlier versions resume without rerunning a cell.
+    let (p, problems) = plan(MATRIX, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let w = p.cells[0].workload.insert_benchmark().unwrap();
+    assert_eq!(
+        serde_json::to_string(&p.cells[0].workload).unwrap(),
+        serde_json::to_string(w).unwrap()
+    );
+    let table = WorkloadTable {
+        clients: Some(super::super::model::Clients::One(3)),
+        seconds: Some(5),
+        ..WorkloadTable::default()
+    };
+    assert_eq!(
+        serde_json::to_value(&table).unwrap(),
+        serde_json::json!({"clients": 3})
+    );
+}
+
+const MICRO: &str = r#"name = "m"
+[workload]
+kind = "micro"
+benchmarks = "point-query,range-covered-pk"
+clients = [1, 4]
+tables = 2
+table_rows = 1000
+seconds = 3
+warmup = 1
+[[target]]
+name = "pg"
+dbms = "postgres"
+[[target]]
+name = "lite"
+dbms = "sqlite"
+[[setup]]
+name = "big"
+table_rows = 5000
+dbms_cache = "2x"
+"#;
+
+#[test]
+fn micro_cells_run_the_microbenchmarks() {
+    let (p, problems) = plan(MICRO, Some(2.0));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(p.cells.len(), 2);
+    let WorkloadSpec::Micro(m) = &p.cells[1].workload else {
+        panic!("not micro: {:?}", p.cells[1].workload)
+    };
+    // Families expanded; the setup's rows; scale on rows and seconds, not the warm-up.
+    assert_eq!(m.benchmarks.len(), 1 + 4);
+    assert_eq!(m.benchmarks[1], "range-covered-pk_range=10");
+    assert_eq!(m.clients, [1, 4]);
+    assert_eq!(
+        (m.tables, m.table_rows, m.seconds, m.warmup),
+        (2, 10_000, 6, 1)
+    );
+    // 2x the loaded size: 2 tables x 10000 rows x 220 bytes x 2, in whole MiB.
+    let pragmas: Vec<(String, String)> =
+        serde_json::from_value(p.cells[1].target.params["pragmas"].clone()).unwrap();
+    assert_eq!(pragmas, [("cache_size".to_string(), "-9216".to_string())]);
+    let spec = p.cells[1].spec(Path::new("o"));
+    assert!(matches!(spec.workload, WorkloadSpec::Micro(_)));
+    assert!(p.cells[1].estimate > Duration::from_secs(5 * 2 * 6));
+}
+
+#[test]
+fn micro_and_insert_benchmark_fields_do_not_mix() {
+    let text = MICRO.replace("warmup = 1", "warmup = 1\nsteps = \"l.i0\"");
+    let (_, problems) = plan(&text, None);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message == "steps does not apply to kind = \"micro\""),
+        "{problems:?}"
+    );
+    let text = MICRO.replace("point-query,", "point-lookup,");
+    let (_, problems) = plan(&text, None);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("unknown benchmark \"point-lookup\"")),
+        "{problems:?}"
+    );
+    let text = MICRO.replace("seconds = 3", "seconds = 0");
+    let (_, problems) = plan(&text, None);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("seconds 0 is out of range")),
+        "{problems:?}"
+    );
+    let text = MATRIX.replace("query_seconds = 10", "query_seconds = 10\nclients = [1, 2]");
+    let (_, problems) = plan(&text, None);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("clients as a list")),
+        "{problems:?}"
+    );
+}

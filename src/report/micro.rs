@@ -1,0 +1,181 @@
+//! Reports over microbenchmark runs (steps `<benchmark>.c<clients>`): one table per figure
+//! ([`MICRO`]: QPS, rows/s, p95, cpu/o, cs/o, rKB/o, wKB/o) with a row per benchmark and
+//! client count and a column per configuration, the base's absolute and the others' relative
+//! to it (marked below 0.95 and above 1.05); and, per benchmark, throughput-vs-clients and
+//! p95-vs-clients charts with one line per configuration.
+
+use anyhow::Result;
+
+use crate::report::charts::{self, ClientsAxis, Line};
+use crate::report::model::{MICRO, Report, StepReport};
+use crate::report::view::{Cell, ViewTable, fmt_value, incomplete_note, relative_cell};
+
+/// `(benchmark, clients)` of a microbenchmark step's name (`read-only_range=100.c8`); `None`
+/// for other steps (`prepare`, the Insert Benchmark's).
+pub fn parse_step(name: &str) -> Option<(&str, usize)> {
+    let (benchmark, clients) = name.rsplit_once(".c")?;
+    if benchmark.is_empty() || clients.is_empty() || !clients.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((benchmark, clients.parse().ok()?))
+}
+
+/// Whether the report is over microbenchmark runs: every step but `prepare` is one.
+pub fn is_micro(r: &Report) -> bool {
+    let mut steps = r.steps.iter().filter(|s| *s != "prepare").peekable();
+    steps.peek().is_some() && steps.all(|s| parse_step(s).is_some())
+}
+
+/// The benchmark steps, in report order.
+fn benchmark_steps(r: &Report) -> Vec<(&str, usize, &StepReport)> {
+    r.step_reports
+        .iter()
+        .filter_map(|s| parse_step(&s.name).map(|(b, c)| (b, c, s)))
+        .collect()
+}
+
+/// One table per figure that some step has.
+pub fn tables(r: &Report) -> Vec<ViewTable> {
+    let steps = benchmark_steps(r);
+    let mut out = Vec::new();
+    for d in MICRO {
+        if !steps
+            .iter()
+            .any(|(_, _, s)| s.groups.iter().any(|g| g.micro.contains_key(d.key)))
+        {
+            continue;
+        }
+        let mut header = vec!["benchmark".to_string(), "clients".to_string()];
+        for g in &r.groups {
+            header.push(if g.is_base {
+                g.name.clone()
+            } else {
+                format!("{} (rel.)", g.name)
+            });
+        }
+        let rows = steps
+            .iter()
+            .map(|(benchmark, clients, s)| {
+                let mut row = vec![Cell::plain(*benchmark), Cell::plain(clients.to_string())];
+                for (gi, g) in r.groups.iter().enumerate() {
+                    let gs = &s.groups[gi];
+                    let stat = gs.micro.get(d.key);
+                    let mut cell = if g.is_base {
+                        stat.map(|st| Cell::stat(st, d.digits))
+                            .unwrap_or_else(|| Cell::plain("-"))
+                    } else {
+                        let mut c = relative_cell(stat, d.better, false);
+                        if let Some(st) = stat {
+                            // The value itself, under its ratio.
+                            c.sub = fmt_value(st.median, d.digits);
+                            c.title = format!("{} {}", fmt_value(st.median, d.digits), d.label);
+                        }
+                        c
+                    };
+                    cell.text.push_str(&incomplete_note(gs));
+                    row.push(cell);
+                }
+                row
+            })
+            .collect();
+        out.push(ViewTable {
+            title: if r.groups.len() > 1 {
+                format!(
+                    "{}: {} absolute, the others relative to it (median / base median)",
+                    d.label, r.base
+                )
+            } else {
+                d.label.to_string()
+            },
+            header,
+            rows,
+        });
+    }
+    out
+}
+
+/// One benchmark's charts.
+pub struct BenchmarkCharts {
+    /// The benchmark.
+    pub benchmark: String,
+    /// Throughput vs clients, then p95 vs clients (SVG).
+    pub charts: Vec<String>,
+}
+
+/// Per benchmark, in report order: ops/s and p95 response time against the client count.
+pub fn charts(r: &Report) -> Result<Vec<BenchmarkCharts>> {
+    let steps = benchmark_steps(r);
+    let mut names: Vec<&str> = Vec::new();
+    for (b, _, _) in &steps {
+        if !names.contains(b) {
+            names.push(b);
+        }
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let mine: Vec<(usize, &StepReport)> = steps
+            .iter()
+            .filter(|(b, _, _)| *b == name)
+            .map(|(_, c, s)| (*c, *s))
+            .collect();
+        let lines = |key: &str, scale: f64| -> Vec<Line> {
+            (0..r.groups.len())
+                .map(|gi| {
+                    let mut points: Vec<(f64, f64)> = mine
+                        .iter()
+                        .filter_map(|(c, s)| {
+                            let v = s.groups[gi].micro.get(key)?.median * scale;
+                            Some((*c as f64, v))
+                        })
+                        .collect();
+                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    Line { color: gi, points }
+                })
+                .filter(|l| !l.points.is_empty())
+                .collect()
+        };
+        let mut svgs = Vec::new();
+        let qps = lines("qps", 1.0);
+        if !qps.is_empty() {
+            svgs.push(charts::clients_chart(
+                &format!("{name}: throughput"),
+                "ops/s",
+                ClientsAxis::Rate,
+                &qps,
+            )?);
+        }
+        let p95 = lines("p95_ms", 1000.0);
+        if !p95.is_empty() {
+            svgs.push(charts::clients_chart(
+                &format!("{name}: p95 response time"),
+                "p95",
+                ClientsAxis::Micros,
+                &p95,
+            )?);
+        }
+        out.push(BenchmarkCharts {
+            benchmark: name.to_string(),
+            charts: svgs,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_names_parse() {
+        assert_eq!(parse_step("point-query.c8"), Some(("point-query", 8)));
+        assert_eq!(
+            parse_step("read-only_range=100.c128"),
+            Some(("read-only_range=100", 128))
+        );
+        assert_eq!(parse_step("prepare"), None);
+        assert_eq!(parse_step("l.i0"), None);
+        assert_eq!(parse_step("qr100"), None);
+        assert_eq!(parse_step("x.c"), None);
+        assert_eq!(parse_step(".c2"), None);
+    }
+}

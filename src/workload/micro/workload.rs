@@ -1,0 +1,442 @@
+//! The microbenchmarks of one run as a [`Workload`]: the `prepare` step, then each benchmark at
+//! each client count; the insert benchmarks' own tables, created at the start of each of their
+//! steps; the maintenance pause after writes; what a DBMS cannot do, said once.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use super::client::{Client, Loader};
+use super::data::rng;
+use super::{Benchmark, Operation, Scope, expand, names};
+use crate::dbms::micro::{MicroConnection, SbtestRows, Shape};
+use crate::dbms::{Dbms, Table};
+use crate::error::UsageError;
+use crate::metrics::recorder::Op;
+use crate::metrics::summary::{check_error_rate, summarize};
+use crate::results::model::StepResult;
+use crate::runner::client::{ThreadCtx, ThreadSpec};
+use crate::runner::client_loop::{self, Driver, Pacing};
+use crate::runner::session::Session;
+use crate::runner::{Expect, StepEnv};
+use crate::spec::MicroSpec;
+use crate::workload::Workload;
+
+/// Table names of each shape: `sbtestN` (sysbench's), `sbinsertN`, `sbrandpkN`.
+fn prefix(shape: Shape) -> &'static str {
+    match shape {
+        Shape::Sbtest => "sbtest",
+        Shape::AutoIncrement => "sbinsert",
+        Shape::RandomPk => "sbrandpk",
+    }
+}
+
+const SHAPES: [Shape; 3] = [Shape::Sbtest, Shape::AutoIncrement, Shape::RandomPk];
+
+/// The microbenchmarks of one run.
+pub struct Micro {
+    spec: MicroSpec,
+    dbms: Arc<dyn Dbms>,
+    /// Tables of every shape the run uses, `spec.tables` of each, in [`SHAPES`] order.
+    tables: Vec<Table>,
+    benchmarks: Vec<&'static Benchmark>,
+    /// Replace tables of the benchmarks' names that ibench did not create.
+    drop_existing: bool,
+    /// Shapes whose tables a step of this run has created (so the pause includes them).
+    created: BTreeSet<usize>,
+    /// Benchmarks whose missing hint was already noted.
+    noted: BTreeSet<&'static str>,
+}
+
+/// What a step after `prepare` runs.
+#[derive(Clone, Copy)]
+struct Bench {
+    benchmark: &'static Benchmark,
+    clients: usize,
+}
+
+fn shape_index(shape: Shape) -> usize {
+    SHAPES.iter().position(|&s| s == shape).unwrap_or(0)
+}
+
+impl Micro {
+    /// The workload for `spec` on `dbms`; `spec` must be validated. An unknown benchmark name
+    /// is a usage error. Tables of its names that ibench did not create (sysbench's) are
+    /// replaced only with `drop_existing`.
+    pub fn new(spec: MicroSpec, dbms: Arc<dyn Dbms>, drop_existing: bool) -> Result<Self> {
+        let mut benchmarks = Vec::new();
+        for name in &spec.benchmarks {
+            let found = expand(name);
+            if found.is_empty() {
+                return Err(UsageError::new(format!(
+                    "unknown benchmark {name:?}: expected one of {} (ibench micro --list)",
+                    names().join(", ")
+                ))
+                .into());
+            }
+            benchmarks.extend(found);
+        }
+        let mut tables = Vec::new();
+        for shape in SHAPES {
+            for i in 1..=spec.tables {
+                tables.push(Table {
+                    id: tables.len(),
+                    name: format!("{}{i}", prefix(shape)),
+                });
+            }
+        }
+        Ok(Micro {
+            spec,
+            dbms,
+            tables,
+            benchmarks,
+            drop_existing,
+            created: BTreeSet::new(),
+            noted: BTreeSet::new(),
+        })
+    }
+
+    /// The tables of `shape`.
+    fn tables_of(&self, shape: Shape) -> &[Table] {
+        let n = self.spec.tables;
+        let i = shape_index(shape);
+        &self.tables[i * n..(i + 1) * n]
+    }
+
+    /// The tables the run replaces: sysbench's when it prepares them, and those of the insert
+    /// benchmarks it runs.
+    fn replaced(&self) -> Vec<Table> {
+        let mut out = Vec::new();
+        for shape in SHAPES {
+            let used = self.benchmarks.iter().any(|b| b.shape == shape);
+            let replaced = match shape {
+                Shape::Sbtest => self.spec.prepare,
+                _ => used,
+            };
+            if replaced {
+                out.extend_from_slice(self.tables_of(shape));
+            }
+        }
+        out
+    }
+
+    /// Refuses when a table the run would replace was not created by ibench (sysbench's).
+    fn check_replaceable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
+        let location = self.dbms.location();
+        let also = "give --no-prepare to use sysbench's tables as they are";
+        super::super::check_replaceable(
+            &self.replaced(),
+            self.drop_existing,
+            &location,
+            also,
+            |t| conn.table_origin(t),
+        )
+    }
+
+    /// The benchmark steps, in run order (after `prepare`).
+    fn benches(&self) -> Vec<Bench> {
+        let mut out = Vec::new();
+        for &benchmark in &self.benchmarks {
+            for &clients in &self.spec.clients {
+                out.push(Bench { benchmark, clients });
+            }
+        }
+        out
+    }
+
+    /// The step of index `index` (a run's steps: `prepare` when preparing, then the benches).
+    fn bench_at(&self, index: usize) -> Option<Bench> {
+        let i = if self.spec.prepare {
+            index.checked_sub(1)?
+        } else {
+            index
+        };
+        self.benches().get(i).copied()
+    }
+
+    /// Per step of the run, whether the maintenance pause comes before it: between the load
+    /// and the first benchmark, as in the Insert Benchmark; and before a benchmark that only
+    /// reads when a benchmark that wrote ran since the last pause, so that reads do not pay
+    /// for the writes' debt (vacuum, purge, compaction).
+    fn pauses(&self) -> Vec<bool> {
+        let mut out = Vec::new();
+        let mut dirty = false;
+        if self.spec.prepare {
+            out.push(false);
+            dirty = true;
+        }
+        let after_load = self.spec.prepare;
+        for (i, bench) in self.benches().iter().enumerate() {
+            let first = i == 0 && after_load;
+            let pause = dirty && (first || !bench.benchmark.writes);
+            if pause {
+                dirty = false;
+            }
+            dirty |= bench.benchmark.writes;
+            out.push(pause);
+        }
+        out
+    }
+
+    /// A thread running `driver` on a new connection at `pacing`.
+    fn thread<'s, D>(
+        &'s self,
+        client: usize,
+        role: &'static str,
+        mut driver: D,
+        pacing: Pacing,
+    ) -> ThreadSpec<'s>
+    where
+        D: Driver<Conn = dyn MicroConnection> + Send + 's,
+    {
+        ThreadSpec {
+            client,
+            role,
+            body: Box::new(move |ctx: &mut ThreadCtx| {
+                let connect = || self.dbms.connect_micro();
+                let session =
+                    Session::connect(&connect, self.spec.max_tries, self.spec.max_reconnects)?;
+                client_loop::run(ctx, session, &mut driver, pacing)
+            }),
+        }
+    }
+
+    /// Creates the tables, loads them (one thread per table, ids 1..=rows in batches) and
+    /// creates sysbench's index on `k` (`k_1` on sbtest1...), as `sysbench prepare` does.
+    fn prepare(&self, env: &StepEnv) -> Result<StepResult> {
+        let mut conn = self.dbms.connect_micro()?;
+        self.check_replaceable(conn.as_mut())?;
+        for table in self.tables_of(Shape::Sbtest) {
+            conn.create_table(table, Shape::Sbtest)
+                .with_context(|| format!("create table {}", table.name))?;
+        }
+        drop(conn);
+        let spec = &self.spec;
+        let threads = self
+            .tables_of(Shape::Sbtest)
+            .iter()
+            .map(|table| {
+                let loader = Loader {
+                    table,
+                    rng: rng(spec.seed, "prepare", table.id),
+                    rows: SbtestRows::default(),
+                    next_id: 1,
+                    table_rows: spec.table_rows,
+                };
+                self.thread(table.id, "loader", loader, Pacing::Closed(None))
+            })
+            .collect();
+        let total = spec.table_rows * spec.tables as u64;
+        let outcome = env.run_threads(threads, Expect::Rows(Op::Insert, total));
+        Ok(summarize(
+            env.name(),
+            spec.tables,
+            outcome,
+            Vec::new(),
+            None,
+            None,
+        ))
+    }
+
+    /// `bench` as fast as possible on its clients for the step's duration, after the warm-up.
+    fn benchmark(&self, env: &StepEnv, bench: Bench) -> Result<StepResult> {
+        let b = bench.benchmark;
+        if b.shape != Shape::Sbtest {
+            // A fresh table for each step, so every client count starts from the same one.
+            let mut conn = self.dbms.connect_micro()?;
+            for table in self.tables_of(b.shape) {
+                conn.create_table(table, b.shape)
+                    .with_context(|| format!("create table {}", table.name))?;
+            }
+        }
+        let duration = Duration::from_secs(self.spec.seconds);
+        let pacing = Pacing::Warmed {
+            warmup: Duration::from_secs(self.spec.warmup),
+            duration,
+        };
+        let misses = AtomicU64::new(0);
+        let threads = (0..bench.clients)
+            .map(|client| {
+                let scope = Scope {
+                    tables: self.spec.tables,
+                    rows: self.spec.table_rows,
+                    client,
+                    clients: bench.clients,
+                };
+                let driver = Client {
+                    benchmark: b,
+                    generator: (b.generator)(&scope),
+                    rng: rng(self.spec.seed, env.name(), client),
+                    tables: self.tables_of(b.shape),
+                    op: Operation::default(),
+                    misses: &misses,
+                };
+                self.thread(client, "query", driver, pacing)
+            })
+            .collect();
+        let outcome = env.run_threads(threads, Expect::Time(duration));
+        let mut result = summarize(
+            env.name(),
+            bench.clients,
+            outcome,
+            Vec::new(),
+            Some(duration),
+            None,
+        );
+        result.point_query_misses = Some(misses.load(Ordering::Relaxed));
+        Ok(result)
+    }
+
+    /// What to say about `b` on this DBMS, once per run and in each of its steps' results:
+    /// a hint it asks for that the DBMS cannot give.
+    fn note(&self, b: &Benchmark) -> Result<Option<String>> {
+        if !b.has_hint() {
+            return Ok(None);
+        }
+        let conn = self.dbms.connect_micro()?;
+        if conn.dialect().index_hint.is_some() {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "{} has no index hints: {} runs without one (the planner picks the index)",
+            self.dbms.kind(),
+            b.name
+        )))
+    }
+}
+
+impl Workload for Micro {
+    fn name(&self) -> &'static str {
+        "micro"
+    }
+
+    fn step_names(&self) -> Vec<String> {
+        self.spec.step_names()
+    }
+
+    fn check_ready(&mut self) -> Result<()> {
+        let mut conn = self.dbms.connect_micro()?;
+        self.check_replaceable(conn.as_mut())?;
+        if self.spec.prepare {
+            return Ok(());
+        }
+        for table in self.tables_of(Shape::Sbtest) {
+            if !conn.table_exists(table)? {
+                bail!(
+                    "table {} does not exist: let ibench create the tables (drop --no-prepare), \
+                     or run `sysbench oltp_read_write --tables={} --table-size={} prepare`",
+                    table.name,
+                    self.spec.tables,
+                    self.spec.table_rows
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn maintenance_before(&self, index: usize) -> bool {
+        self.pauses().get(index).copied().unwrap_or(false)
+    }
+
+    fn maintenance(&self, change_settings: bool) -> Result<Option<String>> {
+        let mut tables = self.tables_of(Shape::Sbtest).to_vec();
+        for &shape in &self.created {
+            tables.extend_from_slice(self.tables_of(SHAPES[shape]));
+        }
+        self.dbms.maintenance(&tables, change_settings)
+    }
+
+    fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {
+        if self.spec.prepare && index == 0 {
+            return self.prepare(env);
+        }
+        let Some(bench) = self.bench_at(index) else {
+            bail!("no step {index}");
+        };
+        let b = bench.benchmark;
+        let note = self.note(b)?;
+        if let Some(n) = &note
+            && self.noted.insert(b.name)
+        {
+            env.note(n);
+        }
+        if b.shape != Shape::Sbtest {
+            self.created.insert(shape_index(b.shape));
+        }
+        let mut result = self.benchmark(env, bench)?;
+        result.notes.extend(note);
+        check_error_rate(&mut result, self.spec.max_error_pct);
+        Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::data::fill_rows;
+    use super::*;
+
+    #[test]
+    fn rows_look_like_sysbench_rows() {
+        let mut rows = SbtestRows::default();
+        let mut r = rng(1, "prepare", 0);
+        fill_rows(&mut rows, &mut r, 11, 5, 100);
+        assert_eq!(rows.id, vec![11, 12, 13, 14, 15]);
+        assert!(rows.k.iter().all(|k| (1..=100).contains(k)));
+        for (c, pad) in rows.c.iter().zip(&rows.pad) {
+            assert_eq!(c.len(), 119);
+            assert_eq!(pad.len(), 59);
+            assert!(c.split('-').all(|g| g.len() == 11));
+            assert!(c.chars().all(|ch| ch.is_ascii_digit() || ch == '-'));
+        }
+        // The same seed gives the same rows.
+        let mut again = SbtestRows::default();
+        fill_rows(&mut again, &mut rng(1, "prepare", 0), 11, 5, 100);
+        assert_eq!(rows, again);
+    }
+
+    /// Not a test: the client loop of one benchmark against a server, without the /proc
+    /// sampler (which valgrind cannot run), for counting instructions per op with callgrind:
+    ///
+    /// ```sh
+    /// IBENCH_PROFILE_URL=mysql://root@127.0.0.1:3306/ibench IBENCH_PROFILE_BENCH=point-query \
+    ///   valgrind --tool=callgrind target/release/deps/ibench-HASH profile_client --ignored
+    /// ```
+    ///
+    /// The tables must exist (`ibench micro --keep-server` first; 4 x 100000 rows). Prints the
+    /// ops run.
+    #[test]
+    #[ignore]
+    fn profile_client() {
+        use crate::dbms::{DbmsKind, TargetSettings, TargetSpec};
+        let url = std::env::var("IBENCH_PROFILE_URL").expect("IBENCH_PROFILE_URL");
+        let scheme = url.split("://").next().unwrap_or_default();
+        let kind = DbmsKind::from_scheme(scheme).expect("a DBMS for the URL's scheme");
+        let target = TargetSpec {
+            kind,
+            path: None,
+            url: Some(crate::dbms::url::ServerUrl::parse(&url, kind.password_env()).unwrap()),
+            client_url: None,
+            params: kind.params(&TargetSettings::default()).unwrap(),
+        };
+        let dbms: Arc<dyn Dbms> = Arc::from(crate::dbms::open(&target).unwrap());
+        let bench = std::env::var("IBENCH_PROFILE_BENCH").unwrap_or("point-query".into());
+        let spec = MicroSpec {
+            benchmarks: vec![bench],
+            clients: vec![1],
+            seconds: 3,
+            prepare: false,
+            ..MicroSpec::default()
+        };
+        let mut micro = Micro::new(spec, dbms, false).unwrap();
+        let display = crate::runner::DisplayOptions {
+            quiet: true,
+            ..Default::default()
+        };
+        let env = StepEnv::new("profile".to_string(), &display, None);
+        let result = micro.run_step(0, &env).unwrap();
+        println!("ops {}", result.queries);
+    }
+}
