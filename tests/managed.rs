@@ -70,7 +70,13 @@ fn check_results(run: &RunResult, clients: u64, l0: u64) {
         assert!(!s.dbms_counters.is_empty(), "{}: DBMS counters", s.name);
         if s.name != "l.x" {
             let p = e.per_op.as_ref().unwrap();
-            assert!(p.dbms_cpu_us.unwrap() > 0.0, "{}: DBMS CPU per op", s.name);
+            // CPU time comes in 10 ms ticks: l.i2 at this size (100 small inserts per client)
+            // may end inside one tick of every server process. The figure is there; the longer
+            // steps must show it.
+            let cpu = p.dbms_cpu_us.expect("DBMS CPU per op");
+            if s.name != "l.i2" {
+                assert!(cpu > 0.0, "{}: DBMS CPU per op", s.name);
+            }
             assert!(p.client_cpu_us > 0.0 && p.host_cpu_us > 0.0, "{}", s.name);
             assert!(p.dbms_cs.unwrap() > 0.0, "{}: context switches", s.name);
             assert!(!e.counters_per_op.is_empty(), "{}: key counters", s.name);
