@@ -24,6 +24,7 @@ pub mod error;
 pub mod experiment;
 pub mod interrupt;
 pub mod metrics;
+pub mod mux;
 pub mod output;
 pub mod report;
 pub mod results;

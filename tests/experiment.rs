@@ -554,22 +554,6 @@ rows_per_client = 120000
     assert!(small.stdout.contains("scale 0.1"), "{}", small.stdout);
 }
 
-/// Stops a server left running by `--keep-server` (SIGINT: PostgreSQL's fast shutdown) when
-/// dropped, even if the test failed.
-struct KeptServer(u32);
-
-impl Drop for KeptServer {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .args(["-INT", &self.0.to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Path::new(&format!("/proc/{}", self.0)).exists() && Instant::now() < deadline {
-            sleep(Duration::from_millis(100));
-        }
-    }
-}
-
 #[test]
 fn an_experiment_in_a_postgres_store_knows_its_complete_cells() {
     if !have_files(&["/usr/bin/pg_config"], "postgresql") {
@@ -577,18 +561,7 @@ fn an_experiment_in_a_postgres_store_knows_its_complete_cells() {
     }
     let bench = server_bench();
     // A throwaway PostgreSQL to hold the results, left running by a first run.
-    let setup = bench
-        .run(&[
-            "--server",
-            "postgres",
-            "--keep-server",
-            "--steps",
-            "l.i0",
-            "--l0-rows",
-            "500",
-        ])
-        .result();
-    let _server = KeptServer(setup.managed_server.as_ref().unwrap().pid.unwrap());
+    let (setup, _server) = bench.keep_server("postgres", &["--steps", "l.i0", "--l0-rows", "500"]);
     let store = crate::common::kept_url(&setup);
     let file = write(
         &bench,

@@ -317,3 +317,85 @@ fn tables_prepared_by_sysbench_are_used_with_no_prepare() {
     check_point_query(&run.steps[0], 2);
     kept.stop();
 }
+
+/// Against a server ibench did not start, a run that would open more connections than the
+/// server accepts is refused before anything starts, in one line naming both numbers: the
+/// limit as the test reads it from the server itself.
+fn refused_when_the_server_has_no_room(server: &str, limit: impl Fn(&str) -> u64) {
+    let bench = server_bench();
+    let (_, url, kept) = managed(&bench, server, &[]);
+    let limit = limit(&url);
+    // micro opens one connection per client, and ibench one of its own.
+    let clients = (limit + 5).to_string();
+    let out = micro(
+        &bench,
+        &[
+            "--url",
+            &url,
+            "--no-prepare",
+            "--tables",
+            "2",
+            "--table-rows",
+            "3000",
+            "--clients",
+            &clients,
+            "--seconds",
+            "1",
+        ],
+    );
+    kept.stop();
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", out.stderr);
+    let needed = format!("up to {} connections", limit + 6);
+    let accepts = format!("accepts {limit} ");
+    assert!(
+        errors[0].contains(&needed) && errors[0].contains(&accepts),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains(&url),
+        "no password shown: {}",
+        out.stderr
+    );
+    assert!(out.new_results.is_empty(), "no results: {}", out.describe());
+}
+
+#[test]
+fn a_postgres_without_room_for_the_run_is_refused_naming_both_numbers() {
+    if !have("postgres", "") {
+        return;
+    }
+    refused_when_the_server_has_no_room("postgres", |url| {
+        let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        let setting = |c: &mut postgres::Client, name: &str| -> u64 {
+            // reserved_connections is PostgreSQL 16's.
+            let v: String = c
+                .query_one("SELECT coalesce(current_setting($1, true), '0')", &[&name])
+                .unwrap()
+                .get(0);
+            v.parse().unwrap()
+        };
+        setting(&mut c, "max_connections")
+            - setting(&mut c, "superuser_reserved_connections")
+            - setting(&mut c, "reserved_connections")
+    });
+}
+
+#[test]
+fn a_mariadb_without_room_for_the_run_is_refused_naming_both_numbers() {
+    if !have("mariadb", "") {
+        return;
+    }
+    refused_when_the_server_has_no_room("mariadb", |url| {
+        let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+        c.query_first::<u64, _>("SELECT @@max_connections")
+            .unwrap()
+            .unwrap()
+    });
+}

@@ -95,10 +95,7 @@ fn kept_server(bench: &Bench, server: &str) -> (RunResult, Kept, crate::common::
         "1000",
     ]);
     let run = out.result();
-    let kept = Kept {
-        pid: run.managed_server.as_ref().unwrap().pid.unwrap(),
-        signal: if server == "postgres" { "INT" } else { "TERM" },
-    };
+    let kept = Kept::of(&run, server);
     (run, kept, out)
 }
 

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::common::{Bench, Kept, have, path_str, server_bench};
+use crate::common::{Bench, have, path_str, server_bench};
 
 fn store_cmd(bench: &Bench, args: &[&str]) -> crate::common::Outcome {
     bench.run_raw(args, &[])
@@ -453,19 +453,7 @@ fn a_postgres_results_store_is_shared_by_runs_and_reports() {
     }
     let bench = server_bench();
     // A throwaway PostgreSQL to hold the results (left running by a first run).
-    let setup = bench
-        .run(&[
-            "--server",
-            "postgres",
-            "--keep-server",
-            "--steps",
-            "l.i0",
-            "--l0-rows",
-            "1000",
-        ])
-        .result();
-    let pid = setup.managed_server.as_ref().unwrap().pid.unwrap();
-    let kept = Kept { pid, signal: "INT" };
+    let (setup, kept) = bench.keep_server("postgres", &["--steps", "l.i0", "--l0-rows", "1000"]);
     let store = crate::common::kept_url(&setup);
     let mut ids = Vec::new();
     for label in ["base", "base", "variant"] {

@@ -99,12 +99,35 @@ mod micro;
 /// counted, the maintenance pause after writes.
 mod micro_suite;
 
+/// Clients multiplexed on a few threads: a stalled connection delays only itself, writers hold
+/// their rate, counts merge exactly.
+mod multiplexed;
+
 /// The Insert Benchmark's scan step on SQLite, PostgreSQL, MariaDB InnoDB and MyRocks: every
 /// index scanned in turn, every row, through the index named (the DBMS's own counters).
 mod scan;
+
+/// The DBMS's gauges read once a second (PostgreSQL, MariaDB InnoDB and MyRocks, SQLite):
+/// each agrees with the test's own reading of the server; a long-open transaction grows
+/// InnoDB's history list length; tiny level0 triggers raise MyRocks' stall gauges.
+mod gauges;
+
+/// Wait events per step: a held table lock is a Lock wait on PostgreSQL (report, compare);
+/// MariaDB's performance_schema wait summary.
+mod waits;
+
+/// `--profile`: flame graphs of the DBMS's processes per step (PostgreSQL backends, SQLite in
+/// ibench itself) with the DBMS's function names; without perf, one line.
+mod profile;
 
 /// Embedded RocksDB (cargo feature `rocksdb`): the queue invariant and every index family read
 /// back through the test's own handle, RocksDB's counters and properties against the test's
 /// own reading, options RocksDB refuses, the default step sequence, report and compare columns.
 #[cfg(feature = "rocksdb")]
 mod rocksdb;
+
+/// Runs across several client hosts (`--group`): three ibench processes in network
+/// namespaces make one run (counts, merged histograms and the tables' rows agree), a host
+/// killed mid-step fails the step for the group naming it, a host that never joins fails the
+/// group in time, a group name is used once.
+mod multihost;

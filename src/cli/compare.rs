@@ -11,8 +11,8 @@ use super::StoreArgs;
 use crate::error::UsageError;
 use crate::output::escape;
 use crate::report::compare::{
-    self, Comparison, DEFAULT_ALPHA, DEFAULT_NOISE_PCT, Options, Unit, fmt_ci, fmt_p, fmt_pct,
-    fmt_q,
+    self, Comparison, DEFAULT_ALPHA, DEFAULT_NOISE_PCT, Options, Unit, fmt_ci, fmt_num, fmt_p,
+    fmt_pct, fmt_q,
 };
 use crate::report::table::Table;
 use crate::results::store::Store;
@@ -35,6 +35,10 @@ pub struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write a differential flame graph per step into DIR (`<step>.diff.svg`) from the runs'
+    /// `--profile` stacks, looked for beside the results store.
+    #[arg(long, value_name = "DIR")]
+    pub flame_graphs: Option<std::path::PathBuf>,
     /// The store.
     #[command(flatten)]
     pub store: StoreArgs,
@@ -84,6 +88,24 @@ pub fn execute(args: &CompareArgs) -> Result<()> {
             args.a, args.b
         ))
         .into());
+    }
+    if let Some(out) = &args.flame_graphs {
+        let dir = match args.store.results.parent() {
+            Some(d) if !crate::results::store::is_postgres_url(&args.store.results) => d,
+            _ => std::path::Path::new("."),
+        };
+        let drawn = compare::flames::differentials(dir, &a, &b, out)?;
+        if drawn.is_empty() {
+            eprintln!(
+                "note: no step was profiled (--profile) in a run of both {} and {}: no \
+                 differential flame graph",
+                escape::line(&args.a),
+                escape::line(&args.b)
+            );
+        }
+        for (step, svg) in drawn {
+            eprintln!("flame graph of {step}, B against A: {}", svg.display());
+        }
     }
     if args.json {
         let doc = Json {
@@ -163,5 +185,24 @@ fn render(cmp: &Comparison, a: &str, b: &str) -> String {
         }
     }
     out.push_str(&t.to_text());
+    if !cmp.explain.is_empty() {
+        out.push_str(
+            "\nInside the DBMS, what changed most (gauges and wait events; descriptive, not \
+             tested):\n",
+        );
+        let mut t = Table::new(["step", "what", "name", "A", "B", "change", "unit"]);
+        for c in &cmp.explain {
+            t.row([
+                c.step.clone(),
+                c.kind.to_string(),
+                escape::line(&c.name).into_owned(),
+                fmt_num(c.a),
+                fmt_num(c.b),
+                c.change_pct.map(fmt_pct).unwrap_or_else(|| "new".into()),
+                c.unit.to_string(),
+            ]);
+        }
+        out.push_str(&t.to_text());
+    }
     out
 }

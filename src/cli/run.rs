@@ -27,6 +27,88 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub group: GroupArgs,
+}
+
+/// Flags of a run across several client hosts (docs/multihost.md).
+#[derive(Debug, Args)]
+pub struct GroupArgs {
+    /// Run as one host of group NAME: every host runs the same command with the same NAME
+    /// against one server; they meet in the PostgreSQL store of --results, split the clients,
+    /// start every step together and make one run named NAME.
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
+    /// Hosts in the group (with --group).
+    #[arg(long, value_name = "N")]
+    pub hosts: Option<usize>,
+    /// Seconds to wait for every host of the group to join.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub join_timeout: u64,
+}
+
+impl GroupArgs {
+    /// The group options, checked against the rest of the run's flags.
+    fn options(
+        &self,
+        spec: &RunSpec,
+        output: &OutputArgs,
+    ) -> Result<Option<crate::run::group::GroupOptions>, UsageError> {
+        let Some(name) = &self.group else {
+            if self.hosts.is_some() {
+                return Err(UsageError::new("--hosts needs --group NAME"));
+            }
+            return Ok(None);
+        };
+        if !crate::results::group::valid_name(name) {
+            return Err(UsageError::new(format!(
+                "--group {name:?} is not a group name: 1-64 letters, digits, '.', '_' or '-'"
+            )));
+        }
+        let hosts = self
+            .hosts
+            .ok_or_else(|| UsageError::new("--group needs --hosts N (the hosts in the group)"))?;
+        let store = match &output.results {
+            Some(p) if crate::results::store::is_postgres_url(p) => p.clone(),
+            _ => {
+                return Err(UsageError::new(
+                    "--group needs --results postgres://...: the hosts meet in a PostgreSQL                      results store they can all reach",
+                ));
+            }
+        };
+        let WorkloadSpec::InsertBenchmark(w) = &spec.workload else {
+            return Err(UsageError::new("--group runs the Insert Benchmark"));
+        };
+        if !(1..=64).contains(&hosts) || hosts > w.clients {
+            return Err(UsageError::new(format!(
+                "--hosts {hosts} is out of range: 1 to 64, and at most --clients ({})",
+                w.clients
+            )));
+        }
+        if w.table_mode != TableMode::PerClient {
+            return Err(UsageError::new(
+                "--group needs --table-mode per-client: each host owns its clients' tables, so                  no two hosts work on one queue",
+            ));
+        }
+        if spec.server.is_some() || spec.target.kind.embedded() {
+            return Err(UsageError::new(
+                "--group runs every host against one server: give its --url (not --server,                  which would start one per host, nor an embedded DBMS)",
+            ));
+        }
+        if !(1..=86_400).contains(&self.join_timeout) {
+            return Err(UsageError::new(format!(
+                "--join-timeout {} is out of range: 1 to 86400 seconds",
+                self.join_timeout
+            )));
+        }
+        Ok(Some(crate::run::group::GroupOptions {
+            name: name.clone(),
+            hosts,
+            join_timeout: std::time::Duration::from_secs(self.join_timeout),
+            store,
+        }))
+    }
 }
 
 /// The Insert Benchmark's flags; serialized by the spec's field names, they are the
@@ -168,5 +250,7 @@ impl RunArgs {
 /// Runs `ibench run`.
 pub fn execute(args: &RunArgs) -> Result<()> {
     let spec = args.to_spec()?;
-    args.target.launch(spec, &args.output)
+    let mut options = args.target.run_options(&spec, &args.output)?;
+    options.group = args.group.options(&spec, &args.output)?;
+    crate::run::launch(spec, args.output.results.as_deref(), options)
 }

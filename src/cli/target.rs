@@ -81,6 +81,12 @@ pub struct TargetArgs {
     /// whole session.
     #[arg(long, value_enum, default_value = "transaction", requires = "pooler")]
     pub pool_mode: PoolMode,
+    /// Record `perf record -g` of the DBMS's processes (ibench's own for an embedded DBMS)
+    /// during each step into one SVG flame graph per step, beside the results
+    /// (`<run>.profiles/<step>.svg`). Without perf, or where the kernel forbids it, the run
+    /// goes on without profiles.
+    #[arg(long)]
+    pub profile: bool,
     /// Seconds to wait for the managed server to accept connections.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub server_start_timeout: u64,
@@ -112,6 +118,11 @@ pub struct TargetArgs {
     /// pause changes no setting of such a server.
     #[arg(long, conflicts_with = "server")]
     pub allow_server_changes: bool,
+    /// Threads that drive a server's client connections, each thread many connections
+    /// (one readiness wait for all of them) [default: one per core]; 0: a thread per
+    /// connection. Embedded DBMS always have a thread per connection.
+    #[arg(long, value_name = "N")]
+    pub client_threads: Option<usize>,
 }
 
 /// Where results go and how the run is shown.
@@ -265,6 +276,7 @@ impl TargetArgs {
             },
             drop_existing: self.drop_existing,
             allow_server_changes: self.allow_server_changes,
+            client_threads: self.client_threads,
         })
     }
 
@@ -410,7 +422,17 @@ impl TargetArgs {
 
     /// Runs `spec` (built from these flags) as `ibench run` and `ibench micro` do.
     pub fn launch(&self, spec: RunSpec, output: &OutputArgs) -> anyhow::Result<()> {
-        let options = crate::run::RunOptions {
+        let options = self.run_options(&spec, output)?;
+        crate::run::launch(spec, output.results.as_deref(), options)
+    }
+
+    /// How to run `spec` (built from these flags).
+    pub fn run_options(
+        &self,
+        spec: &RunSpec,
+        output: &OutputArgs,
+    ) -> anyhow::Result<crate::run::RunOptions> {
+        Ok(crate::run::RunOptions {
             quiet: output.quiet,
             server_pid: if spec.server.is_none() && !spec.target.kind.embedded() {
                 self.external_pid()?
@@ -419,9 +441,9 @@ impl TargetArgs {
             },
             data_dir: self.data_dir.clone(),
             cost_per_hour: output.cost_per_hour,
+            profile: self.profile,
             ..Default::default()
-        };
-        crate::run::launch(spec, output.results.as_deref(), options)
+        })
     }
 }
 

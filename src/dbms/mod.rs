@@ -117,6 +117,21 @@ pub trait Dbms: Send + Sync {
     /// The server's version string, as the DBMS reports it.
     fn version(&self) -> Result<String>;
 
+    /// How many client connections the server accepts from ibench's user (PostgreSQL:
+    /// max_connections less those reserved for superusers; MariaDB and MySQL:
+    /// max_connections), when it has such a limit; checked before a run on a server ibench did
+    /// not start. Default: no limit.
+    fn connection_limit(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    /// Whether the client connections (`connect_*`) do all their waiting on the server
+    /// through `dbms::socket`, so that a client thread may drive many of them (`crate::mux`).
+    /// Default: no (an embedded DBMS's calls block their thread).
+    fn multiplexed_clients(&self) -> bool {
+        false
+    }
+
     /// Effective settings, for diffing runs by configuration. Default: none known.
     fn settings(&self) -> Result<BTreeMap<String, String>> {
         Ok(BTreeMap::new())
@@ -152,6 +167,33 @@ pub trait Dbms: Send + Sync {
     /// Keep it cheap (it runs on the coordinator thread, counted in `sampler_cpu_ms`); a gauge
     /// missing from one reading is recorded as missing for that second. Default: none.
     fn gauges(&self) -> Result<BTreeMap<String, f64>> {
+        Ok(BTreeMap::new())
+    }
+
+    /// The storage engine's own status report at a step's end, by section (`SHOW ENGINE INNODB
+    /// STATUS`, parts of `SHOW ENGINE ROCKSDB STATUS`), stored with the step
+    /// (`steps[].engine_status`). Default: none.
+    fn engine_status(&self) -> Result<BTreeMap<String, String>> {
+        Ok(BTreeMap::new())
+    }
+
+    /// The engine's perf context counters (MyRocks' rocksdb_perf_context_global), read just
+    /// before and after each select-min; the workload stores the differences with it
+    /// (`select_min.perf_context`). Default: none.
+    fn perf_context(&self) -> Result<BTreeMap<String, f64>> {
+        Ok(BTreeMap::new())
+    }
+
+    /// Starts recording wait events for a step (the runner calls it when the step's clients
+    /// are ready, and [`Dbms::waits_end`] when they are done). Default: nothing.
+    fn waits_start(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// The wait events since [`Dbms::waits_start`]: seconds spent in each, by name
+    /// (`Lock:relation` on PostgreSQL, `wait/io/table/sql/handler` on MariaDB), stored with the
+    /// step (`steps[].wait_events`). Default: none.
+    fn waits_end(&self) -> Result<BTreeMap<String, f64>> {
         Ok(BTreeMap::new())
     }
 

@@ -36,6 +36,12 @@ pub struct StepCosts {
     pub sampler_cpu: std::time::Duration,
     /// Names of the counters engineers read first (also reported per op).
     pub key_counters: Vec<String>,
+    /// The engine's status report at the step end ([`crate::dbms::Dbms::engine_status`]).
+    pub engine_status: BTreeMap<String, String>,
+    /// Seconds spent in each wait event over the step ([`crate::dbms::Dbms::waits_end`]).
+    pub wait_events: BTreeMap<String, f64>,
+    /// `--profile`: the step's flame graph, relative to the results' directory.
+    pub profile: Option<String>,
 }
 
 impl StepCosts {

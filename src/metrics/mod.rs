@@ -3,8 +3,10 @@
 
 pub mod efficiency;
 pub mod histogram;
+pub mod merge;
 pub mod outcome;
 pub mod proc;
+pub mod profile;
 pub mod recorder;
 pub mod storage;
 pub mod summary;

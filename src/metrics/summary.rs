@@ -233,6 +233,17 @@ pub fn summarize(
         }
     });
 
+    let (engine_status, wait_events, profile) = outcome
+        .costs
+        .as_ref()
+        .map(|c| {
+            (
+                c.engine_status.clone(),
+                c.wait_events.clone(),
+                c.profile.clone(),
+            )
+        })
+        .unwrap_or_default();
     let (efficiency, dbms_counters) = match &outcome.costs {
         Some(costs) => {
             let (per, ops) = if window.is_some() {
@@ -284,6 +295,9 @@ pub fn summarize(
         reconnects: timed_recorders.iter().map(|r| r.reconnects()).sum(),
         efficiency,
         dbms_counters,
+        engine_status,
+        wait_events,
+        profile,
         queue_check: None,
         notes: Vec::new(),
     }

@@ -121,7 +121,7 @@ fn x_desc(chart: &Chart) -> String {
     if partial {
         notes.push(match chart.kind {
             Kind::Rate => "o = partial last second, rate over its length".to_string(),
-            Kind::MaxResponse => "o = partial last second".to_string(),
+            Kind::MaxResponse | Kind::Gauge => "o = partial last second".to_string(),
         });
     }
     if chart.lines.iter().any(|l| l.tail_left_out_s.is_some()) {
@@ -250,7 +250,7 @@ pub fn series_chart(title: &str, chart: &Chart) -> Result<String> {
                     .map_err(plot_err)?;
                 draw_samples(&mut ctx, &chart.lines)?;
             }
-            Kind::Rate => {
+            Kind::Rate | Kind::Gauge => {
                 let top = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
                 let mut ctx = builder
                     .build_cartesian_2d(0f64..x_max, 0f64..top)

@@ -18,6 +18,8 @@
 //! (criterion's noise threshold); no change only when it lies within it; otherwise
 //! inconclusive, with the number of runs that would likely settle it.
 
+pub mod explain;
+pub mod flames;
 pub mod format;
 pub mod metrics;
 pub mod stats;
@@ -150,6 +152,8 @@ pub struct Comparison {
     pub ci_level: f64,
     /// One row per step and metric.
     pub rows: Vec<Row>,
+    /// Per step, the DBMS's gauges and wait events that changed most (descriptive, untested).
+    pub explain: Vec<explain::Change>,
 }
 
 impl Comparison {
@@ -222,6 +226,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         Unit::Seconds
     };
     let mut rows = Vec::new();
+    let mut explained = Vec::new();
     let steps = match (a.first(), b.is_empty()) {
         (Some(first), false) => first.steps.as_slice(),
         _ => &[],
@@ -231,6 +236,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         let (Some(sa), Some(sb)) = (completed(a, &step.name), completed(b, &step.name)) else {
             continue;
         };
+        explained.extend(explain::step_changes(&step.name, &sa, &sb));
         for metric in metrics::for_step(step) {
             let test = sides(&metric, &sa, &sb, unit).and_then(|(x, y)| {
                 stats::ratio_test(&x, &y)
@@ -256,6 +262,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         discoveries,
         ci_level,
         rows: Vec::new(),
+        explain: explained,
     };
     let mut q = q.into_iter();
     for (step, metric, test) in rows {
@@ -486,6 +493,7 @@ mod tests {
             discoveries: 0,
             ci_level: stats::fcr_level(0.01, tests, 0),
             rows: Vec::new(),
+            explain: Vec::new(),
         }
     }
 

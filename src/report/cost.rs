@@ -4,8 +4,8 @@
 //! beside its throughput (e.g. instance types compared with `ibench report --by host`).
 
 use crate::output::format::rate;
+use crate::report::cells::{self, Cell, Section, ViewTable};
 use crate::report::model::{Better, Report, mark};
-use crate::report::view::{self, Cell, Section, ViewTable};
 
 /// Seconds in an hour.
 const HOUR: f64 = 3600.0;
@@ -64,14 +64,14 @@ pub fn section(r: &Report) -> Option<Section> {
     let mut header = vec!["config".to_string()];
     header.extend(r.step_reports.iter().map(|s| {
         // Operations, not a rate: `ins/s` -> `ins`.
-        let unit = view::primary(s).map(|d| d.label).unwrap_or("-");
+        let unit = cells::primary(s).map(|d| d.label).unwrap_or("-");
         format!("{} {}", s.name, unit.trim_end_matches("/s"))
     }));
     let base = r.groups.iter().position(|g| g.is_base).unwrap_or(0);
     // The primary throughput of group `gi` in step `si`.
     let throughput = |si: usize, gi: usize| -> Option<f64> {
         let s = &r.step_reports[si];
-        let d = view::primary(s)?;
+        let d = cells::primary(s)?;
         s.groups[gi].throughput.get(d.key).map(|st| st.median)
     };
     let mut per_unit = Vec::new();

@@ -9,6 +9,7 @@ use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
 use crate::report::charts::{self, Line};
+use crate::report::gauges;
 use crate::report::model::{Group, Report};
 use crate::report::per_second;
 use crate::report::view::{self, ViewTable};
@@ -29,6 +30,29 @@ struct StepView {
     name: String,
     ops: Vec<OpView>,
     series: Vec<String>,
+    /// Per-second charts of the DBMS's gauges.
+    gauges: Vec<String>,
+    /// Gauges that stayed zero (not drawn), comma-separated.
+    flat_gauges: String,
+    /// `--profile` flame graphs of the step: run id and path (relative to the results
+    /// store's directory).
+    profiles: Vec<ProfileLink>,
+    /// The engine's status at the step's end, per run and section.
+    engine_status: Vec<EngineStatus>,
+}
+
+/// One section of an engine's status report at a step's end, of one run.
+#[derive(Serialize)]
+struct EngineStatus {
+    run: String,
+    section: String,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct ProfileLink {
+    run: String,
+    path: String,
 }
 
 #[derive(Serialize)]
@@ -52,10 +76,22 @@ fn series_charts(report: &Report, groups: &[Group], step: &str) -> Result<Vec<St
             let what = match c.kind {
                 per_second::Kind::Rate => c.unit,
                 per_second::Kind::MaxResponse => "max response time",
+                per_second::Kind::Gauge => c.unit,
             };
             charts::series_chart(&format!("{step} {}: {what}", c.op), c)
         })
         .collect()
+}
+
+/// Per-second charts of the step's DBMS gauges (`report::gauges`), and the names of the gauges
+/// that stayed zero.
+fn gauge_charts(groups: &[Group], step: &str) -> Result<(Vec<String>, Vec<String>)> {
+    let (charts, flat) = gauges::gauge_charts(groups, step);
+    let svgs = charts
+        .iter()
+        .map(|c| charts::series_chart(&format!("{step} {} ({})", c.op, c.unit), c))
+        .collect::<Result<_>>()?;
+    Ok((svgs, flat))
 }
 
 fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
@@ -91,10 +127,38 @@ fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
                 chart,
             });
         }
+        let (gauges, flat) = gauge_charts(groups, &step.name)?;
+        let engine_status = groups
+            .iter()
+            .flat_map(|g| &g.runs)
+            .filter_map(|r| Some((r, r.steps.iter().find(|s| s.name == step.name)?)))
+            .flat_map(|(r, s)| {
+                s.engine_status.iter().map(|(section, text)| EngineStatus {
+                    run: r.run_id.clone(),
+                    section: section.clone(),
+                    text: text.clone(),
+                })
+            })
+            .collect();
+        let profiles = groups
+            .iter()
+            .flat_map(|g| &g.runs)
+            .filter_map(|r| {
+                let s = r.steps.iter().find(|s| s.name == step.name)?;
+                Some(ProfileLink {
+                    run: r.run_id.clone(),
+                    path: s.profile.clone()?,
+                })
+            })
+            .collect();
         out.push(StepView {
             name: step.name.clone(),
             ops,
             series: series_charts(report, groups, &step.name)?,
+            gauges,
+            flat_gauges: flat.join(", "),
+            profiles,
+            engine_status,
         });
     }
     Ok(out)

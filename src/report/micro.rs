@@ -4,21 +4,12 @@
 //! to it (marked below 0.95 and above 1.05); and, per benchmark, throughput-vs-clients and
 //! p95-vs-clients charts with one line per configuration.
 
+pub use crate::report::names::parse_step;
 use anyhow::Result;
 
+use crate::report::cells::{Cell, ViewTable, fmt_value, incomplete_note, relative_cell};
 use crate::report::charts::{self, ClientsAxis, Line};
 use crate::report::model::{MICRO, Report, StepReport};
-use crate::report::view::{Cell, ViewTable, fmt_value, incomplete_note, relative_cell};
-
-/// `(benchmark, clients)` of a microbenchmark step's name (`read-only_range=100.c8`); `None`
-/// for other steps (`prepare`, the Insert Benchmark's).
-pub fn parse_step(name: &str) -> Option<(&str, usize)> {
-    let (benchmark, clients) = name.rsplit_once(".c")?;
-    if benchmark.is_empty() || clients.is_empty() || !clients.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((benchmark, clients.parse().ok()?))
-}
 
 /// Whether the report is over microbenchmark runs: every step but `prepare` is one.
 pub fn is_micro(r: &Report) -> bool {

@@ -1,14 +1,18 @@
 //! Reports from results: the terminal summary of one run, and reports over many runs
 //! (HTML, Markdown, JSON) built from one model, plus the statistics of `ibench compare`.
 
+pub mod cells;
 pub mod charts;
 pub mod compare;
 pub mod cost;
 pub mod figures;
+pub mod gauges;
+pub mod group;
 pub mod html;
 pub mod markdown;
 pub mod micro;
 pub mod model;
+pub mod names;
 pub mod per_second;
 pub mod render;
 pub mod select;
@@ -17,3 +21,4 @@ pub mod table;
 pub mod terminal;
 pub mod versions;
 pub mod view;
+pub mod waits;

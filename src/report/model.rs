@@ -197,6 +197,10 @@ pub struct GroupStep {
     /// names), totals over the step (RocksDB's stall counts, SQLite's checkpoints...).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, Stat>,
+    /// Seconds spent in each wait event over the step (`steps[].wait_events`; 0 in a run
+    /// that recorded waits but not this one).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub waits: BTreeMap<String, Stat>,
 }
 
 /// One step across the groups.
@@ -239,7 +243,7 @@ fn group_info(base: &Group, group: &Group) -> GroupInfo {
             first.environment.dbms.name, first.environment.dbms.version
         ),
         dbms_name: first.environment.dbms.name.clone(),
-        version: crate::report::versions::short_version(&first.environment.dbms.version),
+        version: crate::report::names::short_version(&first.environment.dbms.version),
         location: first.environment.dbms.location.clone(),
         clients: first.config.workload.max_clients(),
         malloc: first.managed_server.as_ref().map(|m| {
@@ -469,13 +473,27 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
             Some((name.clone(), Stat::of(&values)?))
         })
         .collect();
+    let wait_names: BTreeSet<&String> = steps.iter().flat_map(|s| s.wait_events.keys()).collect();
+    let waits = wait_names
+        .into_iter()
+        .filter_map(|name| {
+            // A run that recorded waits but not this one spent no time in it.
+            let values: Vec<f64> = steps
+                .iter()
+                .filter(|s| !s.wait_events.is_empty())
+                .map(|s| s.wait_events.get(name).copied().unwrap_or(0.0))
+                .collect();
+            Some((name.clone(), Stat::of(&values)?))
+        })
+        .collect();
     Ok(GroupStep {
         group: group.name.clone(),
         counters,
+        waits,
         incomplete,
         throughput: metric_stats(THROUGHPUT, &steps),
         efficiency: metric_stats(EFFICIENCY, &steps),
-        micro: if crate::report::micro::parse_step(step).is_some() {
+        micro: if crate::report::names::parse_step(step).is_some() {
             metric_stats(MICRO, &steps)
         } else {
             BTreeMap::new()

@@ -15,7 +15,7 @@
 //! * a second in which no op completed has no response time: it is a gap in response-time
 //!   charts (in rate charts it is a real 0).
 
-use crate::report::model::Group;
+use crate::report::select::Group;
 use crate::results::model::{Series, StepResult};
 
 /// A partial last second shorter than this (seconds) is left out of the charts.
@@ -153,6 +153,9 @@ pub enum Kind {
     Rate,
     /// The largest response time in each second, microseconds.
     MaxResponse,
+    /// A DBMS gauge (`op` is its name): its level at the end of each second, or its increase
+    /// in each second (`report::gauges`).
+    Gauge,
 }
 
 /// One run's line in a chart.
@@ -184,10 +187,9 @@ pub struct Chart {
     pub lines: Vec<Line>,
 }
 
-/// The per-second charts of `step` over the runs of `groups`: per op type, its rate and its
-/// largest response time in each second. `target` is the background writer's insert rate.
-pub fn step_charts(groups: &[Group], step: &str, target: Option<f64>) -> Vec<Chart> {
-    let runs: Vec<(usize, &str, &StepResult)> = groups
+/// Step `step` of each run in `groups` that has it, with its group's index and run id.
+pub fn step_of_runs<'a>(groups: &'a [Group], step: &str) -> Vec<(usize, &'a str, &'a StepResult)> {
+    groups
         .iter()
         .enumerate()
         .flat_map(|(gi, g)| g.runs.iter().map(move |r| (gi, r)))
@@ -198,7 +200,13 @@ pub fn step_charts(groups: &[Group], step: &str, target: Option<f64>) -> Vec<Cha
                 r.steps.iter().find(|s| s.name == step)?,
             ))
         })
-        .collect();
+        .collect()
+}
+
+/// The per-second charts of `step` over the runs of `groups`: per op type, its rate and its
+/// largest response time in each second. `target` is the background writer's insert rate.
+pub fn step_charts(groups: &[Group], step: &str, target: Option<f64>) -> Vec<Chart> {
+    let runs = step_of_runs(groups, step);
     let mut op_names: Vec<&String> = runs
         .iter()
         .flat_map(|(_, _, s)| s.per_second.total.ops.keys())

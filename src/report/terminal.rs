@@ -252,5 +252,8 @@ fn summary_text(run: &RunResult) -> String {
             ));
         }
     }
+    if let Some(hosts) = crate::report::group::hosts_section(run) {
+        out.push_str(&hosts);
+    }
     out
 }

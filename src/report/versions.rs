@@ -3,30 +3,15 @@
 //! relative to the base version; and a chart of that relative throughput per step across the
 //! versions (docs/versions.md).
 
+pub use crate::report::names::short_version;
 use std::cmp::Ordering;
 
 use anyhow::Result;
 use plotters::prelude::*;
 
+use crate::report::cells::{self, Cell, Section, ViewTable};
 use crate::report::charts::{self, axis_rate};
 use crate::report::model::{Better, Report};
-use crate::report::view::{self, Cell, Section, ViewTable};
-
-/// The version a DBMS reports, as numbers and dots: `PostgreSQL 13.23 on x86_64...` ->
-/// `13.23`, `10.11.6-MariaDB-0+deb12u1` -> `10.11.6`; empty when there is none.
-pub fn short_version(reported: &str) -> String {
-    reported
-        .split(|c: char| c.is_whitespace() || c == '-' || c == ',' || c == '(')
-        .find_map(|w| {
-            let v: String = w
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '.')
-                .collect();
-            let v = v.trim_end_matches('.');
-            (v.contains('.') && v.starts_with(|c: char| c.is_ascii_digit())).then(|| v.to_string())
-        })
-        .unwrap_or_default()
-}
 
 /// Numeric order of versions (`9.6` < `13.2` < `13.10`).
 pub fn version_order(a: &str, b: &str) -> Ordering {
@@ -87,7 +72,7 @@ fn relative(r: &Report, cols: &[Column]) -> Vec<(String, Vec<Option<f64>>)> {
     r.step_reports
         .iter()
         .map(|s| {
-            let def = view::primary(s);
+            let def = cells::primary(s);
             let values = cols
                 .iter()
                 .map(|c| {
@@ -118,7 +103,7 @@ pub fn section(r: &Report) -> Option<Section> {
     let mut abs = Vec::new();
     let mut rel = Vec::new();
     for s in &r.step_reports {
-        let def = view::primary(s);
+        let def = cells::primary(s);
         let name = format!("{} {}", s.name, def.map(|d| d.label).unwrap_or("-"));
         let mut a = vec![Cell::plain(name.clone())];
         let mut b = vec![Cell::plain(name)];
@@ -128,7 +113,7 @@ pub fn section(r: &Report) -> Option<Section> {
                 (Some(d), Some(st)) => Cell::stat(st, d.digits),
                 _ => Cell::plain("-"),
             });
-            b.push(view::relative_cell(
+            b.push(cells::relative_cell(
                 st,
                 def.map(|d| d.better).unwrap_or(Better::Higher),
                 r.groups[c.group].is_base,

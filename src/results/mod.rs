@@ -5,6 +5,7 @@
 pub mod abandoned;
 pub mod environment;
 pub mod file;
+pub mod group;
 pub mod lock;
 pub mod model;
 pub mod store;

@@ -42,6 +42,10 @@ pub struct RunResult {
     /// The experiment cell this run belongs to (`ibench experiment`); absent for `ibench run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experiment: Option<ExperimentTag>,
+    /// The group of hosts the run belongs to (`--group`): in a host's part, that host; in
+    /// the merged run, every host and what each measured. Absent for a single-host run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<crate::results::group::GroupInfo>,
 }
 
 /// Which experiment, cell and repeat a run is (see docs/experiments.md).
@@ -273,6 +277,19 @@ pub struct StepResult {
     /// dead tuples give their change).
     #[serde(default)]
     pub dbms_counters: BTreeMap<String, f64>,
+    /// The storage engine's status report at the step's end, by section (`Dbms::engine_status`:
+    /// `SHOW ENGINE INNODB STATUS`, parts of `SHOW ENGINE ROCKSDB STATUS`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub engine_status: BTreeMap<String, String>,
+    /// Seconds spent in each wait event over the step (`Dbms::waits_end`: PostgreSQL's
+    /// sampled `wait_event_type:wait_event` of active backends, MariaDB's performance_schema
+    /// wait summary when it is on). Absent where none were recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub wait_events: BTreeMap<String, f64>,
+    /// `--profile`: the step's flame graph (SVG), relative to the results file's directory
+    /// (`<run id>.profiles/<step>.svg`; the folded stacks beside it as `<step>.folded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// The queue invariant, checked with the step's own SQL after a step that retried
     /// statements or reopened connections (a statement whose outcome was lost may have
     /// committed without being counted).
@@ -570,6 +587,11 @@ pub struct SelectMin {
     pub max_us: u64,
     /// Per table, microseconds.
     pub tables: BTreeMap<String, u64>,
+    /// The engine's perf context counters over the select-mins (after − before, summed over
+    /// the tables; `Dbms::perf_context`: MyRocks' rocksdb_perf_context_global, e.g.
+    /// `perf_context.INTERNAL_DELETE_SKIPPED_COUNT`). Absent where the DBMS has none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub perf_context: BTreeMap<String, f64>,
 }
 
 /// Figures of the index-creation step.

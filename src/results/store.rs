@@ -204,6 +204,30 @@ pub fn is_postgres_url(path: &Path) -> bool {
     s.starts_with("postgres://") || s.starts_with("postgresql://")
 }
 
+/// Connects to the PostgreSQL store at URL `text` (password from the URL or `PGPASSWORD`) as
+/// application `application`; returns the client and the URL without its password.
+pub fn connect_postgres(text: &str, application: &str) -> Result<(postgres::Client, PathBuf)> {
+    let url = ServerUrl::parse(text, "PGPASSWORD")
+        .map_err(|e| UsageError::new(format!("--results: {e}")))?;
+    let shown = PathBuf::from(url.redacted());
+    let mut config: postgres::Config = url
+        .without_password()
+        .parse()
+        .map_err(|e| UsageError::new(format!("--results {}: {e}", shown.display())))?;
+    if let Some(pw) = url.password() {
+        config.password(pw);
+    }
+    config.application_name(application);
+    let client = config.connect(postgres::NoTls).map_err(|e| {
+        UsageError::new(format!(
+            "cannot connect to the results database {}: {}",
+            shown.display(),
+            crate::dbms::postgres::error_text(&e)
+        ))
+    })?;
+    Ok((client, shown))
+}
+
 impl Store {
     /// Opens (creating it and its directory if needed) and migrates the store at `path`: an
     /// SQLite file, or a `postgres://` URL (password from the URL or `PGPASSWORD`).
@@ -229,24 +253,7 @@ impl Store {
     }
 
     fn open_postgres(text: &str) -> Result<Self> {
-        let url = ServerUrl::parse(text, "PGPASSWORD")
-            .map_err(|e| UsageError::new(format!("--results: {e}")))?;
-        let shown = PathBuf::from(url.redacted());
-        let mut config: postgres::Config = url
-            .without_password()
-            .parse()
-            .map_err(|e| UsageError::new(format!("--results {}: {e}", shown.display())))?;
-        if let Some(pw) = url.password() {
-            config.password(pw);
-        }
-        config.application_name("ibench-results");
-        let client = config.connect(postgres::NoTls).map_err(|e| {
-            UsageError::new(format!(
-                "cannot connect to the results database {}: {}",
-                shown.display(),
-                crate::dbms::postgres::error_text(&e)
-            ))
-        })?;
+        let (client, shown) = connect_postgres(text, "ibench-results")?;
         let mut store = Store {
             backend: Backend::Postgres(Mutex::new(client)),
             path: shown.clone(),
@@ -304,12 +311,14 @@ impl Store {
                 let client = client
                     .get_mut()
                     .map_err(|_| anyhow::anyhow!("store lock"))?;
-                client.batch_execute(
-                    "CREATE TABLE IF NOT EXISTS ibench_schema (version BIGINT NOT NULL)",
-                )?;
-                // One migrating client at a time; the others wait and find it done.
+                // One migrating client at a time; the others wait and find it done (hosts of
+                // a group open a new store together: CREATE TABLE IF NOT EXISTS races).
                 let mut tx = client.transaction()?;
-                tx.batch_execute("LOCK TABLE ibench_schema IN EXCLUSIVE MODE")?;
+                tx.batch_execute(
+                    "SELECT pg_advisory_xact_lock(hashtext('ibench_schema'));
+                     CREATE TABLE IF NOT EXISTS ibench_schema (version BIGINT NOT NULL);
+                     LOCK TABLE ibench_schema IN EXCLUSIVE MODE",
+                )?;
                 let version: Option<i64> = tx
                     .query_opt("SELECT max(version) FROM ibench_schema", &[])?
                     .and_then(|r| r.get(0));

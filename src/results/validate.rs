@@ -215,6 +215,27 @@ fn check_step(at: &str, s: &StepResult, clients_max: usize) -> Result<(), String
             figure(&format!("{at}.efficiency.{name}"), v)?;
         }
     }
+    for (name, v) in &s.wait_events {
+        figure(&format!("{at}.wait_events[{name:?}]"), *v)?;
+    }
+    if let Some(p) = &s.profile {
+        check_profile_path(&format!("{at}.profile"), p)?;
+    }
+    Ok(())
+}
+
+/// A flame graph's path: relative, below the results' directory (`<run>.profiles/<step>.svg`),
+/// since reports and `compare` open it there.
+fn check_profile_path(field: &str, p: &str) -> Result<(), String> {
+    let path = std::path::Path::new(p);
+    let plain = path
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if p.is_empty() || !plain || !p.ends_with(".svg") {
+        return Err(format!(
+            "{field} {p:?} is not a flame graph beside the results: expected <run>.profiles/<step>.svg"
+        ));
+    }
     Ok(())
 }
 
@@ -244,6 +265,20 @@ mod tests {
         ] {
             let e = check_run_id(bad).unwrap_err();
             assert!(e.starts_with("run_id "), "{e}");
+        }
+    }
+
+    #[test]
+    fn profile_paths_stay_beside_the_results() {
+        assert!(check_profile_path("p", "r.profiles/l.i1.svg").is_ok());
+        for bad in [
+            "../x.svg",
+            "/etc/x.svg",
+            "a/../../b.svg",
+            "r.profiles/l.i1.folded",
+            "",
+        ] {
+            assert!(check_profile_path("p", bad).is_err(), "{bad}");
         }
     }
 

@@ -7,6 +7,7 @@
 //! * `watch.rs` — which processes, files and device a run's cost is read from.
 //! * `steps.rs` — the steps in order, with the maintenance pause.
 
+pub mod group;
 mod managed;
 mod steps;
 mod watch;
@@ -22,6 +23,7 @@ use chrono::Utc;
 use crate::dbms::{self, Capability};
 use crate::error::UsageError;
 use crate::metrics::proc::Watch;
+use crate::metrics::profile::Profiler;
 use crate::report::terminal;
 use crate::results::environment;
 use crate::results::file::ResultsFile;
@@ -49,6 +51,10 @@ pub struct RunOptions {
     pub experiment: Option<ExperimentTag>,
     /// Price of the host per hour (`--cost-per-hour`), recorded with the run.
     pub cost_per_hour: Option<f64>,
+    /// `--profile`: a flame graph of the DBMS's processes per step, beside the results.
+    pub profile: bool,
+    /// This run is one host's part of a group (`--group`).
+    pub group: Option<group::GroupOptions>,
 }
 
 /// Space always wanted in the output directory for results, bytes.
@@ -150,14 +156,18 @@ pub fn launch(mut spec: RunSpec, store: Option<&Path>, options: RunOptions) -> R
     // Runs an earlier ibench left `running` when it was killed: marked abandoned, their
     // scratch data removed.
     crate::results::abandoned::sweep(&out, &store_path);
-    let file = ResultsFile::create(&out, &stem)
-        .map_err(|e| {
-            UsageError::new(format!(
-                "cannot write results to --out {}: {e:#}",
-                out.display()
-            ))
-        })?
-        .with_store(store);
+    let file = ResultsFile::create(&out, &stem).map_err(|e| {
+        UsageError::new(format!(
+            "cannot write results to --out {}: {e:#}",
+            out.display()
+        ))
+    })?;
+    // A group's host leaves its part in the group's tables; the merged run is the store's.
+    let file = if options.group.is_some() {
+        file
+    } else {
+        file.with_store(store)
+    };
     let scratch_dir = file.path().with_extension("data");
     if spec.scratch_database {
         fs::create_dir_all(&scratch_dir)
@@ -210,6 +220,38 @@ fn run_with(
     (run, result)
 }
 
+/// Threads for the clients of a step on `db`: `--client-threads`, one per core by default,
+/// for a DBMS whose clients can be multiplexed; else 0 (a thread per client).
+fn client_threads(spec: &RunSpec, db: &dyn dbms::Dbms) -> usize {
+    if !db.multiplexed_clients() {
+        return 0;
+    }
+    spec.client_threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+}
+
+/// On a server ibench did not start: refuses a run that would open more connections than
+/// the server accepts, before anything starts (else clients fail mid-step with "too many
+/// clients"). The run's own connection for counters and settings counts too.
+fn check_connection_limit(spec: &RunSpec, db: &dyn dbms::Dbms) -> Result<()> {
+    let Some(limit) = db.connection_limit()? else {
+        return Ok(());
+    };
+    let needed = spec.workload.connections() as u64 + 1;
+    if needed > limit {
+        return Err(UsageError::new(format!(
+            "the run opens up to {needed} connections but {} accepts {limit} \
+             (max_connections less reserved ones): raise its max_connections or use fewer clients",
+            db.location()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 fn run_into(
     spec: &RunSpec,
     file: &ResultsFile,
@@ -219,6 +261,9 @@ fn run_into(
     slot: &mut Option<RunResult>,
 ) -> Result<()> {
     let db: Arc<dyn dbms::Dbms> = Arc::from(dbms::open_with(&spec.target, spec.statements)?);
+    if spec.server.is_none() {
+        check_connection_limit(spec, db.as_ref())?;
+    }
     let mut environment = environment::collect(db.as_ref())?;
     environment.storage = watch
         .data_paths
@@ -244,13 +289,21 @@ fn run_into(
         maintenance: Vec::new(),
         steps: Vec::new(),
         experiment: options.experiment.clone(),
+        group: None,
     };
+    let mut member = match &options.group {
+        Some(g) => Some(group::join(g, spec, &run, options.quiet)?),
+        None => None,
+    };
+    run.group = member.as_ref().map(group::Member::info);
     let mut workload: Box<dyn Workload> = match &spec.workload {
-        WorkloadSpec::InsertBenchmark(w) => Box::new(InsertBenchmark::new(
-            w.clone(),
-            Arc::clone(&db),
-            spec.drop_existing,
-        )),
+        WorkloadSpec::InsertBenchmark(w) => {
+            let ib = InsertBenchmark::new(w.clone(), Arc::clone(&db), spec.drop_existing);
+            Box::new(match &member {
+                Some(m) => ib.with_share(m.share()),
+                None => ib,
+            })
+        }
         WorkloadSpec::Micro(m) => {
             Box::new(Micro::new(m.clone(), Arc::clone(&db), spec.drop_existing)?)
         }
@@ -263,18 +316,25 @@ fn run_into(
         watch,
         dbms: Arc::clone(&db),
         dbms_source,
+        profiler: options
+            .profile
+            .then(|| Profiler::new(file.path().with_extension("profiles"))),
     };
-    let pause = steps::Pause {
-        enabled: spec.maintenance,
-        change_settings: spec.server.is_some() || spec.allow_server_changes,
+    let step_options = steps::StepOptions {
+        pause: steps::Pause {
+            enabled: spec.maintenance,
+            change_settings: spec.server.is_some() || spec.allow_server_changes,
+        },
+        client_threads: client_threads(spec, db.as_ref()),
     };
-    let outcome = steps::run_steps(
+    let outcome = steps::run_steps_gated(
         workload.as_mut(),
-        pause,
+        step_options,
         &mut run,
         file,
         &display,
         Some(&costs),
+        member.as_mut().map(|m| m as &mut dyn steps::StepGate),
     );
     if options.summary {
         // A closed stdout does not stop the clean-up after the run (output::stdout).

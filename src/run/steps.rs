@@ -23,6 +23,16 @@ pub struct Pause {
     pub change_settings: bool,
 }
 
+/// How the steps run: the pause, and how many threads carry the clients of a server DBMS
+/// (`--client-threads`: connections multiplexed over them; 0 = a thread per connection).
+#[derive(Clone, Copy, Debug)]
+pub struct StepOptions {
+    /// The maintenance pause.
+    pub pause: Pause,
+    /// Client threads for a server DBMS's connections.
+    pub client_threads: usize,
+}
+
 fn step_line(step: &StepResult) -> String {
     let mut parts = vec![format::seconds(step.duration_s)];
     for (name, v) in [
@@ -44,17 +54,37 @@ fn step_line(step: &StepResult) -> String {
     format!("{:>7} {}", step.name, parts.join("  "))
 }
 
-/// Runs every step of `workload`, recording into `run` and saving to `file` after each one.
-/// Returns an error when a step fails (after saving it) or the run is interrupted.
-pub fn run_steps(
+/// What a run of several hosts (`--group`) adds around each step: waiting for the other
+/// hosts, and leaving this host's part where they find it (`run/group.rs`).
+pub trait StepGate {
+    /// Before step `index`: waits until every host is ready, runs `maintenance` when this
+    /// host is the one that runs the pause, and waits until it is done.
+    fn start_step(
+        &mut self,
+        index: usize,
+        name: &str,
+        maintenance: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()>;
+    /// After step `index` was recorded into `run`: leaves the part, waits for every host to
+    /// finish the step.
+    fn end_step(&mut self, index: usize, run: &RunResult) -> Result<()>;
+    /// After the run ended with `outcome` (its final status recorded in `run`).
+    fn end_run(&mut self, run: &RunResult, outcome: &Result<()>);
+}
+
+/// Runs every step of `workload`, recording into `run` and saving to `file` after each one,
+/// with `gate` around every step when the run is one host's part of a group. Returns an error
+/// when a step fails (after saving it) or the run is interrupted.
+pub fn run_steps_gated(
     workload: &mut dyn Workload,
-    pause: Pause,
+    options: StepOptions,
     run: &mut RunResult,
     file: &ResultsFile,
     display: &DisplayOptions,
     costs: Option<&CostWatch>,
+    mut gate: Option<&mut dyn StepGate>,
 ) -> Result<()> {
-    let outcome = run_steps_inner(workload, pause, run, file, display, costs);
+    let outcome = run_steps_inner(workload, options, run, file, display, costs, &mut gate);
     run.finished_at = Some(Utc::now());
     match &outcome {
         Ok(()) => run.status = RunStatus::Complete,
@@ -64,39 +94,55 @@ pub fn run_steps(
             run.error = Some(format!("{e:#}"));
         }
     }
-    file.save(run)?;
+    let saved = file.save(run);
+    if let Some(gate) = gate {
+        gate.end_run(run, &outcome);
+    }
+    saved?;
     outcome
 }
 
 fn run_steps_inner(
     workload: &mut dyn Workload,
-    pause: Pause,
+    options: StepOptions,
     run: &mut RunResult,
     file: &ResultsFile,
     display: &DisplayOptions,
     costs: Option<&CostWatch>,
+    gate: &mut Option<&mut dyn StepGate>,
 ) -> Result<()> {
+    let StepOptions {
+        pause,
+        client_threads,
+    } = options;
     workload.check_ready()?;
     file.save(run)?;
     for (index, name) in workload.step_names().into_iter().enumerate() {
         if crate::interrupt::requested() {
             return Err(Interrupted.into());
         }
-        if pause.enabled && workload.maintenance_before(index) {
-            let start = Instant::now();
-            if let Some(actions) = workload.maintenance(pause.change_settings)? {
-                let duration_s = start.elapsed().as_secs_f64();
-                if !display.quiet {
-                    eprintln!("{:>7} {actions} ({})", "pause", format::seconds(duration_s));
+        let mut maintenance = || -> Result<()> {
+            if pause.enabled && workload.maintenance_before(index) {
+                let start = Instant::now();
+                if let Some(actions) = workload.maintenance(pause.change_settings)? {
+                    let duration_s = start.elapsed().as_secs_f64();
+                    if !display.quiet {
+                        eprintln!("{:>7} {actions} ({})", "pause", format::seconds(duration_s));
+                    }
+                    run.maintenance.push(Maintenance {
+                        before_step: name.clone(),
+                        actions,
+                        duration_s,
+                    });
                 }
-                run.maintenance.push(Maintenance {
-                    before_step: name.clone(),
-                    actions,
-                    duration_s,
-                });
             }
+            Ok(())
+        };
+        match gate.as_deref_mut() {
+            Some(gate) => gate.start_step(index, &name, &mut maintenance)?,
+            None => maintenance()?,
         }
-        let env = StepEnv::new(name.clone(), display, costs);
+        let env = StepEnv::new(name.clone(), display, costs).with_client_threads(client_threads);
         let step = workload.run_step(index, &env)?;
         if !display.quiet {
             eprintln!("{}", step_line(&step));
@@ -104,6 +150,11 @@ fn run_steps_inner(
         let (status, error) = (step.status, step.error.clone());
         run.steps.push(step);
         file.save(run)?;
+        if let Some(gate) = gate.as_deref_mut()
+            && status == RunStatus::Complete
+        {
+            gate.end_step(index, run)?;
+        }
         match status {
             RunStatus::Failed => bail!(
                 "step {name} failed: {}",

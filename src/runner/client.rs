@@ -1,6 +1,8 @@
-//! Client threads of one step: one OS thread per connection, started together.
+//! Client threads of one step, started together: one OS thread per connection, or, for a
+//! DBMS whose connections are ibench's own wire clients, a few threads (one per core by
+//! default, `--client-threads`) each driving many connections as tasks (`crate::mux`).
 //!
-//! Each thread runs a body given by the workload. A body does its set-up (connect, prepare,
+//! Each client (a thread or a task) runs a body given by the workload. A body does its set-up (connect, prepare,
 //! select-min), then calls [`ThreadCtx::start`], which waits until every thread is ready and
 //! returns the common step start, so client start-up is not part of the measured time. A step
 //! with a warm-up has its threads call [`ThreadCtx::warm_up`] first: they start warming up
@@ -18,6 +20,7 @@ use chrono::Utc;
 
 use crate::metrics::outcome::StepOutcome;
 use crate::metrics::recorder::{LiveCounters, Recorder};
+use crate::mux::Task;
 
 /// Releases all threads of a step at once.
 struct Gate {
@@ -38,6 +41,10 @@ impl Gate {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.0 += 1;
         self.cond.notify_all();
+        if crate::mux::in_task() {
+            drop(s);
+            return poll(&self.state);
+        }
         loop {
             if let Some(start) = s.1 {
                 return start;
@@ -94,12 +101,27 @@ impl WarmGate {
     /// Waits until every thread has arrived; returns when the gate opened.
     fn arrive(&self) -> Instant {
         let mut s = self.count_in();
+        if crate::mux::in_task() {
+            drop(s);
+            return poll(&self.state);
+        }
         loop {
             if let Some(open) = s.1 {
                 return open;
             }
             s = self.cond.wait(s).unwrap_or_else(|e| e.into_inner());
         }
+    }
+}
+
+/// Waits, as a task of a multiplexed client thread (which must not block), until the gate
+/// `state` is open; returns when it opened. Checked every 2 ms: only while the step starts.
+fn poll(state: &Mutex<(usize, Option<Instant>)>) -> Instant {
+    loop {
+        if let Some(open) = state.lock().unwrap_or_else(|e| e.into_inner()).1 {
+            return open;
+        }
+        crate::mux::sleep(Duration::from_millis(2));
     }
 }
 
@@ -174,13 +196,16 @@ fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".to_string())
 }
 
-/// Runs `threads` to completion. `ready` is called once every thread has connected and is
+/// Runs `threads` to completion: as tasks spread over `client_threads` threads when there are
+/// more of them than that, else (also when `client_threads` is 0, or this kernel has no
+/// io_uring) each on an OS thread of its own. `ready` is called once every thread has connected and is
 /// waiting to start (the step's first sample); `monitor` is called about ten times a second
 /// from the calling thread with every thread's live counters and the time since the step
 /// start; `finished` is called when every thread is done, before the connections they hold
 /// (see [`ThreadCtx::hold`]) are closed (the step's last sample).
 pub fn run_threads(
     threads: Vec<ThreadSpec<'_>>,
+    client_threads: usize,
     ready: &mut dyn FnMut(),
     monitor: &mut dyn FnMut(&[Arc<LiveCounters>], Duration),
     finished: &mut dyn FnMut(),
@@ -198,7 +223,7 @@ pub fn run_threads(
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<Done>();
         let mut lives = Vec::with_capacity(n);
-        let mut spawned = 0;
+        let mut clients: Vec<(String, Task<'_>)> = Vec::with_capacity(n);
         for (i, spec) in threads.into_iter().enumerate() {
             let rec = Recorder::new(spec.client);
             lives.push(rec.live());
@@ -212,44 +237,83 @@ pub fn run_threads(
                 }
                 stop.store(true, Ordering::Relaxed);
             };
-            let started = std::thread::Builder::new()
-                .name(format!("{role}-{client}"))
-                .spawn_scoped(scope, move || {
-                    let mut ctx = ThreadCtx {
-                        rec,
-                        warm,
-                        warmed: false,
-                        gate,
-                        stop,
-                        start: None,
-                        held: Vec::new(),
-                    };
-                    // A panic is a bug, but it must not hang the step: report it as an error.
-                    let result = panic::catch_unwind(AssertUnwindSafe(|| body(&mut ctx)));
-                    match result {
-                        Ok(Ok(())) => {}
-                        Ok(Err(e)) => fail(format!("{e:#}")),
-                        Err(payload) => fail(format!("panicked: {}", panic_message(&payload))),
-                    }
-                    // A body that failed before `warm_up` or `start` still arrives, so the gates
-                    // open for the others.
-                    if !ctx.warmed {
-                        drop(ctx.warm.count_in());
-                    }
-                    ctx.start();
-                    let _ = done_tx.send((i, ctx.rec, Instant::now(), ctx.held));
-                });
-            match started {
-                Ok(_) => spawned += 1,
-                Err(e) => {
-                    drop(warm.count_in());
-                    let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
-                    if first.is_none() {
-                        *first = Some(format!(
-                            "client {client} ({role}): cannot start a thread: {e}"
-                        ));
-                    }
-                    stop.store(true, Ordering::Relaxed);
+            let task: Task<'_> = Box::new(move || {
+                let mut ctx = ThreadCtx {
+                    rec,
+                    warm,
+                    warmed: false,
+                    gate,
+                    stop,
+                    start: None,
+                    held: Vec::new(),
+                };
+                // A panic is a bug, but it must not hang the step: report it as an error.
+                let result = panic::catch_unwind(AssertUnwindSafe(|| body(&mut ctx)));
+                match result {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => fail(format!("{e:#}")),
+                    Err(payload) => fail(format!("panicked: {}", panic_message(&payload))),
+                }
+                // A body that failed before `warm_up` or `start` still arrives, so the gates
+                // open for the others.
+                if !ctx.warmed {
+                    drop(ctx.warm.count_in());
+                }
+                ctx.start();
+                let _ = done_tx.send((i, ctx.rec, Instant::now(), ctx.held));
+            });
+            clients.push((format!("{role}-{client}"), task));
+        }
+        let fail_to_start = |what: String, count: usize| {
+            for _ in 0..count {
+                drop(warm.count_in());
+            }
+            let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
+            if first.is_none() {
+                *first = Some(what);
+            }
+            stop.store(true, Ordering::Relaxed);
+        };
+        let mut spawned = 0;
+        // With one client per thread there is nothing to multiplex, and a blocking thread
+        // costs less CPU per query than a ring (measured: docs/PERFORMANCE.md).
+        if client_threads > 0 && clients.len() > client_threads && crate::mux::available() {
+            // Round robin over the scheduler threads, so each has its share of every role.
+            let k = client_threads.min(clients.len());
+            let mut groups: Vec<Vec<Task<'_>>> = (0..k).map(|_| Vec::new()).collect();
+            for (i, (_, task)) in clients.into_iter().enumerate() {
+                groups[i % k].push(task);
+            }
+            for (g, tasks) in groups.into_iter().enumerate() {
+                let count = tasks.len();
+                let (error, stop) = (&error, &stop);
+                let started = std::thread::Builder::new()
+                    .name(format!("clients-{g}"))
+                    .spawn_scoped(scope, move || {
+                        if let Err(e) = crate::mux::run_tasks(tasks) {
+                            let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
+                            if first.is_none() {
+                                *first = Some(format!("client thread {g}: {e}"));
+                            }
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    });
+                match started {
+                    Ok(_) => spawned += count,
+                    Err(e) => fail_to_start(
+                        format!("client thread {g}: cannot start a thread: {e}"),
+                        count,
+                    ),
+                }
+            }
+        } else {
+            for (name, task) in clients {
+                match std::thread::Builder::new()
+                    .name(name.clone())
+                    .spawn_scoped(scope, task)
+                {
+                    Ok(_) => spawned += 1,
+                    Err(e) => fail_to_start(format!("{name}: cannot start a thread: {e}"), 1),
                 }
             }
         }

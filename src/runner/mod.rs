@@ -36,6 +36,8 @@ pub struct CostWatch {
     pub dbms: Arc<dyn Dbms>,
     /// Whose figures the DBMS figures are (recorded with every step).
     pub dbms_source: String,
+    /// `--profile`: a flame graph of the DBMS's processes per step.
+    pub profiler: Option<crate::metrics::profile::Profiler>,
 }
 
 impl CostWatch {
@@ -49,6 +51,7 @@ pub struct StepEnv<'a> {
     name: String,
     display: &'a DisplayOptions,
     costs: Option<&'a CostWatch>,
+    client_threads: usize,
 }
 
 impl<'a> StepEnv<'a> {
@@ -59,7 +62,16 @@ impl<'a> StepEnv<'a> {
             name,
             display,
             costs,
+            client_threads: 0,
         }
+    }
+
+    /// Runs the step's clients as tasks on `threads` threads (`crate::mux`) instead of a
+    /// thread each (0, the default). Only for a DBMS whose client connections do all their
+    /// waiting through `dbms::socket` ([`crate::dbms::Dbms::multiplexed_clients`]).
+    pub fn with_client_threads(mut self, threads: usize) -> Self {
+        self.client_threads = threads;
+        self
     }
 
     /// The step's name.
@@ -84,6 +96,10 @@ impl<'a> StepEnv<'a> {
         let sampler_cpu = std::cell::Cell::new(Duration::ZERO);
         let mut next_sample = Duration::from_secs(1);
         let cost_watch = self.costs;
+        // `--profile`: the step's perf recording (started when the clients are ready, stopped
+        // when they are done).
+        let recording: std::cell::RefCell<Option<crate::metrics::profile::Recording>> =
+            std::cell::RefCell::new(None);
         let mut ready = || {
             if let Some(cw) = cost_watch {
                 // Counters first: the query that reads them is then not part of the step.
@@ -91,19 +107,35 @@ impl<'a> StepEnv<'a> {
                 let first = timed(&sampler_cpu, || cw.watch.sample(true));
                 let mut c = StepCosts::new(&cw.watch, first, cw.dbms_source.clone());
                 c.counters_start = counters;
+                // Wait events from here to the clients' end (a failure: none for the step).
+                let _ = cw.dbms.waits_start();
+                if let Some(p) = &cw.profiler {
+                    match p.start(&cw.watch, &self.name) {
+                        Ok(r) => *recording.borrow_mut() = r,
+                        // Asked for, so said even in a quiet run.
+                        Err(line) => eprintln!("warning: {line}"),
+                    }
+                }
                 costs = Some(c);
             }
         };
         let mut samples: Vec<crate::metrics::proc::Sample> = Vec::new();
         let mut gauges: Vec<std::collections::BTreeMap<String, f64>> = Vec::new();
         let mut end_sample = None;
+        let mut wait_events = std::collections::BTreeMap::new();
         let mut finished = || {
             if let Some(cw) = cost_watch {
+                if let Some(r) = recording.borrow_mut().as_mut() {
+                    r.stop();
+                }
                 end_sample = Some(timed(&sampler_cpu, || cw.watch.sample(true)));
+                // After the end sample: reading them is not part of the step's cost.
+                wait_events = cw.dbms.waits_end().unwrap_or_default();
             }
         };
         let mut outcome = client::run_threads(
             threads,
+            self.client_threads,
             &mut ready,
             &mut |live, elapsed| {
                 if let Some(cw) = cost_watch
@@ -161,6 +193,16 @@ impl<'a> StepEnv<'a> {
                 .cloned()
                 .collect();
             c.counters_end = counters;
+            // The engine's own report of where it stands (not counted as sampler CPU).
+            c.engine_status = cw.dbms.engine_status().unwrap_or_default();
+            c.wait_events = wait_events;
+            // Folding and drawing take a while: after the step, off its clock.
+            if let Some(r) = recording.borrow_mut().take() {
+                match r.finish(&format!("{}: DBMS processes", self.name)) {
+                    Ok(svg) => c.profile = Some(svg),
+                    Err(e) => eprintln!("warning: --profile: {}: no flame graph: {e:#}", self.name),
+                }
+            }
             c.sampler_cpu = sampler_cpu.get();
             c.dbms_size_bytes = cw.dbms.size_bytes().ok().flatten();
             c.disk_size_bytes = cw.watch.data_size_bytes();

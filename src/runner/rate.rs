@@ -92,12 +92,11 @@ impl Pacer {
     }
 }
 
-/// Sleeps until `due` if it is in the future; returns at once when behind schedule.
+/// Sleeps until `due` if it is in the future; returns at once when behind schedule. A client
+/// multiplexed with others waits on a timer of its thread (`crate::mux`), which serves the
+/// others meanwhile.
 pub fn wait_until(due: Instant) {
-    let now = Instant::now();
-    if due > now {
-        std::thread::sleep(due - now);
-    }
+    crate::mux::sleep_until(due);
 }
 
 #[cfg(test)]

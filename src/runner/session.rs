@@ -53,7 +53,7 @@ impl<'a, C: ?Sized + Send + 'static> Session<'a, C> {
             match error_kind(&err) {
                 ErrorKind::Transient if tries < self.max_tries => {
                     // Back off a little, more each time (1, 2, 4 ... 64 ms).
-                    std::thread::sleep(Duration::from_millis(1 << (tries - 1).min(6)));
+                    crate::mux::sleep(Duration::from_millis(1 << (tries - 1).min(6)));
                 }
                 ErrorKind::ConnectionLost if self.reconnects_left > 0 && tries < self.max_tries => {
                     self.reconnect(rec).map_err(|e| {
@@ -108,7 +108,7 @@ impl<'a, C: ?Sized + Send + 'static> Session<'a, C> {
         self.reconnects_left -= 1;
         let mut last = None;
         for attempt in 0..6 {
-            std::thread::sleep(Duration::from_millis(100 << attempt));
+            crate::mux::sleep(Duration::from_millis(100 << attempt));
             match (self.connect)() {
                 Ok(c) => {
                     self.conn = c;

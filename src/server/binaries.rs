@@ -2,7 +2,6 @@
 //! PATH) and their version.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use super::ServerFamily;
 use crate::error::UsageError;
@@ -153,56 +152,8 @@ pub fn find_binary(
         })
 }
 
-/// The directory of the shared libraries a build in `binary`'s directory brings along:
-/// `../lib` beside its `bin` when it holds a versioned shared library (`libicuuc.so.60`), as
-/// relocatable builds (`ibench server install`) and self-built prefixes do. Debian's
-/// `/usr/lib/postgresql/15/lib` holds only the server's modules, and is not one.
-pub fn library_path(binary: &Path) -> Option<PathBuf> {
-    let lib = binary.parent()?.parent()?.join("lib");
-    let has_library = std::fs::read_dir(&lib).ok()?.flatten().any(|e| {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        name.starts_with("lib") && name.contains(".so.")
-    });
-    has_library.then_some(lib)
-}
-
-/// Lets `cmd` (running `binary`) find the libraries of [`library_path`], ahead of any
-/// `LD_LIBRARY_PATH` ibench was given.
-pub fn with_library_path(cmd: &mut Command, binary: &Path) {
-    if let Some(lib) = library_path(binary) {
-        let mut paths = vec![lib];
-        if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
-            paths.extend(std::env::split_paths(&old));
-        }
-        if let Ok(joined) = std::env::join_paths(paths) {
-            cmd.env("LD_LIBRARY_PATH", joined);
-        }
-    }
-}
-
-/// The version a server binary prints with `--version` (`15.14`, `10.11.19`).
-pub fn binary_version(binary: &Path) -> Option<String> {
-    let mut cmd = Command::new(binary);
-    with_library_path(&mut cmd, binary);
-    let out = cmd.arg("--version").stdin(Stdio::null()).output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.split_whitespace().find_map(|w| {
-        let v: String = w
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == '.')
-            .collect();
-        let v = v.trim_end_matches('.');
-        (v.contains('.') && v.starts_with(|c: char| c.is_ascii_digit())).then(|| v.to_string())
-    })
-}
-
-/// Whether `found` (`10.11.19`) is the `wanted` version (`10.11`, `10.11.19`).
-pub fn version_matches(found: &str, wanted: &str) -> bool {
-    let f: Vec<&str> = found.split('.').collect();
-    let w: Vec<&str> = wanted.trim().split('.').collect();
-    w.len() <= f.len() && w.iter().zip(&f).all(|(a, b)| a == b)
-}
+pub use super::libs::{library_path, with_library_path};
+pub use super::version::{binary_version, version_matches};
 
 #[cfg(test)]
 mod tests {

@@ -120,6 +120,8 @@ impl ServerFamily for MariadbFamily {
         );
         if MysqlParams::of(ctx.params).engine == Engine::Rocksdb {
             cnf.push_str("plugin-load-add = ha_rocksdb.so\n");
+            // Perf context counts (no timers) for select-min's perf context (docs/metrics.md).
+            cnf.push_str("rocksdb_perf_context_level = 2\n");
         }
         if ctx.connections > DEFAULT_MAX_CONNECTIONS {
             // Room for the run's connections (the default is 151; a config may still say).

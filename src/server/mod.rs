@@ -18,8 +18,10 @@
 pub mod binaries;
 pub mod check;
 pub mod install;
+pub mod libs;
 pub mod pooler;
 mod process;
+pub mod version;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

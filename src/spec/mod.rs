@@ -113,6 +113,10 @@ pub struct RunSpec {
     /// (a managed server's it may change anyway).
     #[serde(default)]
     pub allow_server_changes: bool,
+    /// Threads driving a server DBMS's client connections, each many of them (`None`: one
+    /// per core; 0: a thread per connection, as for an embedded DBMS).
+    #[serde(default)]
+    pub client_threads: Option<usize>,
 }
 
 /// Which workload a run runs, with its parameters. Serialized as the parameters alone (a

@@ -113,6 +113,33 @@ impl Bench {
         self.run_raw(&["run", "--out", path_str(&self.out()), "-q"], args)
     }
 
+    /// Runs `ibench run` with `args` on a managed `server` (`postgres`, `mariadb`) left running
+    /// by `--keep-server`: the run, and the server, stopped when the [`Kept`] is dropped.
+    pub fn keep_server(&self, server: &str, args: &[&str]) -> (RunResult, Kept) {
+        let mut all = vec!["--server", server, "--keep-server"];
+        all.extend_from_slice(args);
+        let run = self.run(&all).result();
+        let kept = Kept::of(&run, server);
+        (run, kept)
+    }
+
+    /// Writes the HTML report over the runs of results store `store` and returns its text.
+    pub fn html_report(&self, store: &Path) -> String {
+        let html = self.path("report.html");
+        self.run_raw(
+            &[
+                "report",
+                "--results",
+                path_str(store),
+                "--out",
+                path_str(&html),
+            ],
+            &[],
+        )
+        .assert_success();
+        fs::read_to_string(html).unwrap()
+    }
+
     /// Runs `ibench <prefix> <args>` (no flags added) to completion; new results are looked for
     /// in [`Bench::out`].
     pub fn run_raw(&self, prefix: &[&str], args: &[&str]) -> Outcome {
@@ -433,6 +460,19 @@ pub struct Kept {
 }
 
 impl Kept {
+    /// The managed `server` (`postgres`, `mariadb`) `run` left running.
+    pub fn of(run: &RunResult, server: &str) -> Kept {
+        Kept {
+            pid: run
+                .managed_server
+                .as_ref()
+                .expect("a managed server")
+                .pid
+                .unwrap(),
+            signal: if server == "postgres" { "INT" } else { "TERM" },
+        }
+    }
+
     fn signal_and_wait(&self) -> bool {
         let _ = std::process::Command::new("kill")
             .args([&format!("-{}", self.signal), &self.pid.to_string()])

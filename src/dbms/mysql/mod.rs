@@ -8,6 +8,9 @@
 //! pick the primary key for `ORDER BY ... LIMIT`.
 
 mod connection;
+mod gauges;
+mod status;
+mod waits;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -181,6 +184,7 @@ impl Engine {
 }
 
 const VERSION: &str = "SELECT concat(@@version, ' ', @@version_comment)";
+const CONNECTION_LIMIT: &str = "SELECT @@max_connections";
 const SHOW_VARIABLES: &str = "SHOW GLOBAL VARIABLES";
 const ENGINE_SUPPORT: &str = "SELECT support FROM information_schema.engines WHERE engine = ?";
 /// InnoDB: the allocated size of the schema's tablespace files, as InnoDB reports them
@@ -236,6 +240,10 @@ pub struct Mysql {
     plain: bool,
     /// `auto_increment_increment`: the step between ids of one multi-row insert.
     id_step: i64,
+    /// The gauges' own connection (`Dbms::gauges`).
+    gauges: gauges::Gauges,
+    /// performance_schema's wait summary at the step start.
+    waits: waits::Waits,
 }
 
 impl Mysql {
@@ -260,6 +268,8 @@ impl Mysql {
             engine,
             plain,
             id_step: 1,
+            gauges: gauges::Gauges::new(engine),
+            waits: waits::Waits::default(),
         };
         let mut conn = db.conn()?;
         let step: Option<i64> = conn.query_first("SELECT @@auto_increment_increment")?;
@@ -362,6 +372,15 @@ impl Dbms for Mysql {
         Ok(v.unwrap_or_default())
     }
 
+    fn connection_limit(&self) -> Result<Option<u64>> {
+        let n: Option<u64> = self.conn()?.query_first(CONNECTION_LIMIT)?;
+        Ok(n)
+    }
+
+    fn multiplexed_clients(&self) -> bool {
+        true
+    }
+
     fn settings(&self) -> Result<BTreeMap<String, String>> {
         let rows: Vec<(String, String)> = self.conn()?.query(SHOW_VARIABLES)?;
         Ok(rows.into_iter().collect())
@@ -397,6 +416,31 @@ impl Dbms for Mysql {
 
     fn is_key_counter(&self, name: &str) -> bool {
         KEY_COUNTERS.contains(&name) || name.starts_with("Rocksdb_stall")
+    }
+
+    /// `SHOW ENGINE INNODB STATUS`, or the DB stats, compaction statistics and memory sections
+    /// of `SHOW ENGINE ROCKSDB STATUS`.
+    fn engine_status(&self) -> Result<BTreeMap<String, String>> {
+        status::engine_status(&mut self.conn()?, self.engine)
+    }
+
+    /// MyRocks: information_schema.rocksdb_perf_context_global.
+    fn perf_context(&self) -> Result<BTreeMap<String, f64>> {
+        status::perf_context(&mut self.conn()?, self.engine)
+    }
+
+    /// performance_schema's wait summary, when it is on.
+    fn waits_start(&self) -> Result<()> {
+        self.waits.start(&mut self.conn()?)
+    }
+
+    fn waits_end(&self) -> Result<BTreeMap<String, f64>> {
+        self.waits.stop(&mut self.conn()?)
+    }
+
+    /// InnoDB or MyRocks levels and stall counters, on a connection of their own.
+    fn gauges(&self) -> Result<BTreeMap<String, f64>> {
+        self.gauges.read(&self.opts)
     }
 
     fn size_bytes(&self) -> Result<Option<u64>> {

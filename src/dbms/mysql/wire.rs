@@ -122,15 +122,15 @@ impl MyWire {
     /// database).
     pub fn connect(opts: &mysql::Opts) -> Result<Self> {
         let socket = match opts.get_socket() {
-            Some(path) => Socket::Unix(UnixStream::connect(path)?),
+            Some(path) => Socket::unix(UnixStream::connect(path)?),
             None => {
                 let s =
                     TcpStream::connect((opts.get_ip_or_hostname().as_ref(), opts.get_tcp_port()))?;
                 s.set_nodelay(true)?;
-                Socket::Tcp(s)
+                Socket::tcp(s)
             }
         };
-        let unix = matches!(socket, Socket::Unix(_));
+        let unix = socket.is_unix();
         let mut c = MyWire {
             socket,
             input: vec![0; 65536],

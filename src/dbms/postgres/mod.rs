@@ -6,6 +6,8 @@
 //! maintenance pause they support; they are not verified by the tests (see docs/design.md).
 
 mod connection;
+mod gauges;
+mod waits;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -115,6 +117,11 @@ fn pg_size(s: &str) -> Option<u64> {
 }
 
 const VERSION: &str = "SELECT version()";
+/// Connections open to ordinary users: max_connections less the slots reserved for
+/// superusers (and, from PostgreSQL 16, for roles with pg_use_reserved_connections).
+const CONNECTION_LIMIT: &str = "SELECT current_setting('max_connections')::int \
+     - current_setting('superuser_reserved_connections')::int \
+     - coalesce(current_setting('reserved_connections', true)::int, 0)";
 const SHOW_ALL: &str = "SHOW ALL";
 const DB_SIZE: &str = "SELECT pg_database_size(current_database())";
 /// Counter views read at step start and end; a view the server lacks is skipped.
@@ -137,6 +144,12 @@ const COUNTER_QUERIES: &[(&str, &str)] = &[
          FROM pg_stat_user_tables",
     ),
 ];
+/// pg_stat_io (PostgreSQL 16+; the query fails before, and is skipped): the operations of
+/// each backend type on each object in each context, as counters
+/// `pg_stat_io.<backend_type>.<object>.<context>.<column>` (a combination that cannot happen
+/// has NULLs: left out).
+const STAT_IO: &str = "SELECT backend_type, object, context, reads, writes, extends, \
+     writebacks, fsyncs, hits, evictions, reuses FROM pg_stat_io";
 /// PgBouncer's admin console, and its command that closes the pool's server connections as
 /// they are released (idle ones at once).
 const POOLER_ADMIN_DB: &str = "pgbouncer";
@@ -201,6 +214,10 @@ pub struct Postgres {
     clients: Option<(Config, ServerUrl)>,
     flavor: Flavor,
     plain: bool,
+    /// The gauges' own connection (`Dbms::gauges`).
+    gauges: gauges::Gauges,
+    /// The wait-event sampler of the step under way.
+    waits: waits::Waits,
 }
 
 impl Postgres {
@@ -220,6 +237,8 @@ impl Postgres {
             clients: None,
             flavor: Flavor::Postgres,
             plain,
+            gauges: gauges::Gauges::default(),
+            waits: waits::Waits::default(),
         };
         let version: String = db.client()?.query_one(VERSION, &[])?.get(0);
         db.flavor = Flavor::from_version(&version);
@@ -334,6 +353,19 @@ impl Dbms for Postgres {
         Ok(c.query_one(VERSION, &[])?.get(0))
     }
 
+    fn connection_limit(&self) -> Result<Option<u64>> {
+        if self.clients.is_some() {
+            // The clients connect to a pooler, whose server connections are its own.
+            return Ok(None);
+        }
+        let n: i32 = self.client()?.query_one(CONNECTION_LIMIT, &[])?.get(0);
+        Ok(Some(n.max(0) as u64))
+    }
+
+    fn multiplexed_clients(&self) -> bool {
+        true
+    }
+
     fn settings(&self) -> Result<BTreeMap<String, String>> {
         let mut c = self.client()?;
         let mut settings = BTreeMap::new();
@@ -396,6 +428,20 @@ impl Dbms for Postgres {
                 }
             }
         }
+        // PostgreSQL 16+: I/O by backend type, object and context.
+        if let Ok(messages) = c.simple_query(STAT_IO) {
+            for msg in messages {
+                if let postgres::SimpleQueryMessage::Row(row) = msg {
+                    let key = (0..3).map(|i| row.get(i).unwrap_or("")).collect::<Vec<_>>();
+                    for (i, col) in row.columns().iter().enumerate().skip(3) {
+                        if let Some(v) = row.get(i).and_then(|v| v.parse::<f64>().ok()) {
+                            let name = format!("pg_stat_io.{}.{}", key.join("."), col.name());
+                            counters.insert(name, v);
+                        }
+                    }
+                }
+            }
+        }
         Ok(counters)
     }
 
@@ -421,6 +467,28 @@ impl Dbms for Postgres {
                 _ => return,
             }
         }
+    }
+
+    /// Dead and live tuples of ibench's tables, WAL position, checkpoints and buffers written,
+    /// autovacuum workers at work: one statement on a connection of their own, to the server
+    /// (never through a pooler).
+    fn gauges(&self) -> Result<BTreeMap<String, f64>> {
+        if self.flavor != Flavor::Postgres {
+            return Ok(BTreeMap::new());
+        }
+        self.gauges.read(&self.config)
+    }
+
+    /// Samples the wait events of active backends ten times a second (`waits.rs`).
+    fn waits_start(&self) -> Result<()> {
+        if self.flavor != Flavor::Postgres {
+            return Ok(());
+        }
+        self.waits.start(&self.config)
+    }
+
+    fn waits_end(&self) -> Result<BTreeMap<String, f64>> {
+        self.waits.stop()
     }
 
     fn size_bytes(&self) -> Result<Option<u64>> {

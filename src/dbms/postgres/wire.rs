@@ -472,14 +472,14 @@ fn open(host: &Host, port: u16, timeout: Option<Duration>) -> io::Result<Socket>
                 match s {
                     Ok(s) => {
                         s.set_nodelay(true)?;
-                        return Ok(Socket::Tcp(s));
+                        return Ok(Socket::tcp(s));
                     }
                     Err(e) => last = Some(e),
                 }
             }
             Err(last.unwrap_or_else(|| io::Error::other(format!("{name} has no address"))))
         }
-        Host::Unix(dir) => Ok(Socket::Unix(UnixStream::connect(
+        Host::Unix(dir) => Ok(Socket::unix(UnixStream::connect(
             dir.join(format!(".s.PGSQL.{port}")),
         )?)),
     }

@@ -621,3 +621,20 @@ impl Drop for Iter {
         unsafe { sys::rocksdb_iter_destroy(self.raw) };
     }
 }
+
+/// The calling thread's perf context counters `metrics` (RocksDB's C API ids), with counting
+/// switched on for the thread (`rocksdb_enable_count`: counts, no timers) from the first call
+/// on. RocksDB's perf context is per thread: only this thread's operations since then count.
+pub fn thread_perf_counts(metrics: &[(i32, &'static str)]) -> Vec<(&'static str, u64)> {
+    // SAFETY: sets a thread-local level; the context is created, read and destroyed here.
+    unsafe {
+        sys::rocksdb_set_perf_level(2);
+        let ctx = sys::rocksdb_perfcontext_create();
+        let out = metrics
+            .iter()
+            .map(|&(id, name)| (name, sys::rocksdb_perfcontext_metric(ctx, id)))
+            .collect();
+        sys::rocksdb_perfcontext_destroy(ctx);
+        out
+    }
+}

@@ -273,6 +273,20 @@ pub struct RocksDb {
 }
 
 /// Counters engineers read first: reported per op, and per step in reports.
+/// Perf context counters read around select-min: RocksDB's C API ids (c.h, RocksDB 7.x) and
+/// their names in MyRocks.
+const PERF_CONTEXT: &[(i32, &str)] = &[
+    (0, "USER_KEY_COMPARISON_COUNT"),
+    (1, "BLOCK_CACHE_HIT_COUNT"),
+    (2, "BLOCK_READ_COUNT"),
+    (3, "BLOCK_READ_BYTE"),
+    (10, "INTERNAL_KEY_SKIPPED_COUNT"),
+    (11, "INTERNAL_DELETE_SKIPPED_COUNT"),
+    (12, "INTERNAL_RECENT_SKIPPED_COUNT"),
+    (20, "SEEK_ON_MEMTABLE_COUNT"),
+    (21, "NEXT_ON_MEMTABLE_COUNT"),
+    (24, "SEEK_CHILD_SEEK_COUNT"),
+];
 const KEY_COUNTERS: &[&str] = &[
     "rocksdb.stall.micros",
     "rocksdb.stalls.level0_slowdown",
@@ -470,6 +484,15 @@ impl Dbms for RocksDb {
             }
         }
         Ok(out)
+    }
+
+    /// The calling thread's perf context (the thread that runs select-min), named as MyRocks'
+    /// rocksdb_perf_context_global names them.
+    fn perf_context(&self) -> Result<BTreeMap<String, f64>> {
+        Ok(ffi::thread_perf_counts(PERF_CONTEXT)
+            .into_iter()
+            .map(|(name, v)| (format!("perf_context.{name}"), v as f64))
+            .collect())
     }
 
     fn size_bytes(&self) -> Result<Option<u64>> {

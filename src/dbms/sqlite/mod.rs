@@ -413,6 +413,21 @@ impl Dbms for Sqlite {
         Ok(Some("PRAGMA wal_checkpoint(TRUNCATE)".to_string()))
     }
 
+    /// The WAL file's size (`<db>-wal`, 0 when there is none) and the checkpoints ibench's WAL
+    /// hook ran so far: a file-system `stat` and an atomic load, no SQL.
+    fn gauges(&self) -> Result<BTreeMap<String, f64>> {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let bytes = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        Ok(BTreeMap::from([
+            ("sqlite.wal_bytes".to_string(), bytes as f64),
+            (
+                "sqlite.checkpoints_total".to_string(),
+                self.counters.checkpoints.load(Ordering::Relaxed) as f64,
+            ),
+        ]))
+    }
+
     fn size_bytes(&self) -> Result<Option<u64>> {
         let conn = self.open_raw()?;
         let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;

@@ -107,6 +107,7 @@ impl Cell {
             statements: self.statements,
             drop_existing: false,
             allow_server_changes: false,
+            client_threads: None,
         }
     }
 }

@@ -108,7 +108,7 @@ pub fn find(server: &str, version: &str) -> Option<Installed> {
     installed()
         .into_iter()
         .rev()
-        .find(|b| b.server == server && super::binaries::version_matches(&b.version, version))
+        .find(|b| b.server == server && super::version::version_matches(&b.version, version))
 }
 
 /// The line telling how to install `server` `version`, when ibench can.
@@ -303,7 +303,7 @@ pub fn remove(server: &str, versions: &[String]) -> Result<Vec<Installed>> {
     for v in versions {
         let matching: Vec<&Installed> = all
             .iter()
-            .filter(|b| b.server == server && super::binaries::version_matches(&b.version, v))
+            .filter(|b| b.server == server && super::version::version_matches(&b.version, v))
             .collect();
         if matching.is_empty() {
             return Err(UsageError::new(format!(

@@ -195,7 +195,7 @@ pub fn choose<'a>(builds: &'a [Build], wanted: &str) -> Option<&'a Build> {
     builds.iter().find(|b| b.build == wanted).or_else(|| {
         builds
             .iter()
-            .find(|b| super::super::binaries::version_matches(&b.version, wanted))
+            .find(|b| super::super::version::version_matches(&b.version, wanted))
     })
 }
 

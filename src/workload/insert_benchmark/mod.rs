@@ -79,7 +79,13 @@ struct StepStart {
 pub struct InsertBenchmark {
     spec: InsertBenchmarkSpec,
     dbms: Arc<dyn Dbms>,
+    /// The tables this process's clients work on (all of them unless a share is set).
     tables: Vec<Table>,
+    /// Every table of the run (the maintenance pause covers them all).
+    all_tables: Vec<Table>,
+    /// The client numbers this process runs: all of them, or its share of a group's
+    /// ([`InsertBenchmark::with_share`]).
+    clients: Vec<usize>,
     /// Rows in all tables when the current step started (from its min/max ids).
     rows_at_start: AtomicU64,
     /// Replace tables of the benchmark's names that ibench did not create.
@@ -92,12 +98,39 @@ impl InsertBenchmark {
     pub fn new(spec: InsertBenchmarkSpec, dbms: Arc<dyn Dbms>, drop_existing: bool) -> Self {
         let tables = schema::tables(&spec);
         InsertBenchmark {
+            clients: (0..spec.clients).collect(),
             spec,
             dbms,
+            all_tables: tables.clone(),
             tables,
             rows_at_start: AtomicU64::new(0),
             drop_existing,
         }
+    }
+
+    /// Runs only clients `share` (client numbers of the whole run) and works only on their
+    /// tables: this host's part of a group run across hosts. With one table per client the
+    /// shares of different hosts never touch the same table, so each table's queue stays
+    /// one process's, as in a single-host run.
+    pub fn with_share(mut self, share: std::ops::Range<usize>) -> Self {
+        self.clients = share.filter(|&c| c < self.spec.clients).collect();
+        let mine: std::collections::BTreeSet<usize> = self
+            .clients
+            .iter()
+            .map(|&c| schema::table_of(&self.spec, c))
+            .collect();
+        self.tables = self
+            .all_tables
+            .iter()
+            .filter(|t| mine.contains(&t.id))
+            .cloned()
+            .collect();
+        self
+    }
+
+    /// Clients of this process.
+    fn share(&self) -> usize {
+        self.clients.len()
     }
 
     /// Refuses when a table l.i0 would replace was not created by ibench.
@@ -117,12 +150,26 @@ impl InsertBenchmark {
         let mut recorders = Vec::new();
         let mut per_table = BTreeMap::new();
         let mut rows_at_start = 0;
+        // The engine's perf context around each select-min (MyRocks: deleted keys skipped).
+        let mut perf_context: BTreeMap<String, f64> = BTreeMap::new();
         for table in &self.tables {
+            let perf_before = if timed {
+                self.dbms.perf_context().unwrap_or_default()
+            } else {
+                BTreeMap::new()
+            };
             let start = Instant::now();
             let min = conn
                 .min_id(table)
                 .with_context(|| format!("select min(transactionid) from {}", table.name))?;
             let end = Instant::now();
+            if !perf_before.is_empty() {
+                for (k, after) in self.dbms.perf_context().unwrap_or_default() {
+                    if let Some(before) = perf_before.get(&k) {
+                        *perf_context.entry(k).or_default() += after - before;
+                    }
+                }
+            }
             if timed {
                 // The table's first client owns its select-min.
                 let mut rec = Recorder::new(schema::owner(&self.spec, table.id));
@@ -141,6 +188,7 @@ impl InsertBenchmark {
         let select_min = timed.then(|| SelectMin {
             max_us: per_table.values().copied().max().unwrap_or(0),
             tables: per_table,
+            perf_context,
         });
         self.rows_at_start.store(rows_at_start, Ordering::Relaxed);
         Ok(StepStart {
@@ -163,22 +211,17 @@ impl InsertBenchmark {
         }
         drop(conn);
         let states = self.table_states(false, self.inserters_per_table())?.states;
-        let threads = (0..self.spec.clients)
-            .map(|c| {
+        let threads = self
+            .clients
+            .iter()
+            .map(|&c| {
                 let pace = steps::Pace::Rows(self.spec.l0_rows, self.spec.l0_batch);
                 steps::inserter(self.client_table(env, c, &states), pace)
             })
             .collect();
-        let total = self.spec.l0_rows * self.spec.clients as u64;
+        let total = self.spec.l0_rows * self.share() as u64;
         let outcome = env.run_threads(threads, Expect::Rows(Op::Insert, total));
-        Ok(summarize(
-            env.name(),
-            self.spec.clients,
-            outcome,
-            Vec::new(),
-            None,
-            None,
-        ))
+        Ok(self.summarize(env, outcome, Vec::new(), None, None))
     }
 
     fn create_indexes(&self, env: &StepEnv) -> Result<StepResult> {
@@ -210,14 +253,7 @@ impl InsertBenchmark {
             .collect();
         let outcome = env.run_threads(threads, Expect::Spinner);
         let secs = outcome.duration.as_secs_f64();
-        let mut result = summarize(
-            env.name(),
-            self.spec.clients,
-            outcome,
-            Vec::new(),
-            None,
-            None,
-        );
+        let mut result = self.summarize(env, outcome, Vec::new(), None, None);
         result.index_build = Some(IndexBuild {
             indexes: indexes.iter().map(|i| i.suffix().to_string()).collect(),
             tables: self.tables.len(),
@@ -235,7 +271,7 @@ impl InsertBenchmark {
             select_min,
         } = self.table_states(deletes, self.inserters_per_table())?;
         let mut threads = Vec::new();
-        for c in 0..self.spec.clients {
+        for &c in &self.clients {
             let pace = steps::Pace::Rows(rows, batch);
             threads.push(steps::inserter(self.client_table(env, c, &states), pace));
             if deletes {
@@ -246,9 +282,9 @@ impl InsertBenchmark {
                 ));
             }
         }
-        let total = rows * self.spec.clients as u64;
+        let total = rows * self.share() as u64;
         let outcome = env.run_threads(threads, Expect::Rows(Op::Insert, total));
-        let mut result = summarize(env.name(), self.spec.clients, outcome, getmin, None, None);
+        let mut result = self.summarize(env, outcome, getmin, None, None);
         result.select_min = select_min;
         Ok(result)
     }
@@ -276,7 +312,7 @@ impl InsertBenchmark {
             0
         };
         let mut threads = Vec::new();
-        for c in 0..self.spec.clients {
+        for &c in &self.clients {
             let query = steps::Query {
                 point,
                 duration,
@@ -302,16 +338,9 @@ impl InsertBenchmark {
         let sla = (rate > 0).then_some(SlaTarget {
             rate_per_writer: rate as u64,
             batch: batch as u64,
-            writers: self.spec.clients as u64,
+            writers: self.share() as u64,
         });
-        let mut result = summarize(
-            env.name(),
-            self.spec.clients,
-            outcome,
-            getmin,
-            Some(duration),
-            sla,
-        );
+        let mut result = self.summarize(env, outcome, getmin, Some(duration), sla);
         result.select_min = select_min;
         if point {
             result.point_query_misses = Some(misses.load(Ordering::Relaxed));
@@ -349,6 +378,21 @@ impl InsertBenchmark {
         })
     }
 
+    /// [`summarize`] over the run's client numbers (a share's clients keep theirs), counting
+    /// this process's clients.
+    fn summarize(
+        &self,
+        env: &StepEnv,
+        outcome: crate::metrics::outcome::StepOutcome,
+        extra: Vec<Recorder>,
+        window: Option<Duration>,
+        sla: Option<SlaTarget>,
+    ) -> StepResult {
+        let mut result = summarize(env.name(), self.spec.clients, outcome, extra, window, sla);
+        result.clients = self.share();
+        result
+    }
+
     /// What the threads of client `client` work with in this step.
     fn client_table<'s>(
         &'s self,
@@ -356,7 +400,12 @@ impl InsertBenchmark {
         client: usize,
         states: &[Arc<TableState>],
     ) -> steps::ClientTable<'s> {
-        let t = schema::table_of(&self.spec, client);
+        let id = schema::table_of(&self.spec, client);
+        let t = self
+            .tables
+            .iter()
+            .position(|t| t.id == id)
+            .expect("a client's table is among its process's tables");
         steps::ClientTable {
             dbms: &self.dbms,
             spec: &self.spec,
@@ -437,7 +486,7 @@ impl Workload for InsertBenchmark {
     }
 
     fn maintenance(&self, change_settings: bool) -> Result<Option<String>> {
-        self.dbms.maintenance(&self.tables, change_settings)
+        self.dbms.maintenance(&self.all_tables, change_settings)
     }
 
     fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {

@@ -189,7 +189,7 @@ fn claim_delete(state: &TableState, batch: u64, ctx: &ThreadCtx) -> Option<u64> 
         if running == 0 || ctx.should_stop() {
             return None;
         }
-        std::thread::park_timeout(Duration::from_millis(10));
+        crate::mux::park_timeout(Duration::from_millis(10));
     }
 }
 

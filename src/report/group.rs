@@ -1,0 +1,95 @@
+//! The per-host breakdown of a run made by a group of client hosts (`ibench run --group`):
+//! what each host ran and measured, beside the merged figures of `terminal.rs`.
+
+use crate::output::escape;
+use crate::output::format::{rate, seconds};
+use crate::report::table::Table;
+use crate::results::model::RunResult;
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"))
+}
+
+/// The hosts of a merged group run and each host's figures per step; `None` for a run that
+/// is not a merged group run.
+pub fn hosts_section(run: &RunResult) -> Option<String> {
+    let group = run.group.as_ref()?;
+    if group.members.iter().all(|m| m.steps.is_empty()) {
+        return None;
+    }
+    let mut out = format!(
+        "\nGroup {}: {} of {} hosts; rates above are the hosts' sums, response times their \
+         merged histograms\n\n",
+        escape::line(&group.name),
+        group.members.len(),
+        group.hosts
+    );
+    let mut hosts = Table::new([
+        "host", "name", "pid", "clients", "clock us", "rtt us", "$/h", "status", "part",
+    ]);
+    for m in &group.members {
+        hosts.row([
+            m.index.to_string(),
+            escape::line(&m.hostname).into_owned(),
+            m.pid.to_string(),
+            format!(
+                "{}..{}",
+                m.first_client,
+                m.first_client + m.clients.max(1) - 1
+            ),
+            format!("{:+}", m.clock_offset_us),
+            m.clock_rtt_us.to_string(),
+            m.cost_per_hour
+                .map_or_else(|| "-".to_string(), |p| format!("{p}")),
+            escape::line(&m.status).into_owned(),
+            escape::line(&m.run_id).into_owned(),
+        ]);
+    }
+    out.push_str(&hosts.to_text());
+    out.push_str(
+        "\nclock us: the store's clock minus the host's; start ms: when the host started the \
+         step after the first host did (store clock); client/host us: CPU per op on that host\n\n",
+    );
+    let mut steps = Table::new([
+        "step",
+        "host",
+        "start ms",
+        "time",
+        "ins/s",
+        "del/s",
+        "q/s",
+        "client us",
+        "host us",
+        "status",
+    ]);
+    for s in &run.steps {
+        for m in &group.members {
+            if let Some(h) = m.steps.iter().find(|h| h.name == s.name) {
+                steps.row([
+                    escape::line(&h.name).into_owned(),
+                    m.index.to_string(),
+                    format!("{:.1}", h.start_offset_ms),
+                    seconds(h.duration_s),
+                    rate(h.inserts_per_s),
+                    rate(h.deletes_per_s),
+                    rate(h.queries_per_s),
+                    opt(h.client_cpu_us_per_op),
+                    opt(h.host_cpu_us_per_op),
+                    escape::line(&h.status).into_owned(),
+                ]);
+            }
+        }
+    }
+    out.push_str(&steps.to_text());
+    for s in run.steps.iter().filter(|s| s.error.is_some()) {
+        out.push_str(&format!(
+            "\n{}: {}\n",
+            escape::line(&s.name),
+            escape::line(s.error.as_deref().unwrap_or_default())
+        ));
+    }
+    if let Some(e) = &run.error {
+        out.push_str(&format!("\ngroup: {}\n", escape::line(e)));
+    }
+    Some(out)
+}

@@ -1,0 +1,228 @@
+//! One host's part of a group run (`ibench run --group NAME --hosts N`): joins the group in
+//! the PostgreSQL results store, takes its share of the clients, waits for every host before
+//! each step (host 0 runs the maintenance pause in between), leaves its part after each step
+//! and writes the merged run. The meeting point is `results/group/coord.rs`, the merge
+//! `metrics/merge.rs`; docs/multihost.md has the design.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::metrics::merge::merge_group;
+use crate::results::group::coord::{Coordinator, JoinRequest};
+use crate::results::group::{self, GroupHost, GroupInfo};
+use crate::results::model::{RunResult, RunStatus};
+use crate::results::store::Store;
+use crate::run::steps::StepGate;
+use crate::spec::{RunSpec, WorkloadSpec};
+
+/// A group run's settings (`--group`, `--hosts`, `--join-timeout`, `--results`).
+#[derive(Clone, Debug)]
+pub struct GroupOptions {
+    /// Group name; the merged run's id.
+    pub name: String,
+    /// Hosts in the group.
+    pub hosts: usize,
+    /// How long to wait for every host to join.
+    pub join_timeout: Duration,
+    /// The PostgreSQL results store (`postgres://` URL) the hosts meet in.
+    pub store: PathBuf,
+}
+
+/// This host's membership of its group, for the steps' [`StepGate`].
+pub struct Member {
+    coord: Coordinator,
+    store: Store,
+    options: GroupOptions,
+    me: GroupHost,
+    quiet: bool,
+    /// A barrier failed: the group's failure is already recorded.
+    group_failed: bool,
+}
+
+/// Barrier numbers: three per step (ready, maintenance done, step done).
+fn seq(index: usize, phase: i64) -> i64 {
+    3 * index as i64 + phase
+}
+
+/// Joins group `options` for the run `run` of `spec` and waits until every host has joined.
+pub fn join(
+    options: &GroupOptions,
+    spec: &RunSpec,
+    run: &RunResult,
+    quiet: bool,
+) -> Result<Member> {
+    let WorkloadSpec::InsertBenchmark(workload) = &spec.workload else {
+        anyhow::bail!(crate::error::UsageError::new(
+            "--group runs the Insert Benchmark (`ibench run`), not microbenchmarks"
+        ));
+    };
+    let workload_text = serde_json::to_string(&spec.workload)?;
+    let hostname = run.environment.hostname.clone();
+    let request = JoinRequest {
+        name: &options.name,
+        hosts: options.hosts,
+        workload: &workload_text,
+        hostname: &hostname,
+        join_timeout: options.join_timeout,
+    };
+    let mut coord = Coordinator::join(&options.store, &request)?;
+    let (offset, rtt) = coord.clock_offset(9)?;
+    let store = Store::open(&options.store)?;
+    let index = coord.index();
+    let share = group::share(workload.clients, options.hosts, index);
+    let me = GroupHost {
+        index,
+        hostname,
+        pid: std::process::id(),
+        run_id: run.run_id.clone(),
+        first_client: share.start,
+        clients: share.len(),
+        clock_offset_us: offset,
+        clock_rtt_us: rtt,
+        cost_per_hour: run.environment.cost_per_hour,
+        status: group::status_name(RunStatus::Running),
+        steps: Vec::new(),
+    };
+    if !quiet {
+        eprintln!(
+            "group {}: host {index} of {} (clients {}..{}), clock {offset:+} us from the \
+             store's (round trip {rtt} us); waiting for every host to join",
+            options.name,
+            options.hosts,
+            share.start,
+            share.end.saturating_sub(1),
+        );
+    }
+    let mut member = Member {
+        coord,
+        store,
+        options: options.clone(),
+        me,
+        quiet,
+        group_failed: false,
+    };
+    let limit = options.join_timeout;
+    member.barrier(-1, "the start (every host joined)", Some(limit))?;
+    member.coord.started()?;
+    Ok(member)
+}
+
+impl Member {
+    /// This host's record, as its part carries it.
+    pub fn info(&self) -> GroupInfo {
+        GroupInfo {
+            name: self.options.name.clone(),
+            hosts: self.options.hosts,
+            members: vec![self.me.clone()],
+        }
+    }
+
+    /// The client numbers this host runs.
+    pub fn share(&self) -> std::ops::Range<usize> {
+        self.me.first_client..self.me.first_client + self.me.clients
+    }
+
+    fn barrier(&mut self, seq: i64, what: &str, timeout: Option<Duration>) -> Result<()> {
+        let result = self.coord.barrier(seq, what, timeout);
+        if result.is_err() {
+            self.group_failed = true;
+        }
+        result
+    }
+
+    /// Writes the merged run from every part in the store (one host at a time).
+    fn write_merged(&mut self) -> Result<()> {
+        self.coord.lock_merge()?;
+        let result = (|| {
+            let parts = self.coord.parts()?;
+            let (status, error) = self.coord.status()?;
+            let status = match status.as_str() {
+                "complete" => RunStatus::Complete,
+                "failed" => RunStatus::Failed,
+                _ => RunStatus::Running,
+            };
+            let merged = merge_group(
+                &self.options.name,
+                self.options.hosts,
+                &parts,
+                status,
+                error,
+            )?;
+            self.store.save(&merged)
+        })();
+        self.coord.unlock_merge()?;
+        result
+    }
+}
+
+impl StepGate for Member {
+    fn start_step(
+        &mut self,
+        index: usize,
+        name: &str,
+        maintenance: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
+        self.barrier(seq(index, 0), &format!("step {name}"), None)?;
+        if self.me.index == 0 {
+            maintenance()?;
+        }
+        self.barrier(
+            seq(index, 1),
+            &format!("step {name} (after the pause)"),
+            None,
+        )
+    }
+
+    fn end_step(&mut self, index: usize, run: &RunResult) -> Result<()> {
+        self.coord.save_part(run)?;
+        let name = run.steps.get(index).map_or("", |s| s.name.as_str());
+        self.barrier(seq(index, 2), &format!("the end of step {name}"), None)?;
+        self.write_merged()
+    }
+
+    fn end_run(&mut self, run: &RunResult, outcome: &Result<()>) {
+        let mut problems = Vec::new();
+        if let Err(e) = self.coord.save_part(run) {
+            problems.push(format!("{e:#}"));
+        }
+        match outcome {
+            Ok(()) => {
+                if let Err(e) = self.coord.complete() {
+                    problems.push(format!("{e:#}"));
+                }
+            }
+            Err(e) if !self.group_failed => {
+                let what = if e.is::<crate::error::Interrupted>() {
+                    "was interrupted".to_string()
+                } else {
+                    format!("failed: {e:#}")
+                };
+                let message = format!(
+                    "host {} ({}, pid {}) {what}",
+                    self.me.index, self.me.hostname, self.me.pid
+                );
+                if let Err(e) = self.coord.fail(&message) {
+                    problems.push(format!("{e:#}"));
+                }
+            }
+            Err(_) => {}
+        }
+        if let Err(e) = self.write_merged() {
+            problems.push(format!("{e:#}"));
+        }
+        for p in problems {
+            eprintln!("warning: group {}: {p}", self.options.name);
+        }
+        if !self.quiet || outcome.is_ok() {
+            crate::output::stdout::print_or_drop(&format!(
+                "\ngroup {}: the merged run is {} in {} (`ibench show {}`)\n",
+                self.options.name,
+                self.options.name,
+                self.store.path().display(),
+                self.options.name
+            ));
+        }
+    }
+}
