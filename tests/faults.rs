@@ -28,25 +28,30 @@ fn kill_9_and_finish(child: crate::common::Running, pid: u32) -> Outcome {
     out
 }
 
-/// Spawns `ibench run` with a managed PostgreSQL and waits until its results file lists
-/// `steps_before` finished steps; returns the running child and the results so far.
-fn spawn_until_step(
+/// Spawns `ibench run` with a managed PostgreSQL and waits until step `step` has run queries
+/// (its live line on stderr shows a query rate; a fixed sleep is not enough on a loaded
+/// machine, where the maintenance pause and the clients' connections may take seconds);
+/// returns the running child and the results file as it was then.
+fn spawn_until_queries(
     bench: &Bench,
     args: &[&str],
-    steps_before: usize,
+    step: &str,
 ) -> (crate::common::Running, RunResult) {
-    let child = bench.spawn(args);
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let loaded = crate::common::json_files(&bench.out())
-            .first()
-            .and_then(|f| ibench::results::file::load(f).ok());
-        if let Some(run) = loaded.filter(|r| r.steps.len() >= steps_before) {
-            return (child, run);
-        }
-        assert!(Instant::now() < deadline, "step never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let out = bench.out();
+    let mut child = bench.spawn_raw(
+        &["run", "--out", path_str(&out), "--report-interval", "1"],
+        args,
+    );
+    child.wait_for_stderr(Duration::from_secs(90), |line| {
+        // "[   2.0s]  qp100 q/s 1.2k": a live line of `step` with queries in it.
+        let rest = line.split_once("s] ").map_or("", |(_, r)| r);
+        rest.split_whitespace().next() == Some(step) && rest.contains("q/s")
+    });
+    let run = crate::common::json_files(&out)
+        .first()
+        .and_then(|f| ibench::results::file::load(f).ok())
+        .expect("results of the steps before");
+    (child, run)
 }
 
 #[test]
@@ -67,12 +72,11 @@ fn lost_connections_are_reopened_and_counted() {
         "--query-seconds",
         "8",
     ];
-    let (child, run) = spawn_until_step(&bench, &args, 2);
+    let (child, run) = spawn_until_queries(&bench, &args, "qp100");
     let kept = Kept {
         pid: run.managed_server.as_ref().unwrap().pid.unwrap(),
         signal: "INT",
     };
-    std::thread::sleep(Duration::from_millis(1_000));
     // Kill every session of ibench's clients (not this one).
     let mut c = postgres::Client::connect(&crate::common::kept_url(&run), postgres::NoTls).unwrap();
     let killed: i64 = c
@@ -145,8 +149,7 @@ fn a_killed_server_fails_the_step_quickly_and_keeps_the_results() {
         "--max-reconnects",
         "1",
     ];
-    let (child, run) = spawn_until_step(&bench, &args, 2);
-    std::thread::sleep(Duration::from_millis(1_000));
+    let (child, run) = spawn_until_queries(&bench, &args, "qp100");
     let pid = run.managed_server.unwrap().pid.unwrap();
     let out = kill_9_and_finish(child, pid);
     let line = out

@@ -249,6 +249,22 @@ impl Running {
         }
     }
 
+    /// Waits until a line of the process's stderr so far satisfies `found`. Fails if ibench
+    /// exits first or no such line appears within `limit` since it started.
+    pub fn wait_for_stderr(&mut self, limit: Duration, found: impl Fn(&str) -> bool) {
+        loop {
+            let text = fs::read_to_string(&self.stderr).unwrap_or_default();
+            if text.lines().any(&found) {
+                return;
+            }
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                panic!("ibench exited ({status}) before the awaited line:\n{text}");
+            }
+            assert!(self.elapsed() < limit, "awaited line never came:\n{text}");
+            sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits for the process to end (killing it and failing after `limit` since it started).
     pub fn finish(mut self, limit: Duration) -> Outcome {
         let status = loop {
