@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ibench::results::model::RunResult;
@@ -196,6 +196,13 @@ fn a_managed_server_is_reachable_by_ibench_alone() {
             assert!(err.to_string().contains("secure-file-priv"), "{err}");
             let local: Option<String> = c.query_first("SELECT @@local_infile").unwrap();
             assert_eq!(local.as_deref(), Some("0"), "LOAD DATA LOCAL is off");
+            // Temporary tables go to a private directory of its own, not the shared /tmp.
+            let tmpdir: Option<String> = c.query_first("SELECT @@tmpdir").unwrap();
+            let tmpdir = PathBuf::from(tmpdir.unwrap());
+            assert!(tmpdir.starts_with(&dir), "{}", tmpdir.display());
+            let meta = fs::metadata(&tmpdir).unwrap();
+            assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+            assert_eq!(meta.uid(), uid_of(pid));
         }
         assert!(!Path::new(&planted).exists());
 

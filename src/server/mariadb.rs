@@ -92,6 +92,14 @@ impl ServerFamily for MariadbFamily {
         let files = ctx.dir.join("files");
         fs::create_dir_all(&files)?;
         super::private_dir(&files, ctx.account)?;
+        // Temporary tables and files in a private directory of this server's own, not the
+        // shared /tmp: with six servers set up at once there, one's bootstrap found its
+        // temporary table's file gone ("Could not remove temporary table
+        // '/tmp/#sql-temptable-…'", then "Unknown table 'mysql.tmp_user_sys'") and
+        // mariadb-install-db failed; none of twelve did with a directory each.
+        let tmp = ctx.dir.join("tmp");
+        fs::create_dir_all(&tmp)?;
+        super::private_dir(&tmp, ctx.account)?;
         let mut socket = ctx.dir.join("mysqld.sock");
         let mut socket_dir = None;
         if socket.as_os_str().len() > MAX_SOCKET_PATH {
@@ -110,13 +118,14 @@ impl ServerFamily for MariadbFamily {
         write_private_file(&init, &INIT_SQL.replace("{pw}", ctx.password), ctx.account)?;
         let mut cnf = format!(
             "[mysqld]\ndatadir = {}\nport = {}\nbind-address = 127.0.0.1\nsocket = {}\n\
-             pid-file = {}\ninit-file = {}\nsecure-file-priv = {}\nlocal-infile = 0\n",
+             pid-file = {}\ninit-file = {}\nsecure-file-priv = {}\nlocal-infile = 0\ntmpdir = {}\n",
             data.display(),
             ctx.port,
             socket.display(),
             ctx.dir.join("mysqld.pid").display(),
             init.display(),
             files.display(),
+            tmp.display(),
         );
         if MysqlParams::of(ctx.params).engine == Engine::Rocksdb {
             cnf.push_str("plugin-load-add = ha_rocksdb.so\n");
