@@ -7,7 +7,7 @@
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use crate::common::{have, histogram_len, server_bench};
+use crate::common::{exclusive_server_bench, have, histogram_len};
 
 /// The newest row of table `t`.
 fn max_id(c: &mut impl postgres::GenericClient, t: &str) -> i64 {
@@ -21,7 +21,9 @@ fn a_stalled_connection_on_a_shared_client_thread_delays_only_its_own_inserts() 
     if !have("postgres", "") {
         return;
     }
-    let bench = server_bench();
+    // Alone on the CPU: the writers' rates below are timing (a loaded machine once let pi2's
+    // writer reach 80 of its 150 rows in the 1.5 s, and the step 1,520 of 1,600).
+    let bench = exclusive_server_bench();
     let (setup, kept) = bench.keep_server(
         "postgres",
         &["--steps", "l.i0,l.x", "--l0-rows", "5000", "--clients", "2"],
@@ -61,9 +63,11 @@ fn a_stalled_connection_on_a_shared_client_thread_delays_only_its_own_inserts() 
     drop(c);
     kept.stop();
 
-    // The other client on the same thread kept writing while pi1 was locked: 100 rows/s.
+    // The other client on the same thread kept writing while pi1 was locked: 100 rows/s,
+    // 150 rows in the 1.5 s. Were the thread blocked with pi1's writer, it would be at most
+    // the batch (10 rows) in flight when the lock was taken.
     assert!(
-        written_meanwhile >= 100,
+        written_meanwhile >= 80,
         "pi2 got {written_meanwhile} rows during the 1.5 s stall of pi1"
     );
     let step = &run.steps[0];

@@ -459,6 +459,13 @@ pub fn server_bench() -> Bench {
     bench
 }
 
+/// A [`server_bench`] alone on the CPU (see [`Bench::exclusive`]), for timing assertions.
+pub fn exclusive_server_bench() -> Bench {
+    let bench = Bench::exclusive();
+    fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
+    bench
+}
+
 /// Whether process `pid` runs (and is not a zombie).
 pub fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
