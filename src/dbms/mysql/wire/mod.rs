@@ -20,13 +20,12 @@ use std::os::unix::net::UnixStream;
 
 use chrono::{Datelike, NaiveDateTime, Timelike};
 use mysql::mysql_common::constants::{CapabilityFlags, ColumnType};
-use mysql::mysql_common::io::ParseBuf;
-use mysql::mysql_common::packets::{
-    AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse,
-};
-use mysql::mysql_common::proto::MySerialize;
 
 use crate::dbms::socket::Socket;
+use packets::{column_type, first_binary, first_text, put_lenenc, status, take_lenenc};
+
+mod handshake;
+mod packets;
 use crate::dbms::{DbError, ErrorKind};
 
 type Result<T> = std::result::Result<T, DbError>;
@@ -145,116 +144,6 @@ impl MyWire {
         };
         c.handshake(opts, unix)?;
         Ok(c)
-    }
-
-    fn handshake(&mut self, opts: &mysql::Opts, unix: bool) -> Result<()> {
-        self.next_packet()?;
-        self.check_err()?;
-        let raw = self.packet().to_vec();
-        let hs: HandshakePacket = ParseBuf(&raw).parse(())?;
-        if !hs
-            .capabilities()
-            .contains(CapabilityFlags::CLIENT_PROTOCOL_41)
-        {
-            return Err(protocol_error("server without protocol 4.1"));
-        }
-        let db = opts.get_db_name().filter(|d| !d.is_empty());
-        let mut wanted = CapabilityFlags::CLIENT_PROTOCOL_41
-            | CapabilityFlags::CLIENT_SECURE_CONNECTION
-            | CapabilityFlags::CLIENT_LONG_PASSWORD
-            | CapabilityFlags::CLIENT_TRANSACTIONS
-            | CapabilityFlags::CLIENT_MULTI_STATEMENTS
-            | CapabilityFlags::CLIENT_MULTI_RESULTS
-            | CapabilityFlags::CLIENT_PS_MULTI_RESULTS
-            | CapabilityFlags::CLIENT_PLUGIN_AUTH
-            | CapabilityFlags::CLIENT_LONG_FLAG;
-        if db.is_some() {
-            wanted |= CapabilityFlags::CLIENT_CONNECT_WITH_DB;
-        }
-        self.caps = hs.capabilities() & wanted;
-        let mut nonce = hs.scramble_1_ref().to_vec();
-        nonce.extend_from_slice(hs.scramble_2_ref().unwrap_or(&[]));
-        nonce.resize(20, 0);
-        let mut plugin = match hs.auth_plugin() {
-            Some(AuthPlugin::CachingSha2Password) => AuthPlugin::CachingSha2Password,
-            _ => AuthPlugin::MysqlNativePassword,
-        };
-        let pass = opts.get_pass();
-        let data = plugin.gen_data(pass, &nonce).map(|d| d.into_owned());
-        let response = HandshakeResponse::new(
-            data.as_deref(),
-            hs.server_version_parsed().unwrap_or((0, 0, 0)),
-            opts.get_user().map(str::as_bytes),
-            db.map(str::as_bytes),
-            Some(plugin.clone()),
-            self.caps,
-            None,
-            MAX_PACKET,
-        );
-        self.begin();
-        response.serialize(&mut self.out);
-        self.send(self.seq)?;
-        let mut switched = false;
-        loop {
-            self.next_packet()?;
-            match self.packet().first() {
-                Some(0x00) => return Ok(()),
-                Some(0xFF) => return Err(self.server_error()),
-                Some(0xFE) if !switched => {
-                    switched = true;
-                    let req: AuthSwitchRequest = ParseBuf(self.packet()).parse(())?;
-                    plugin = match req.auth_plugin() {
-                        AuthPlugin::CachingSha2Password => AuthPlugin::CachingSha2Password,
-                        AuthPlugin::MysqlNativePassword => AuthPlugin::MysqlNativePassword,
-                        other => {
-                            return Err(DbError {
-                                kind: ErrorKind::Fatal,
-                                message: format!(
-                                    "authentication plugin {} is not supported by ibench's \
-                                     client connections (mysql_native_password and \
-                                     caching_sha2_password are)",
-                                    String::from_utf8_lossy(other.as_bytes())
-                                ),
-                            });
-                        }
-                    };
-                    nonce = req.plugin_data().to_vec();
-                    if nonce.last() == Some(&0) {
-                        nonce.pop();
-                    }
-                    let data = plugin.gen_data(pass, &nonce).map(|d| d.into_owned());
-                    self.begin();
-                    if let Some(d) = data {
-                        d.serialize(&mut self.out);
-                    }
-                    self.send(self.seq)?;
-                }
-                // caching_sha2_password: fast authentication succeeded; OK follows.
-                Some(0x01) if self.packet().get(1) == Some(&0x03) => {}
-                // caching_sha2_password: full authentication.
-                Some(0x01) if self.packet().get(1) == Some(&0x04) => {
-                    let mut secret = pass.unwrap_or("").as_bytes().to_vec();
-                    secret.push(0);
-                    if !unix {
-                        // Ask for the server's RSA public key and encrypt with it.
-                        self.begin();
-                        self.out.push(0x02);
-                        self.send(self.seq)?;
-                        self.next_packet()?;
-                        self.check_err()?;
-                        let key = self.packet().get(1..).unwrap_or(&[]).to_vec();
-                        for (i, b) in secret.iter_mut().enumerate() {
-                            *b ^= nonce[i % nonce.len()];
-                        }
-                        secret = mysql::mysql_common::crypto::encrypt(&secret, &key);
-                    }
-                    self.begin();
-                    self.out.extend_from_slice(&secret);
-                    self.send(self.seq)?;
-                }
-                _ => return Err(protocol_error("during authentication")),
-            }
-        }
     }
 
     /// Starts a new payload in `out` (after room for the header).
@@ -580,106 +469,6 @@ impl Drop for MyWire {
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 
-/// Status flags at the start of `p` (OK packet after its two lenenc integers; EOF packet
-/// after its warning count).
-fn status(p: &[u8]) -> u16 {
-    match p {
-        [a, b, ..] => u16::from_le_bytes([*a, *b]),
-        _ => 0,
-    }
-}
-
-fn put_lenenc(out: &mut Vec<u8>, n: u64) {
-    match n {
-        0..=250 => out.push(n as u8),
-        251..=0xFFFF => {
-            out.push(0xFC);
-            out.extend_from_slice(&(n as u16).to_le_bytes());
-        }
-        0x1_0000..=0xFF_FFFF => {
-            out.push(0xFD);
-            out.extend_from_slice(&(n as u32).to_le_bytes()[..3]);
-        }
-        _ => {
-            out.push(0xFE);
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-    }
-}
-
-/// Takes a length-encoded integer off the front of `p`.
-fn take_lenenc(p: &mut &[u8]) -> Option<u64> {
-    let (n, used) = match *p.first()? {
-        b @ 0..=250 => (u64::from(b), 1),
-        0xFC => (
-            u64::from(u16::from_le_bytes(p.get(1..3)?.try_into().ok()?)),
-            3,
-        ),
-        0xFD => {
-            let b = p.get(1..4)?;
-            (u64::from(u32::from_le_bytes([b[0], b[1], b[2], 0])), 4)
-        }
-        0xFE => (u64::from_le_bytes(p.get(1..9)?.try_into().ok()?), 9),
-        _ => return None,
-    };
-    *p = &p[used..];
-    Some(n)
-}
-
-/// The type of the column a column-definition packet describes: after six length-encoded
-/// strings (catalog, schema, table, original table, name, original name), the length of the
-/// fixed fields, the character set (2 bytes) and the column length (4 bytes).
-fn column_type(p: &[u8]) -> Option<ColumnType> {
-    let mut v = p;
-    for _ in 0..6 {
-        let n = take_lenenc(&mut v)? as usize;
-        v = v.get(n..)?;
-    }
-    take_lenenc(&mut v)?;
-    ColumnType::try_from(*v.get(6)?).ok()
-}
-
-/// The first column of a binary-protocol row.
-fn first_binary(p: &[u8], columns: usize, ty: ColumnType) -> Option<Value<'_>> {
-    let bitmap = (columns + 7 + 2) / 8;
-    // Bit 2 of the bitmap is the first column (the first two bits are reserved).
-    if p.get(1)? & 0b100 != 0 {
-        return Some(Value::Null);
-    }
-    let mut v = p.get(1 + bitmap..)?;
-    use ColumnType::*;
-    Some(match ty {
-        MYSQL_TYPE_TINY => Value::Int(i64::from(*v.first()? as i8)),
-        MYSQL_TYPE_SHORT | MYSQL_TYPE_YEAR => {
-            Value::Int(i64::from(i16::from_le_bytes(v.get(..2)?.try_into().ok()?)))
-        }
-        MYSQL_TYPE_LONG | MYSQL_TYPE_INT24 => {
-            Value::Int(i64::from(i32::from_le_bytes(v.get(..4)?.try_into().ok()?)))
-        }
-        MYSQL_TYPE_LONGLONG => Value::Int(i64::from_le_bytes(v.get(..8)?.try_into().ok()?)),
-        MYSQL_TYPE_FLOAT => Value::Bytes(v.get(..4)?),
-        MYSQL_TYPE_DOUBLE => Value::Bytes(v.get(..8)?),
-        MYSQL_TYPE_DATE | MYSQL_TYPE_DATETIME | MYSQL_TYPE_TIMESTAMP | MYSQL_TYPE_TIME => {
-            let n = usize::from(*v.first()?);
-            Value::Bytes(v.get(1..1 + n)?)
-        }
-        _ => {
-            let n = take_lenenc(&mut v)? as usize;
-            Value::Bytes(v.get(..n)?)
-        }
-    })
-}
-
-/// The first column of a text-protocol row.
-fn first_text(p: &[u8]) -> Option<Value<'_>> {
-    if p.first() == Some(&0xFB) {
-        return Some(Value::Null);
-    }
-    let mut v = p;
-    let n = take_lenenc(&mut v)? as usize;
-    Some(Value::Bytes(v.get(..n)?))
-}
-
 /// What a server error with `code` means for a client: deadlock, lock wait timeout, too many
 /// connections are transient; server gone away, connection killed, shutdown: connection lost.
 pub fn kind_of_code(code: u16) -> ErrorKind {
@@ -687,71 +476,5 @@ pub fn kind_of_code(code: u16) -> ErrorKind {
         1213 | 1205 | 1040 => ErrorKind::Transient,
         2006 | 2013 | 1927 | 1053 => ErrorKind::ConnectionLost,
         _ => ErrorKind::Fatal,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn length_encoded_integers_round_trip() {
-        for n in [
-            0u64,
-            250,
-            251,
-            65535,
-            65536,
-            0xFF_FFFF,
-            0x100_0000,
-            u64::MAX,
-        ] {
-            let mut out = Vec::new();
-            put_lenenc(&mut out, n);
-            let mut p = &out[..];
-            assert_eq!(take_lenenc(&mut p), Some(n), "{n}");
-            assert!(p.is_empty());
-        }
-    }
-
-    #[test]
-    fn first_columns_of_binary_rows() {
-        // Header, a 1-byte NULL bitmap (3 columns), then the first column.
-        let row = [0u8, 0, 42, 0, 0, 0, 0, 0, 0, 0];
-        assert_eq!(
-            first_binary(&row, 3, ColumnType::MYSQL_TYPE_LONGLONG),
-            Some(Value::Int(42))
-        );
-        let null = [0u8, 0b100];
-        assert_eq!(
-            first_binary(&null, 1, ColumnType::MYSQL_TYPE_LONGLONG),
-            Some(Value::Null)
-        );
-        let s = [0u8, 0, 3, b'a', b'b', b'c'];
-        assert_eq!(
-            first_binary(&s, 1, ColumnType::MYSQL_TYPE_STRING),
-            Some(Value::Bytes(b"abc"))
-        );
-        assert_eq!(first_text(&[2, b'1', b'7']).unwrap().as_i64(), Some(17));
-        // A column definition: catalog "def", schema, table, original table, name, original
-        // name, then the fixed fields (0x0c), character set, length, type, flags, decimals.
-        let mut def = Vec::new();
-        for s in ["def", "ibench", "sbtest1", "sbtest1", "c", "c"] {
-            put_lenenc(&mut def, s.len() as u64);
-            def.extend_from_slice(s.as_bytes());
-        }
-        def.extend_from_slice(&[
-            0x0c,
-            33,
-            0,
-            120,
-            0,
-            0,
-            0,
-            ColumnType::MYSQL_TYPE_STRING as u8,
-        ]);
-        def.extend_from_slice(&[0, 0, 0, 0, 0]);
-        assert_eq!(column_type(&def), Some(ColumnType::MYSQL_TYPE_STRING));
-        assert_eq!(first_text(&[0xFB]), Some(Value::Null));
     }
 }
