@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use crate::metrics::compact::CompactHistogram;
 pub use crate::results::model::Op;
 
 /// A new histogram of microseconds, 3 significant digits, growing to the largest value seen.
@@ -65,9 +66,9 @@ pub struct Recorder {
     pub client: usize,
     start: Option<Instant>,
     /// Response time from when each op was due (equals service time for unthrottled ops).
-    hist: [Option<Histogram<u64>>; Op::COUNT],
+    hist: [Option<CompactHistogram>; Op::COUNT],
     /// Service time (from when the op was sent), kept for rate-limited ops only.
-    service: [Option<Histogram<u64>>; Op::COUNT],
+    service: [Option<CompactHistogram>; Op::COUNT],
     ops: [u64; Op::COUNT],
     rows: [u64; Op::COUNT],
     seconds: Vec<Second>,
@@ -174,10 +175,9 @@ impl Recorder {
         end: Instant,
     ) {
         let service_us = end.saturating_duration_since(sent).as_micros() as u64;
-        record_us(
-            self.service[op.index()].get_or_insert_with(new_histogram),
-            service_us,
-        );
+        self.service[op.index()]
+            .get_or_insert_with(CompactHistogram::new)
+            .record(service_us);
         self.record_latency(op, rows, end.saturating_duration_since(due), end);
     }
 
@@ -185,7 +185,9 @@ impl Recorder {
     fn record_latency(&mut self, op: Op, rows: u64, latency: Duration, end: Instant) {
         let i = op.index();
         let us = latency.as_micros() as u64;
-        record_us(self.hist[i].get_or_insert_with(new_histogram), us);
+        self.hist[i]
+            .get_or_insert_with(CompactHistogram::new)
+            .record(us);
         self.ops[i] += 1;
         self.rows[i] += rows;
         self.live.ops[i].fetch_add(1, Ordering::Relaxed);
@@ -216,12 +218,12 @@ impl Recorder {
     }
 
     /// Response-time histogram of `op`, if any op of that type was recorded.
-    pub fn histogram(&self, op: Op) -> Option<&Histogram<u64>> {
+    pub fn histogram(&self, op: Op) -> Option<&CompactHistogram> {
         self.hist[op.index()].as_ref()
     }
 
     /// Service-time histogram of a rate-limited `op`.
-    pub fn service_histogram(&self, op: Op) -> Option<&Histogram<u64>> {
+    pub fn service_histogram(&self, op: Op) -> Option<&CompactHistogram> {
         self.service[op.index()].as_ref()
     }
 

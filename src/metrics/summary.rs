@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-
+use crate::metrics::compact::CompactHistogram;
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
 use crate::metrics::outcome::StepOutcome;
 use crate::metrics::recorder::{Op, Recorder, new_histogram};
@@ -46,27 +45,33 @@ fn op_result(
     recorders: &[Recorder],
     op: Op,
     clients: usize,
-    hist_of: impl Fn(&Recorder) -> Option<&Histogram<u64>>,
+    hist_of: impl Fn(&Recorder) -> Option<&CompactHistogram>,
 ) -> Option<OpResult> {
-    let mut per_client: Vec<Option<Histogram<u64>>> = (0..clients).map(|_| None).collect();
+    // One client's histogram at a time (a client has up to three threads): with 1,024
+    // clients, their histograms with u64 counts all at once would outweigh the run.
+    let mut by_client: Vec<Vec<&CompactHistogram>> = vec![Vec::new(); clients];
     let mut rows = 0;
     for rec in recorders {
         let Some(h) = hist_of(rec) else { continue };
         rows += rec.rows(op);
-        let slot = per_client[rec.client].get_or_insert_with(new_histogram);
-        slot.add(h).expect("auto-resizing histograms always add");
+        by_client[rec.client].push(h);
     }
     let mut merged = new_histogram();
     let mut clients_out = Vec::new();
-    for (client, h) in per_client.iter().enumerate() {
-        if let Some(h) = h {
-            merged.add(h).expect("auto-resizing histograms always add");
-            clients_out.push(ClientHistogram {
-                client,
-                count: h.len(),
-                histogram: histogram::encode(h),
-            });
+    for (client, hists) in by_client.iter().enumerate() {
+        if hists.is_empty() {
+            continue;
         }
+        let mut h = new_histogram();
+        for part in hists {
+            part.add_to(&mut h);
+        }
+        merged.add(&h).expect("auto-resizing histograms always add");
+        clients_out.push(ClientHistogram {
+            client,
+            count: h.len(),
+            histogram: histogram::encode(&h),
+        });
     }
     if merged.is_empty() {
         return None;

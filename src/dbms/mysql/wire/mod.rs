@@ -132,7 +132,7 @@ impl MyWire {
         let unix = socket.is_unix();
         let mut c = MyWire {
             socket,
-            input: vec![0; 65536],
+            input: vec![0; 16384],
             start: 0,
             end: 0,
             packet: Vec::new(),
