@@ -123,6 +123,11 @@ pub struct TargetArgs {
     /// connection. Embedded DBMS always have a thread per connection.
     #[arg(long, value_name = "N")]
     pub client_threads: Option<usize>,
+    /// How client threads wait for their many connections: io-uring (a query's send and
+    /// receive in one system call) or epoll [default: io-uring where the kernel allows it,
+    /// else epoll].
+    #[arg(long, value_name = "IO")]
+    pub client_io: Option<crate::mux::Backend>,
 }
 
 /// Where results go and how the run is shown.
@@ -277,6 +282,7 @@ impl TargetArgs {
             drop_existing: self.drop_existing,
             allow_server_changes: self.allow_server_changes,
             client_threads: self.client_threads,
+            client_io: self.client_io,
         })
     }
 

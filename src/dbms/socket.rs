@@ -99,5 +99,7 @@ impl Drop for Socket {
     fn drop(&mut self) {
         // A goodbye written as a task (or anything else left queued) still goes out.
         let _ = self.send_queued();
+        // Its descriptor's number may come back for another socket of this task.
+        crate::mux::closing(self.fd());
     }
 }

@@ -30,6 +30,7 @@ use crate::results::file::ResultsFile;
 use crate::results::model::{
     ExperimentTag, ManagedServerInfo, RunResult, RunStatus, SCHEMA_VERSION,
 };
+use crate::runner::client::ClientThreads;
 use crate::runner::{CostWatch, DisplayOptions};
 use crate::spec::{RunSpec, WorkloadSpec};
 use crate::workload::Workload;
@@ -221,15 +222,29 @@ fn run_with(
 }
 
 /// Threads for the clients of a step on `db`: `--client-threads`, one per core by default,
-/// for a DBMS whose clients can be multiplexed; else 0 (a thread per client).
-fn client_threads(spec: &RunSpec, db: &dyn dbms::Dbms) -> usize {
-    if !db.multiplexed_clients() {
-        return 0;
+/// for a DBMS whose clients can be multiplexed, waiting through `--client-io` (io_uring where
+/// the kernel allows it, else epoll); else 0 (a thread per client).
+fn client_threads(spec: &RunSpec, db: &dyn dbms::Dbms) -> Result<ClientThreads> {
+    if let Some(io) = spec.client_io.filter(|io| !io.available()) {
+        return Err(UsageError::new(format!(
+            "--client-io {}: this kernel does not let ibench use it (io_uring may be disabled \
+             by the sysctl kernel.io_uring_disabled); use --client-io epoll",
+            io.name()
+        ))
+        .into());
     }
-    spec.client_threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+    if !db.multiplexed_clients() {
+        return Ok(ClientThreads::default());
+    }
+    Ok(ClientThreads {
+        threads: spec.client_threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
+        io: spec
+            .client_io
+            .unwrap_or_else(crate::mux::Backend::default_here),
     })
 }
 
@@ -325,7 +340,7 @@ fn run_into(
             enabled: spec.maintenance,
             change_settings: spec.server.is_some() || spec.allow_server_changes,
         },
-        client_threads: client_threads(spec, db.as_ref()),
+        client_threads: client_threads(spec, db.as_ref())?,
     };
     let outcome = steps::run_steps_gated(
         workload.as_mut(),

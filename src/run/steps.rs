@@ -29,8 +29,8 @@ pub struct Pause {
 pub struct StepOptions {
     /// The maintenance pause.
     pub pause: Pause,
-    /// Client threads for a server DBMS's connections.
-    pub client_threads: usize,
+    /// Client threads for a server DBMS's connections, and how they wait.
+    pub client_threads: crate::runner::client::ClientThreads,
 }
 
 fn step_line(step: &StepResult) -> String {

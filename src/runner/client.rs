@@ -196,16 +196,35 @@ fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".to_string())
 }
 
-/// Runs `threads` to completion: as tasks spread over `client_threads` threads when there are
-/// more of them than that, else (also when `client_threads` is 0, or this kernel has no
-/// io_uring) each on an OS thread of its own. `ready` is called once every thread has connected and is
+/// The threads that carry a step's client connections.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientThreads {
+    /// Scheduler threads, each many connections (0: a thread per connection).
+    pub threads: usize,
+    /// How they wait for their connections.
+    pub io: crate::mux::Backend,
+}
+
+impl Default for ClientThreads {
+    /// A thread per connection.
+    fn default() -> Self {
+        ClientThreads {
+            threads: 0,
+            io: crate::mux::Backend::Epoll,
+        }
+    }
+}
+
+/// Runs `threads` to completion: as tasks spread over `pool.threads` threads when there are
+/// more of them than that, else (also when `pool.threads` is 0, or this kernel cannot run
+/// `pool.io`) each on an OS thread of its own. `ready` is called once every thread has connected and is
 /// waiting to start (the step's first sample); `monitor` is called about ten times a second
 /// from the calling thread with every thread's live counters and the time since the step
 /// start; `finished` is called when every thread is done, before the connections they hold
 /// (see [`ThreadCtx::hold`]) are closed (the step's last sample).
 pub fn run_threads(
     threads: Vec<ThreadSpec<'_>>,
-    client_threads: usize,
+    pool: ClientThreads,
     ready: &mut dyn FnMut(),
     monitor: &mut dyn FnMut(&[Arc<LiveCounters>], Duration),
     finished: &mut dyn FnMut(),
@@ -277,9 +296,9 @@ pub fn run_threads(
         let mut spawned = 0;
         // With one client per thread there is nothing to multiplex, and a blocking thread
         // costs less CPU per query than a ring (measured: docs/PERFORMANCE.md).
-        if client_threads > 0 && clients.len() > client_threads && crate::mux::available() {
+        if pool.threads > 0 && clients.len() > pool.threads && pool.io.available() {
             // Round robin over the scheduler threads, so each has its share of every role.
-            let k = client_threads.min(clients.len());
+            let k = pool.threads.min(clients.len());
             let mut groups: Vec<Vec<Task<'_>>> = (0..k).map(|_| Vec::new()).collect();
             for (i, (_, task)) in clients.into_iter().enumerate() {
                 groups[i % k].push(task);
@@ -290,7 +309,7 @@ pub fn run_threads(
                 let started = std::thread::Builder::new()
                     .name(format!("clients-{g}"))
                     .spawn_scoped(scope, move || {
-                        if let Err(e) = crate::mux::run_tasks(tasks) {
+                        if let Err(e) = crate::mux::run_tasks(tasks, pool.io) {
                             let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
                             if first.is_none() {
                                 *first = Some(format!("client thread {g}: {e}"));

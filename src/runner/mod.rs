@@ -51,7 +51,7 @@ pub struct StepEnv<'a> {
     name: String,
     display: &'a DisplayOptions,
     costs: Option<&'a CostWatch>,
-    client_threads: usize,
+    client_threads: client::ClientThreads,
 }
 
 impl<'a> StepEnv<'a> {
@@ -62,15 +62,15 @@ impl<'a> StepEnv<'a> {
             name,
             display,
             costs,
-            client_threads: 0,
+            client_threads: client::ClientThreads::default(),
         }
     }
 
-    /// Runs the step's clients as tasks on `threads` threads (`crate::mux`) instead of a
-    /// thread each (0, the default). Only for a DBMS whose client connections do all their
+    /// Runs the step's clients as tasks on `pool.threads` threads (`crate::mux`) instead of
+    /// a thread each (0, the default). Only for a DBMS whose client connections do all their
     /// waiting through `dbms::socket` ([`crate::dbms::Dbms::multiplexed_clients`]).
-    pub fn with_client_threads(mut self, threads: usize) -> Self {
-        self.client_threads = threads;
+    pub fn with_client_threads(mut self, pool: client::ClientThreads) -> Self {
+        self.client_threads = pool;
         self
     }
 

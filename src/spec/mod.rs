@@ -117,6 +117,10 @@ pub struct RunSpec {
     /// per core; 0: a thread per connection, as for an embedded DBMS).
     #[serde(default)]
     pub client_threads: Option<usize>,
+    /// How those threads wait for their connections (`None`: io_uring where the kernel
+    /// allows it, else epoll).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_io: Option<crate::mux::Backend>,
 }
 
 /// Which workload a run runs, with its parameters. Serialized as the parameters alone (a

@@ -108,6 +108,7 @@ impl Cell {
             drop_existing: false,
             allow_server_changes: false,
             client_threads: None,
+            client_io: None,
         }
     }
 }
