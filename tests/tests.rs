@@ -25,6 +25,7 @@ mod rate;
 
 /// Reports over stored runs (HTML, Markdown, JSON; repeats, base, escaping, Chromium).
 mod report;
+mod report_charts;
 
 /// `ibench compare`: A/A comparisons on SQLite and a managed PostgreSQL call (almost) nothing
 /// a change, an injected change is found within its interval, one run a side says that only
