@@ -119,8 +119,9 @@ pub struct TargetArgs {
     #[arg(long, conflicts_with = "server")]
     pub allow_server_changes: bool,
     /// Threads that drive a server's client connections, each thread many connections
-    /// (one readiness wait for all of them) [default: one per core]; 0: a thread per
-    /// connection. Embedded DBMS always have a thread per connection.
+    /// (one readiness wait for all of them) when a step has more connections than threads
+    /// [default: one per core, once a step has more than 4 connections per core]; 0: a
+    /// thread per connection. Embedded DBMS always have a thread per connection.
     #[arg(long, value_name = "N")]
     pub client_threads: Option<usize>,
     /// How client threads wait for their many connections: io-uring (a query's send and

@@ -201,6 +201,9 @@ fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
 pub struct ClientThreads {
     /// Scheduler threads, each many connections (0: a thread per connection).
     pub threads: usize,
+    /// Multiplex only a step with more connections than this (at least `threads`); one
+    /// with fewer has a blocking thread per connection.
+    pub multiplex_above: usize,
     /// How they wait for their connections.
     pub io: crate::mux::Backend,
 }
@@ -210,14 +213,15 @@ impl Default for ClientThreads {
     fn default() -> Self {
         ClientThreads {
             threads: 0,
+            multiplex_above: 0,
             io: crate::mux::Backend::Epoll,
         }
     }
 }
 
 /// Runs `threads` to completion: as tasks spread over `pool.threads` threads when there are
-/// more of them than that, else (also when `pool.threads` is 0, or this kernel cannot run
-/// `pool.io`) each on an OS thread of its own. `ready` is called once every thread has connected and is
+/// more of them than `pool.multiplex_above`, else (also when `pool.threads` is 0, or this
+/// kernel cannot run `pool.io`) each on an OS thread of its own. `ready` is called once every thread has connected and is
 /// waiting to start (the step's first sample); `monitor` is called about ten times a second
 /// from the calling thread with every thread's live counters and the time since the step
 /// start; `finished` is called when every thread is done, before the connections they hold
@@ -296,7 +300,10 @@ pub fn run_threads(
         let mut spawned = 0;
         // With one client per thread there is nothing to multiplex, and a blocking thread
         // costs less CPU per query than a ring (measured: docs/PERFORMANCE.md).
-        if pool.threads > 0 && clients.len() > pool.threads && pool.io.available() {
+        if pool.threads > 0
+            && clients.len() > pool.threads.max(pool.multiplex_above)
+            && pool.io.available()
+        {
             // Round robin over the scheduler threads, so each has its share of every role.
             let k = pool.threads.min(clients.len());
             let mut groups: Vec<Vec<Task<'_>>> = (0..k).map(|_| Vec::new()).collect();

@@ -114,7 +114,8 @@ pub struct RunSpec {
     #[serde(default)]
     pub allow_server_changes: bool,
     /// Threads driving a server DBMS's client connections, each many of them (`None`: one
-    /// per core; 0: a thread per connection, as for an embedded DBMS).
+    /// per core, once a step has more than 4 connections per core; 0: a thread per
+    /// connection, as for an embedded DBMS).
     #[serde(default)]
     pub client_threads: Option<usize>,
     /// How those threads wait for their connections (`None`: io_uring where the kernel
