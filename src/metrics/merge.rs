@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration as ChronoDuration, Utc};
 
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
 use crate::metrics::recorder::new_histogram;
-use crate::metrics::summary::{SLA_MIN_RATIO, SlaTarget, rate_percentiles};
+use crate::metrics::summary::{SLA_MIN_RATIO, SlaTarget, rate_percentiles, sla_of};
 use crate::results::group::{self, GroupHost, GroupInfo, HostStep};
 use crate::results::model::{
     Efficiency, IndexBuild, IndexScan, OpResult, PerOp, PerSecond, ProcDelta, QueueCheck,
@@ -407,24 +407,14 @@ fn merge_sla(
             done as f64 >= SLA_MIN_RATIO * due as f64
         })
         .count();
-    let ratio = if target > 0.0 {
-        inserts_per_s / target
-    } else {
-        0.0
-    };
-    Some(Sla {
-        target_inserts_per_s: target,
-        missed_insert_batches: slas.iter().map(|(_, s)| s.missed_insert_batches).sum(),
+    Some(sla_of(
+        target,
+        slas.iter().map(|(_, s)| s.missed_insert_batches).sum(),
         inserts_per_s,
-        deletes_per_s: slas.iter().map(|(_, s)| s.deletes_per_s).sum(),
-        ratio,
-        seconds_met_share: if full_seconds > 0 {
-            met as f64 / full_seconds as f64
-        } else {
-            0.0
-        },
-        pass: ratio >= SLA_MIN_RATIO && status == RunStatus::Complete,
-    })
+        slas.iter().map(|(_, s)| s.deletes_per_s).sum(),
+        (met, full_seconds),
+        status,
+    ))
 }
 
 fn merge_select_min(parts: &[Part]) -> Option<SelectMin> {

@@ -16,6 +16,38 @@ use crate::results::model::{
 /// An SLA fails when the background insert rate averages below this share of its target.
 pub const SLA_MIN_RATIO: f64 = 0.95;
 
+/// The SLA of a query step's writers, whose `met.0` of `met.1` full seconds inserted the rows
+/// due in them: it passes when the writers averaged [`SLA_MIN_RATIO`] of their target and the
+/// step ran its course (a step that did not, did not meet its SLA; see `sla_verdict`).
+pub(crate) fn sla_of(
+    target_inserts_per_s: f64,
+    missed_insert_batches: u64,
+    inserts_per_s: f64,
+    deletes_per_s: f64,
+    met: (usize, usize),
+    status: RunStatus,
+) -> Sla {
+    let ratio = if target_inserts_per_s > 0.0 {
+        inserts_per_s / target_inserts_per_s
+    } else {
+        0.0
+    };
+    let (met, full_seconds) = met;
+    Sla {
+        target_inserts_per_s,
+        missed_insert_batches,
+        inserts_per_s,
+        deletes_per_s,
+        ratio,
+        seconds_met_share: if full_seconds > 0 {
+            met as f64 / full_seconds as f64
+        } else {
+            0.0
+        },
+        pass: ratio >= SLA_MIN_RATIO && status == RunStatus::Complete,
+    }
+}
+
 /// Target of a query step's background writers.
 #[derive(Clone, Copy, Debug)]
 pub struct SlaTarget {
@@ -221,21 +253,14 @@ pub fn summarize(
                 done as f64 >= SLA_MIN_RATIO * target.rows_due_in_second(s as u64) as f64
             })
             .count();
-        let ratio = inserts_per_s / target.inserts_per_s();
-        Sla {
-            target_inserts_per_s: target.inserts_per_s(),
-            missed_insert_batches: timed_recorders.iter().map(|r| r.missed(Op::Insert)).sum(),
+        sla_of(
+            target.inserts_per_s(),
+            timed_recorders.iter().map(|r| r.missed(Op::Insert)).sum(),
             inserts_per_s,
-            deletes_per_s: per_s(rows_deleted),
-            ratio,
-            seconds_met_share: if full_seconds > 0 {
-                met as f64 / full_seconds as f64
-            } else {
-                0.0
-            },
-            // A step that did not run its course did not meet its SLA (see `sla_verdict`).
-            pass: ratio >= SLA_MIN_RATIO && status == RunStatus::Complete,
-        }
+            per_s(rows_deleted),
+            (met, full_seconds),
+            status,
+        )
     });
 
     let (engine_status, wait_events, profile) = outcome

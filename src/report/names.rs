@@ -16,13 +16,6 @@ pub fn parse_step(name: &str) -> Option<(&str, usize)> {
 pub fn short_version(reported: &str) -> String {
     reported
         .split(|c: char| c.is_whitespace() || c == '-' || c == ',' || c == '(')
-        .find_map(|w| {
-            let v: String = w
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '.')
-                .collect();
-            let v = v.trim_end_matches('.');
-            (v.contains('.') && v.starts_with(|c: char| c.is_ascii_digit())).then(|| v.to_string())
-        })
+        .find_map(crate::server::version::version_in)
         .unwrap_or_default()
 }
