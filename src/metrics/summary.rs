@@ -124,8 +124,8 @@ fn op_result(
 /// Adds `rec`'s seconds into `set` (sums of counts, max of maxima).
 fn add_seconds(set: &mut SeriesSet, rec: &Recorder, len: usize) {
     for op in Op::ALL {
-        let i = op as usize;
-        if rec.ops(op) == 0 || rec.seconds().iter().all(|s| s.ops[i] == 0) {
+        let seconds = rec.seconds(op);
+        if rec.ops(op) == 0 || seconds.iter().all(|s| s.ops == 0) {
             continue;
         }
         let series = set
@@ -136,14 +136,10 @@ fn add_seconds(set: &mut SeriesSet, rec: &Recorder, len: usize) {
                 rows: vec![0; len],
                 max_us: vec![0; len],
             });
-        for (s, sec) in rec.seconds().iter().enumerate().take(len) {
-            series.ops[s] += sec.ops[i];
-            series.rows[s] += if op == Op::Query {
-                sec.ops[i]
-            } else {
-                sec.rows[i]
-            };
-            series.max_us[s] = series.max_us[s].max(sec.max_us[i]);
+        for (s, sec) in seconds.iter().enumerate().take(len) {
+            series.ops[s] += u64::from(sec.ops);
+            series.rows[s] += u64::from(if op == Op::Query { sec.ops } else { sec.rows });
+            series.max_us[s] = series.max_us[s].max(u64::from(sec.max_us));
         }
     }
 }
@@ -217,7 +213,7 @@ pub fn summarize(
     // Series cover every second in which an op completed; full seconds feed the percentiles.
     let len = timed_recorders
         .iter()
-        .map(|r| r.seconds().len())
+        .map(|r| r.seconds_len())
         .max()
         .unwrap_or(0);
     let full_seconds = (duration.as_secs() as usize).min(len);
