@@ -90,7 +90,10 @@ pub fn step_changes(step: &str, a: &[&StepResult], b: &[&StepResult]) -> Vec<Cha
             .collect();
         (!v.is_empty()).then(|| mean(&v))
     };
-    let mut out: Vec<(f64, Change)> = keys
+    // Ranked by relative change; among equal ones (every figure that appeared or vanished
+    // scores 1), the larger one first: a lock wait of a whole session that appeared outranks
+    // a trace of client reads that vanished.
+    let mut out: Vec<(f64, f64, Change)> = keys
         .into_iter()
         .filter_map(|k| {
             let (a, b) = (side(&fa, k)?, side(&fb, k)?);
@@ -101,6 +104,7 @@ pub fn step_changes(step: &str, a: &[&StepResult], b: &[&StepResult]) -> Vec<Cha
             let score = (b - a).abs() / most;
             Some((
                 score,
+                most,
                 Change {
                     step: step.to_string(),
                     kind: k.0,
@@ -117,8 +121,12 @@ pub fn step_changes(step: &str, a: &[&StepResult], b: &[&StepResult]) -> Vec<Cha
             ))
         })
         .collect();
-    out.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.name.cmp(&y.1.name)));
-    out.into_iter().take(PER_STEP).map(|(_, c)| c).collect()
+    out.sort_by(|x, y| {
+        y.0.total_cmp(&x.0)
+            .then(y.1.total_cmp(&x.1))
+            .then(x.2.name.cmp(&y.2.name))
+    });
+    out.into_iter().take(PER_STEP).map(|(_, _, c)| c).collect()
 }
 
 #[cfg(test)]
