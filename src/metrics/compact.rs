@@ -10,7 +10,7 @@
 
 use hdrhistogram::{Counter, Histogram};
 
-use crate::metrics::recorder::new_histogram;
+use crate::metrics::histogram::{new_histogram, record_us};
 
 /// A response-time histogram (microseconds, 3 significant digits, growing to the largest
 /// value) whose counts widen as they grow.
@@ -105,7 +105,7 @@ impl CompactHistogram {
                     *self = CompactHistogram::U64(widen(h));
                 }
             }
-            CompactHistogram::U64(h) => crate::metrics::recorder::record_us(h, us),
+            CompactHistogram::U64(h) => record_us(h, us),
         }
     }
 
@@ -155,7 +155,6 @@ impl CompactHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::recorder::record_us;
 
     /// Every (bucket value, count) of `h`, with its total, min and max.
     fn figures(h: &Histogram<u64>) -> (Vec<(u64, u64)>, u64, u64, u64) {

@@ -8,6 +8,21 @@ use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
+/// A new histogram of microseconds, 3 significant digits, growing to the largest value seen.
+pub fn new_histogram() -> Histogram<u64> {
+    let mut h = Histogram::new(3).expect("3 significant digits is valid");
+    h.auto(true);
+    h
+}
+
+/// Records `us` in `h`, growing it as needed (`saturating_record` would clamp instead).
+#[inline]
+pub fn record_us(h: &mut Histogram<u64>, us: u64) {
+    if h.record(us).is_err() {
+        h.saturating_record(us);
+    }
+}
+
 /// Encodes `h` as base64 of its V2-deflate serialization.
 pub fn encode(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
@@ -77,7 +92,7 @@ mod tests {
 
     #[test]
     fn encode_decode_round_trip_keeps_every_count() {
-        let mut h = crate::metrics::recorder::new_histogram();
+        let mut h = new_histogram();
         for v in [1u64, 10, 100, 1_000, 10_000, 1_000_000, 30_000_000] {
             h.record_n(v, v % 7 + 1).unwrap();
         }
@@ -89,13 +104,13 @@ mod tests {
 
     #[test]
     fn buckets_split_at_classic_bounds() {
-        let mut h = crate::metrics::recorder::new_histogram();
+        let mut h = new_histogram();
         h.record(256).unwrap(); // <=256us
         h.record(257).unwrap(); // <=1ms
         h.record(1_000).unwrap(); // <=1ms
         h.record(20_000_000).unwrap(); // >16s
         for bound in [4_000u64, 16_000, 1_000_000] {
-            let mut one = crate::metrics::recorder::new_histogram();
+            let mut one = new_histogram();
             one.record(bound).unwrap();
             let i = BUCKET_BOUNDS_US.iter().position(|&b| b == bound).unwrap();
             assert_eq!(

@@ -9,25 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-
 use crate::metrics::compact::CompactHistogram;
+pub use crate::metrics::histogram::{new_histogram, record_us};
 pub use crate::results::model::Op;
-
-/// A new histogram of microseconds, 3 significant digits, growing to the largest value seen.
-pub fn new_histogram() -> Histogram<u64> {
-    let mut h = Histogram::new(3).expect("3 significant digits is valid");
-    h.auto(true);
-    h
-}
-
-/// Records `us` in `h`, growing it as needed (`saturating_record` would clamp instead).
-#[inline]
-pub fn record_us(h: &mut Histogram<u64>, us: u64) {
-    if h.record(us).is_err() {
-        h.saturating_record(us);
-    }
-}
 
 /// Counters one thread publishes for the progress display.
 #[derive(Debug, Default)]
