@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::Result;
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 
+use crate::metrics::histogram::new_histogram;
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
-use crate::metrics::recorder::new_histogram;
 use crate::metrics::summary::{SLA_MIN_RATIO, SlaTarget, rate_percentiles, sla_of};
 use crate::results::group::{self, GroupHost, GroupInfo, HostStep};
 use crate::results::model::{

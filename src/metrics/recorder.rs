@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::metrics::compact::CompactHistogram;
-pub use crate::metrics::histogram::{new_histogram, record_us};
 pub use crate::results::model::Op;
 
 /// Counters one thread publishes for the progress display.

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::metrics::compact::CompactHistogram;
-use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
+use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles, new_histogram};
 use crate::metrics::outcome::StepOutcome;
-use crate::metrics::recorder::{Op, Recorder, new_histogram};
+use crate::metrics::recorder::{Op, Recorder};
 use crate::results::model::{
     ClientHistogram, OpResult, PerSecond, RatePercentiles, RunStatus, Series, SeriesSet, Sla,
     StepResult,

@@ -95,7 +95,7 @@ enum Io {
 
 struct Reactor {
     io: Io,
-    /// Tasks of `n`.
+    /// How many tasks the thread runs.
     n: usize,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
     runnable: VecDeque<usize>,

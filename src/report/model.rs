@@ -359,7 +359,7 @@ fn op_agg(runs: &[&RunResult], steps: &[&StepResult], op: &str) -> Result<Option
         })?;
         // A growing histogram, so runs with different ranges merge.
         merged
-            .get_or_insert_with(crate::metrics::recorder::new_histogram)
+            .get_or_insert_with(crate::metrics::histogram::new_histogram)
             .add(&h)
             .map_err(|e| anyhow::anyhow!("cannot merge {op} histograms: {e:?}"))?;
     }

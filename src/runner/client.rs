@@ -221,11 +221,12 @@ impl Default for ClientThreads {
 
 /// Runs `threads` to completion: as tasks spread over `pool.threads` threads when there are
 /// more of them than `pool.multiplex_above`, else (also when `pool.threads` is 0, or this
-/// kernel cannot run `pool.io`) each on an OS thread of its own. `ready` is called once every thread has connected and is
-/// waiting to start (the step's first sample); `monitor` is called about ten times a second
-/// from the calling thread with every thread's live counters and the time since the step
-/// start; `finished` is called when every thread is done, before the connections they hold
-/// (see [`ThreadCtx::hold`]) are closed (the step's last sample).
+/// kernel cannot run `pool.io`) each on an OS thread of its own. `ready` is called once
+/// every thread has connected and is waiting to start (the step's first sample); `monitor`
+/// is called about ten times a second from the calling thread with every thread's live
+/// counters and the time since the step start; `finished` is called when every thread is
+/// done, before the connections they hold (see [`ThreadCtx::hold`]) are closed (the step's
+/// last sample).
 pub fn run_threads(
     threads: Vec<ThreadSpec<'_>>,
     pool: ClientThreads,
@@ -298,8 +299,8 @@ pub fn run_threads(
             stop.store(true, Ordering::Relaxed);
         };
         let mut spawned = 0;
-        // With one client per thread there is nothing to multiplex, and a blocking thread
-        // costs less CPU per query than a ring (measured: docs/PERFORMANCE.md).
+        // With a few clients per thread there is little to multiplex, and a blocking thread
+        // costs less CPU per query than a ring or epoll (measured: docs/PERFORMANCE.md).
         if pool.threads > 0
             && clients.len() > pool.threads.max(pool.multiplex_above)
             && pool.io.available()
