@@ -56,6 +56,9 @@ mod faults;
 /// not create left alone.
 mod security;
 
+/// Tables ibench did not create: steps that write into them refuse unless told.
+mod foreign;
+
 /// Cost per operation: DBMS, client, host and device figures checked against the test's own
 /// reading of /proc and the DBMS's own answers; exited children counted; figures absent, not
 /// zero, when the DBMS process is unknown.

@@ -112,6 +112,12 @@ pub struct TargetArgs {
     /// create.
     #[arg(long)]
     pub drop_existing: bool,
+    /// Let steps that do not create tables (l.x, l.i1, l.i2, the query steps' writers, the
+    /// microbenchmarks' writes on sysbench's tables with --no-prepare) write into tables of the
+    /// benchmark's names that ibench did not create. Without it ibench refuses to start,
+    /// naming the table: it never changes what it did not create.
+    #[arg(long)]
+    pub write_existing: bool,
     /// Let the maintenance pause change the global settings of a server ibench did not start,
     /// for a moment (InnoDB: innodb_max_dirty_pages_pct = 0 until the buffer pool is flushed,
     /// then set back; if ibench is killed meanwhile, set it back by hand). Without it the
@@ -281,6 +287,7 @@ impl TargetArgs {
                 StatementMode::Prepared
             },
             drop_existing: self.drop_existing,
+            write_existing: self.write_existing,
             allow_server_changes: self.allow_server_changes,
             client_threads: self.client_threads,
             client_io: self.client_io,

@@ -33,9 +33,9 @@ use crate::results::model::{
 use crate::runner::client::ClientThreads;
 use crate::runner::{CostWatch, DisplayOptions};
 use crate::spec::{RunSpec, WorkloadSpec};
-use crate::workload::Workload;
 use crate::workload::insert_benchmark::InsertBenchmark;
 use crate::workload::micro::Micro;
+use crate::workload::{ForeignTables, Workload};
 
 /// How to run a [`RunSpec`], beyond the spec itself.
 #[derive(Clone, Debug, Default)]
@@ -325,17 +325,16 @@ fn run_into(
         None => None,
     };
     run.group = member.as_ref().map(group::Member::info);
+    let foreign = ForeignTables::new(spec.drop_existing, spec.write_existing);
     let mut workload: Box<dyn Workload> = match &spec.workload {
         WorkloadSpec::InsertBenchmark(w) => {
-            let ib = InsertBenchmark::new(w.clone(), Arc::clone(&db), spec.drop_existing);
+            let ib = InsertBenchmark::new(w.clone(), Arc::clone(&db), foreign);
             Box::new(match &member {
                 Some(m) => ib.with_share(m.share()),
                 None => ib,
             })
         }
-        WorkloadSpec::Micro(m) => {
-            Box::new(Micro::new(m.clone(), Arc::clone(&db), spec.drop_existing)?)
-        }
+        WorkloadSpec::Micro(m) => Box::new(Micro::new(m.clone(), Arc::clone(&db), foreign)?),
     };
     let display = DisplayOptions {
         quiet: options.quiet,

@@ -84,7 +84,13 @@ pub fn run_steps_gated(
     costs: Option<&CostWatch>,
     mut gate: Option<&mut dyn StepGate>,
 ) -> Result<()> {
-    let outcome = run_steps_inner(workload, options, run, file, display, costs, &mut gate);
+    let outcome = match workload.check_ready() {
+        // Refused before anything ran (a table ibench did not create, say): no run to record
+        // (a group's host still reports it, below, so the others stop).
+        Err(e) if gate.is_none() && e.is::<crate::error::UsageError>() => return Err(e),
+        Err(e) => Err(e),
+        Ok(()) => run_steps_inner(workload, options, run, file, display, costs, &mut gate),
+    };
     run.finished_at = Some(Utc::now());
     match &outcome {
         Ok(()) => run.status = RunStatus::Complete,
@@ -115,7 +121,6 @@ fn run_steps_inner(
         pause,
         client_threads,
     } = options;
-    workload.check_ready()?;
     file.save(run)?;
     for (index, name) in workload.step_names().into_iter().enumerate() {
         if crate::interrupt::requested() {

@@ -74,12 +74,16 @@ impl Step {
         matches!(self, Step::QueryRange(_) | Step::QueryPoint(_))
     }
 
-    /// Steps that insert and, with deletes on, delete.
-    pub fn has_writes(self) -> bool {
+    /// What the step writes into existing tables, as "step l.i1 would ... it" ends (`None`:
+    /// it only reads; l.i0 replaces the tables instead).
+    pub fn writes_into(self) -> Option<&'static str> {
         match self {
-            Step::LoadMore | Step::LoadMoreSmall => true,
-            Step::QueryRange(r) | Step::QueryPoint(r) => r > 0,
-            _ => false,
+            Step::CreateIndexes => Some("add indexes to"),
+            Step::LoadMore | Step::LoadMoreSmall => Some("insert and delete rows in"),
+            Step::QueryRange(r) | Step::QueryPoint(r) if r > 0 => {
+                Some("insert and delete rows (its background writer) in")
+            }
+            Step::LoadInitial | Step::QueryRange(_) | Step::QueryPoint(_) | Step::Scan => None,
         }
     }
 }

@@ -109,6 +109,10 @@ pub struct RunSpec {
     /// them otherwise).
     #[serde(default)]
     pub drop_existing: bool,
+    /// Let steps write (rows, indexes) into tables of the benchmark's names that ibench did
+    /// not create (it never changes them otherwise).
+    #[serde(default)]
+    pub write_existing: bool,
     /// Let the maintenance pause change an external server's global settings for a moment
     /// (a managed server's it may change anyway).
     #[serde(default)]

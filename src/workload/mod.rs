@@ -15,28 +15,80 @@ use crate::error::UsageError;
 use crate::results::model::StepResult;
 use crate::runner::StepEnv;
 
+/// What the user allows ibench to do with tables of the benchmark's names that it did not
+/// create (their [`TableOrigin`] is `Other`): nothing, unless they say so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ForeignTables {
+    /// Replace them (`--drop-existing`); implies `write`.
+    pub drop: bool,
+    /// Write rows and indexes into them as they are (`--write-existing`).
+    pub write: bool,
+}
+
+impl ForeignTables {
+    /// What `drop_existing` and `write_existing` (the run's flags) allow.
+    pub fn new(drop_existing: bool, write_existing: bool) -> Self {
+        ForeignTables {
+            drop: drop_existing,
+            write: drop_existing || write_existing,
+        }
+    }
+}
+
 /// Refuses, naming the first one, when one of `tables` (which a load is about to replace)
-/// exists and was not created by ibench, unless the user said `drop_existing`: ibench never
-/// drops what it did not create. `origin` asks the DBMS; `also` says what else the user can
-/// do.
+/// exists and was not created by ibench, unless the user allowed it (`--drop-existing`):
+/// ibench never drops what it did not create. `origin` asks the DBMS; `also` says what else
+/// the user can do.
 pub fn check_replaceable(
     tables: &[Table],
-    drop_existing: bool,
+    allowed: ForeignTables,
     location: &str,
     also: &str,
-    mut origin: impl FnMut(&Table) -> Result<TableOrigin>,
+    origin: impl FnMut(&Table) -> Result<TableOrigin>,
 ) -> Result<()> {
-    if drop_existing {
+    if allowed.drop {
         return Ok(());
     }
+    refuse_foreign(tables, origin, |name| {
+        format!(
+            "table {name} exists in {location} and was not created by ibench: ibench never \
+             drops what it did not create; {also}, or give --drop-existing to replace it"
+        )
+    })
+}
+
+/// Refuses, naming the first one, when one of `tables` (which `action` would write into:
+/// "step l.i1 would insert and delete rows in it") exists and was not created by ibench,
+/// unless the user allowed it (`--write-existing`, or `--drop-existing`): ibench never
+/// changes what it did not create. Checked before anything runs.
+pub fn check_writable(
+    tables: &[Table],
+    allowed: ForeignTables,
+    location: &str,
+    action: &str,
+    origin: impl FnMut(&Table) -> Result<TableOrigin>,
+) -> Result<()> {
+    if allowed.write {
+        return Ok(());
+    }
+    refuse_foreign(tables, origin, |name| {
+        format!(
+            "table {name} exists in {location} and was not created by ibench: {action}, and \
+             ibench never changes what it did not create; give --write-existing to let it \
+             write into the table as it is"
+        )
+    })
+}
+
+/// A usage error with `message(name)` for the first of `tables` that ibench did not create.
+fn refuse_foreign(
+    tables: &[Table],
+    mut origin: impl FnMut(&Table) -> Result<TableOrigin>,
+    message: impl Fn(&str) -> String,
+) -> Result<()> {
     for table in tables {
         if origin(table)? == TableOrigin::Other {
-            return Err(UsageError::new(format!(
-                "table {} exists in {location} and was not created by ibench: ibench never drops \
-                 what it did not create; {also}, or give --drop-existing to replace it",
-                table.name
-            ))
-            .into());
+            return Err(UsageError::new(message(&table.name)).into());
         }
     }
     Ok(())

@@ -106,6 +106,7 @@ impl Cell {
             server: self.server.clone(),
             statements: self.statements,
             drop_existing: false,
+            write_existing: false,
             allow_server_changes: false,
             client_threads: None,
             client_io: None,

@@ -26,7 +26,7 @@ use crate::results::model::{IndexBuild, QueueCheck, SelectMin, StepResult};
 use crate::runner::client::ThreadSpec;
 use crate::runner::{Expect, StepEnv};
 use crate::spec::{InsertBenchmarkSpec, Step};
-use crate::workload::Workload;
+use crate::workload::{ForeignTables, Workload};
 
 /// Where a table's queue stands during a step; shared only by the threads of that table.
 #[derive(Debug, Default)]
@@ -88,14 +88,14 @@ pub struct InsertBenchmark {
     clients: Vec<usize>,
     /// Rows in all tables when the current step started (from its min/max ids).
     rows_at_start: AtomicU64,
-    /// Replace tables of the benchmark's names that ibench did not create.
-    drop_existing: bool,
+    /// What the user allows on tables of the benchmark's names that ibench did not create.
+    foreign: ForeignTables,
 }
 
 impl InsertBenchmark {
     /// The workload for `spec` on `dbms`; `spec` must be validated. Tables of its names that
-    /// ibench did not create are replaced only with `drop_existing`.
-    pub fn new(spec: InsertBenchmarkSpec, dbms: Arc<dyn Dbms>, drop_existing: bool) -> Self {
+    /// ibench did not create are replaced or written into only as `foreign` allows.
+    pub fn new(spec: InsertBenchmarkSpec, dbms: Arc<dyn Dbms>, foreign: ForeignTables) -> Self {
         let tables = schema::tables(&spec);
         InsertBenchmark {
             clients: (0..spec.clients).collect(),
@@ -104,7 +104,7 @@ impl InsertBenchmark {
             all_tables: tables.clone(),
             tables,
             rows_at_start: AtomicU64::new(0),
-            drop_existing,
+            foreign,
         }
     }
 
@@ -137,7 +137,27 @@ impl InsertBenchmark {
     fn check_replaceable(&self, conn: &mut dyn InsertBenchmarkConnection) -> Result<()> {
         let location = self.dbms.location();
         let also = "choose another --table-prefix";
-        super::check_replaceable(&self.tables, self.drop_existing, &location, also, |t| {
+        super::check_replaceable(&self.tables, self.foreign, &location, also, |t| {
+            conn.table_origin(t)
+        })
+    }
+
+    /// Refuses when a step before any l.i0 would write into a table ibench did not create
+    /// (rows, indexes): l.x, l.i1, l.i2 and the query steps' writers on tables of the
+    /// benchmark's names that another program made.
+    fn check_writable(&self, conn: &mut dyn InsertBenchmarkConnection) -> Result<()> {
+        let first_write = self
+            .spec
+            .steps
+            .iter()
+            .take_while(|s| **s != Step::LoadInitial)
+            .find_map(|s| s.writes_into().map(|w| (s, w)));
+        let Some((step, what)) = first_write else {
+            return Ok(());
+        };
+        let location = self.dbms.location();
+        let action = format!("step {step} would {what} it");
+        super::check_writable(&self.tables, self.foreign, &location, &action, |t| {
             conn.table_origin(t)
         })
     }
@@ -448,6 +468,7 @@ impl Workload for InsertBenchmark {
             return Ok(());
         }
         let mut conn = self.dbms.connect_insert_benchmark()?;
+        self.check_writable(conn.as_mut())?;
         for table in &self.tables {
             if !conn.table_exists(table)? {
                 return Err(UsageError::new(format!(

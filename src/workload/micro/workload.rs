@@ -23,7 +23,7 @@ use crate::runner::client_loop::{self, Driver, Pacing};
 use crate::runner::session::Session;
 use crate::runner::{Expect, StepEnv};
 use crate::spec::MicroSpec;
-use crate::workload::Workload;
+use crate::workload::{ForeignTables, Workload};
 
 /// Table names of each shape: `sbtestN` (sysbench's), `sbinsertN`, `sbrandpkN`.
 fn prefix(shape: Shape) -> &'static str {
@@ -43,8 +43,8 @@ pub struct Micro {
     /// Tables of every shape the run uses, `spec.tables` of each, in [`SHAPES`] order.
     tables: Vec<Table>,
     benchmarks: Vec<&'static Benchmark>,
-    /// Replace tables of the benchmarks' names that ibench did not create.
-    drop_existing: bool,
+    /// What the user allows on tables of the benchmarks' names that ibench did not create.
+    foreign: ForeignTables,
     /// Shapes whose tables a step of this run has created (so the pause includes them).
     created: BTreeSet<usize>,
     /// Benchmarks whose missing hint was already noted.
@@ -65,8 +65,8 @@ fn shape_index(shape: Shape) -> usize {
 impl Micro {
     /// The workload for `spec` on `dbms`; `spec` must be validated. An unknown benchmark name
     /// is a usage error. Tables of its names that ibench did not create (sysbench's) are
-    /// replaced only with `drop_existing`.
-    pub fn new(spec: MicroSpec, dbms: Arc<dyn Dbms>, drop_existing: bool) -> Result<Self> {
+    /// replaced or written into only as `foreign` allows.
+    pub fn new(spec: MicroSpec, dbms: Arc<dyn Dbms>, foreign: ForeignTables) -> Result<Self> {
         let mut benchmarks = Vec::new();
         for name in &spec.benchmarks {
             let found = expand(name);
@@ -93,7 +93,7 @@ impl Micro {
             dbms,
             tables,
             benchmarks,
-            drop_existing,
+            foreign,
             created: BTreeSet::new(),
             noted: BTreeSet::new(),
         })
@@ -127,13 +127,27 @@ impl Micro {
     fn check_replaceable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
         let location = self.dbms.location();
         let also = "give --no-prepare to use sysbench's tables as they are";
-        super::super::check_replaceable(
-            &self.replaced(),
-            self.drop_existing,
-            &location,
-            also,
-            |t| conn.table_origin(t),
-        )
+        super::super::check_replaceable(&self.replaced(), self.foreign, &location, also, |t| {
+            conn.table_origin(t)
+        })
+    }
+
+    /// Refuses when a benchmark would write into sysbench's tables (`--no-prepare`) that
+    /// ibench did not create, unless the user allowed it.
+    fn check_writable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
+        let writer = self
+            .benchmarks
+            .iter()
+            .find(|b| b.writes && b.shape == Shape::Sbtest);
+        let Some(writer) = writer.filter(|_| !self.spec.prepare) else {
+            return Ok(());
+        };
+        let location = self.dbms.location();
+        let action = format!("benchmark {} would write into it", writer.name);
+        let tables = self.tables_of(Shape::Sbtest);
+        super::super::check_writable(tables, self.foreign, &location, &action, |t| {
+            conn.table_origin(t)
+        })
     }
 
     /// The benchmark steps, in run order (after `prepare`).
@@ -323,6 +337,7 @@ impl Workload for Micro {
         if self.spec.prepare {
             return Ok(());
         }
+        self.check_writable(conn.as_mut())?;
         for table in self.tables_of(Shape::Sbtest) {
             if !conn.table_exists(table)? {
                 bail!(
@@ -430,7 +445,7 @@ mod tests {
             prepare: false,
             ..MicroSpec::default()
         };
-        let mut micro = Micro::new(spec, dbms, false).unwrap();
+        let mut micro = Micro::new(spec, dbms, ForeignTables::default()).unwrap();
         let display = crate::runner::DisplayOptions {
             quiet: true,
             ..Default::default()
