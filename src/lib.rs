@@ -15,6 +15,7 @@
 //! * [`report`] — the terminal summary (Markdown/HTML reports come with the results store).
 //! * [`server`] — managed throwaway PostgreSQL and MariaDB servers.
 //! * [`experiment`] — configuration matrices from a TOML file, run cell by cell, resumable.
+//! * [`safe_fs`] — every file ibench writes, created so that a shared `--out` is safe.
 //! * [`cli`] — one file per subcommand.
 
 pub mod bounded;
@@ -30,6 +31,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod runner;
+pub mod safe_fs;
 pub mod server;
 pub mod spec;
 pub mod workload;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use ibench::results::model::{RunResult, RunStatus};
 
-use crate::common::{Bench, Kept, Outcome, have, path_str, processes_with, server_bench};
+use crate::common::{Bench, Kept, Outcome, have, open_db, path_str, processes_with, server_bench};
 
 /// Kills the server `pid` with SIGKILL; ibench must then stop within seconds and exit 1.
 fn kill_9_and_finish(child: crate::common::Running, pid: u32) -> Outcome {
@@ -464,7 +464,51 @@ fn a_full_disk_mid_run_leaves_the_last_results_and_no_temporary_file() {
         "{}",
         out.describe()
     );
+    // The line says where the results are: the file as last saved, the store as it ended.
+    assert!(
+        line.contains("holds the run as last saved")
+            && line.contains("the results database has it as it is now"),
+        "{line}"
+    );
     assert_eq!(files_ending(&mnt, ".tmp"), Vec::<String>::new());
     let last = ibench::results::file::load(&json).expect("the last complete version");
     assert_eq!(last.status, RunStatus::Running);
+    // The store, on another disk, says the run failed and why.
+    let (status, document): (String, String) = open_db(&results)
+        .query_row(
+            "SELECT status, document FROM runs WHERE id = ?1",
+            [&last.run_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(status, "failed");
+    assert!(document.contains("No space left"), "{document}");
+    // Its lock stays for the next run in --out, which marks the file abandoned once there
+    // is room again.
+    assert_eq!(files_ending(&mnt, ".lock").len(), 1);
+    std::fs::remove_file(mnt.join("filler")).unwrap();
+    let next = bench.run_raw(
+        &["run", "--out", path_str(&mnt), "-q"],
+        &[
+            "--results",
+            path_str(&results),
+            "--steps",
+            "qp0",
+            "--query-seconds",
+            "1",
+            "--clients",
+            "1",
+            "--path",
+            path_str(&bench.db()),
+        ],
+    );
+    next.assert_success();
+    assert!(
+        next.stderr.contains(&last.run_id) && next.stderr.contains("abandoned"),
+        "{}",
+        next.describe()
+    );
+    let settled = ibench::results::file::load(&json).unwrap();
+    assert_eq!(settled.status, RunStatus::Abandoned);
+    assert_eq!(files_ending(&mnt, ".lock"), Vec::<String>::new());
 }

@@ -13,7 +13,7 @@ use ibench::results::model::RunResult;
 use crate::common::{Bench, Kept, ci, have, kept_password, open_db, path_str, server_bench};
 
 /// Whether this test can act as another user (`runuser` as root); in CI it must.
-fn can_switch_user() -> bool {
+pub fn can_switch_user() -> bool {
     let root = nix::unistd::Uid::effective().is_root();
     let runuser = Path::new("/usr/sbin/runuser").exists() || Path::new("/sbin/runuser").exists();
     if root && runuser {
@@ -28,7 +28,7 @@ fn can_switch_user() -> bool {
 }
 
 /// Runs `program args` as user `nobody`; returns (success, stdout + stderr).
-fn as_nobody(program: &str, args: &[&str]) -> (bool, String) {
+pub fn as_nobody(program: &str, args: &[&str]) -> (bool, String) {
     let out = Command::new("runuser")
         .args(["-u", "nobody", "--", program])
         .args(args)

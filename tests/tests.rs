@@ -56,6 +56,9 @@ mod faults;
 /// not create left alone.
 mod security;
 
+/// A shared --out: links and files planted by another user are never followed or trusted.
+mod shared_out;
+
 /// Tables ibench did not create: steps that write into them refuse unless told.
 mod foreign;
 

@@ -79,11 +79,8 @@ struct DirLock {
 impl DirLock {
     fn take(out: &Path) -> Result<DirLock> {
         let path = out.join(".ibench-experiment.lock");
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
+        // Never through a link, and only ibench's own file (see `safe_fs`).
+        let file = crate::safe_fs::open_append(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
         match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
             Ok(lock) => Ok(DirLock { _lock: lock }),
@@ -168,6 +165,7 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
     let out = &options.out;
     fs::create_dir_all(out)
         .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
+    crate::safe_fs::check_dir(out, "--out")?;
     let _lock = DirLock::take(out)?;
     // Cells an earlier ibench left `running` when it was killed: marked abandoned.
     crate::results::abandoned::sweep(out, &options.store);
@@ -326,7 +324,7 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
     let scratch = file.path().with_extension("data");
     let mut spec = cell.spec(out);
     if spec.scratch_database {
-        fs::create_dir_all(&scratch)
+        crate::safe_fs::create_dir(&scratch)
             .with_context(|| format!("cannot create {}", scratch.display()))?;
         spec.target.path = Some(scratch.join(format!("ibench.{}", spec.target.kind.name())));
     }

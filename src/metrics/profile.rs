@@ -7,7 +7,7 @@
 //! (`note: --profile: ...`) and the run goes on without profiles.
 
 use std::fs;
-use std::io::{BufReader, BufWriter, Read};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -79,7 +79,7 @@ impl Profiler {
         if pids.is_empty() {
             bail!("the DBMS's processes are gone");
         }
-        fs::create_dir_all(&self.dir)
+        crate::safe_fs::ensure_own_dir(&self.dir)
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
         let stem = file_stem(step);
         let data = self.dir.join(format!("{stem}.perf.data"));
@@ -198,9 +198,12 @@ pub fn draw(folded: impl Read, svg: &Path, title: &str) -> Result<()> {
     let mut opts = FlameOptions::default();
     opts.title = title.to_string();
     opts.count_name = "samples".to_string();
-    let out = fs::File::create(svg).with_context(|| format!("cannot write {}", svg.display()))?;
-    flamegraph::from_reader(&mut opts, BufReader::new(folded), BufWriter::new(out))
-        .with_context(|| format!("drawing {}", svg.display()))
+    // A new file renamed into place: `compare --flame-graphs DIR` may be a shared directory.
+    crate::safe_fs::write_atomic(svg, 0o644, |out| {
+        flamegraph::from_reader(&mut opts, BufReader::new(folded), out)
+            .map_err(|e| std::io::Error::other(format!("drawing: {e:#}")))
+    })
+    .with_context(|| format!("cannot write {}", svg.display()))
 }
 
 /// A differential flame graph of two folded profiles: B's stacks, coloured by how their share

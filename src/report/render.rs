@@ -70,28 +70,19 @@ pub fn render_by(
     })
 }
 
-/// Writes `text` to `path` atomically (temporary file, then rename).
+/// Writes `text` to `path` atomically (a new temporary file, then rename: see `safe_fs`),
+/// in a directory no other user can replace it in.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default()
-    ));
-    let write = || -> std::io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        UsageError::new(format!("cannot write {}: {e}", path.display()))
-    })?;
+    if crate::safe_fs::dir_access(dir).is_ok() {
+        // (A directory that cannot be read is named by the write's own error below.)
+        crate::safe_fs::check_dir(dir, "the report's directory")?;
+    }
+    crate::safe_fs::write_atomic(path, 0o644, |f| f.write_all(text.as_bytes()))
+        .map_err(|e| UsageError::new(format!("cannot write {}: {e}", path.display())))?;
     Ok(())
 }
 

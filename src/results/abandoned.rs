@@ -15,8 +15,9 @@ use chrono::Utc;
 
 use crate::results::file::{self, write_atomic};
 use crate::results::lock::RunLock;
-use crate::results::model::RunStatus;
+use crate::results::model::{RunResult, RunStatus};
 use crate::results::store::Store;
+use crate::safe_fs;
 use crate::spec::RunSpec;
 
 /// How long to wait for a managed server of a dead run to finish stopping (it got SIGTERM
@@ -34,6 +35,9 @@ pub struct Found {
     pub marked: bool,
     /// Also marked in the results database.
     pub stored: bool,
+    /// It had ended, but its end had not reached the results database: written there now
+    /// from its results file.
+    pub synced: bool,
     /// Directories removed.
     pub removed: Vec<PathBuf>,
     /// What is left, and why.
@@ -43,7 +47,13 @@ pub struct Found {
 impl Found {
     /// One line for the user.
     pub fn describe(&self) -> String {
-        let mut s = if self.unsaved {
+        let mut s = if self.synced {
+            format!(
+                "note: run {} ended, but its end had not reached the results database; \
+                 written there now from its results file",
+                self.run_id
+            )
+        } else if self.unsaved {
             format!(
                 "note: run {} ended before saving anything (its ibench process was killed)",
                 self.run_id
@@ -115,8 +125,13 @@ pub fn find(out: &Path, store: &Path) -> Vec<Found> {
     found
 }
 
-/// The dead run whose results file is `json`: `None` when it ended cleanly.
+/// The dead run whose results file is `json`: `None` when it ended cleanly, or when the
+/// file is not ibench's own (a link or another user's file planted beside a lock: not a run
+/// of ours, whatever it says).
 fn settle(json: &Path, store: &Path) -> Option<Found> {
+    if !safe_fs::is_own_file(json) {
+        return None;
+    }
     let run_id = json.file_stem()?.to_string_lossy().into_owned();
     let mut found = Found {
         run_id,
@@ -138,7 +153,9 @@ fn settle(json: &Path, store: &Path) -> Option<Found> {
         }
     };
     if run.status != RunStatus::Running {
-        return None;
+        // It ended, but its last save may not have reached the results database.
+        found.synced = update_store(&run, store, &mut found);
+        return (found.synced || !found.left.is_empty()).then_some(found);
     }
     run.status = RunStatus::Abandoned;
     run.error = Some(format!(
@@ -152,22 +169,31 @@ fn settle(json: &Path, store: &Path) -> Option<Found> {
             .left
             .push((json.to_path_buf(), format!("cannot mark it abandoned: {e}"))),
     }
-    match Store::open(store).and_then(|mut s| {
-        if s.has_run(&run.run_id)? {
-            s.save(&run)?;
+    found.stored = update_store(&run, store, &mut found);
+    remove_dirs(json, Some(&run.config), &mut found);
+    Some(found)
+}
+
+/// Writes `run` (from its own results file) into the results database at `store` when the
+/// store's row agrees with it (the same run, still `running` there, started at the same
+/// moment); whether it did. A store that cannot be opened is named in `found`.
+fn update_store(run: &RunResult, store: &Path, found: &mut Found) -> bool {
+    let started = run.started_at.to_rfc3339();
+    let result = Store::open(store).and_then(|mut s| {
+        if s.running_since(&run.run_id)?.as_deref() == Some(started.as_str()) {
+            s.save(run)?;
             Ok(true)
         } else {
             Ok(false)
         }
-    }) {
-        Ok(stored) => found.stored = stored,
-        Err(e) => found.left.push((
+    });
+    result.unwrap_or_else(|e| {
+        found.left.push((
             store.to_path_buf(),
-            format!("its row there still says running: {e:#}"),
-        )),
-    }
-    remove_dirs(json, Some(&run.config), &mut found);
-    Some(found)
+            format!("its row there may still say running: {e:#}"),
+        ));
+        false
+    })
 }
 
 /// Removes the scratch database and managed server directories of the run of `json`, unless
@@ -192,10 +218,13 @@ fn remove_dirs(json: &Path, spec: Option<&RunSpec>, found: &mut Found) {
             found.left.push((dir, why));
             continue;
         }
+        // Kept beside the results, unless the directory is a link (the log would be read
+        // through it) or a log is there already; never through a link (see `safe_fs`).
         let log = dir.join("server.log");
         let kept_log = json.with_extension("server.log");
-        if log.exists() && !kept_log.exists() {
-            let _ = fs::copy(&log, &kept_log);
+        let real_dir = fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+        if real_dir && log.exists() {
+            let _ = safe_fs::copy_new(&log, &kept_log);
         }
         match fs::remove_dir_all(&dir) {
             Ok(()) => found.removed.push(dir),

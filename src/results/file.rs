@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 
 use crate::results::lock::RunLock;
 use crate::results::model::RunResult;
+use crate::safe_fs;
 
 /// Largest results document `load` reads (hours of per-second series of many clients).
 pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
@@ -20,14 +21,19 @@ pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
 pub struct ResultsFile {
     path: PathBuf,
     saved: std::cell::Cell<bool>,
+    /// The last save did not reach the file or the store: the run's lock file stays when
+    /// the run ends, so the next run in the directory settles it (see `abandoned.rs`).
+    stale: std::cell::Cell<bool>,
     store: Option<std::cell::RefCell<crate::results::store::Store>>,
     /// Held until the run's file is final (see `lock.rs`); dropped after everything else.
-    _lock: RunLock,
+    lock: RunLock,
 }
 
 impl ResultsFile {
-    /// Reserves `<dir>/<stem>.json`, or `<stem>-2.json`, `<stem>-3.json`... if taken, and
-    /// takes the run's lock `<stem>.lock`.
+    /// Reserves `<dir>/<stem>.json`, or `<stem>-2.json`, `<stem>-3.json`... if taken (or if
+    /// a name the run derives from it is: its lock, scratch database, server directory and
+    /// log), and takes the run's lock `<stem>.lock`. The file is created new, never through
+    /// a link planted at its name (see `safe_fs`).
     pub fn create(dir: &Path, stem: &str) -> Result<Self> {
         for n in 1..10_000 {
             let name = if n == 1 {
@@ -36,11 +42,13 @@ impl ResultsFile {
                 format!("{stem}-{n}.json")
             };
             let path = dir.join(name);
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
+            let taken = COMPANIONS
+                .iter()
+                .any(|ext| fs::symlink_metadata(path.with_extension(ext)).is_ok());
+            if taken {
+                continue;
+            }
+            match safe_fs::create_new(&path, 0o644) {
                 Ok(_) => {
                     let lock = RunLock::create(&path).map_err(|e| {
                         let _ = fs::remove_file(&path);
@@ -50,8 +58,9 @@ impl ResultsFile {
                     return Ok(ResultsFile {
                         path,
                         saved: std::cell::Cell::new(false),
+                        stale: std::cell::Cell::new(false),
                         store: None,
-                        _lock: lock,
+                        lock,
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
@@ -75,15 +84,34 @@ impl ResultsFile {
         &self.path
     }
 
-    /// Writes `run` to a temporary file beside the results file and renames it over it.
+    /// Writes `run` to a temporary file beside the results file and renames it over it, and
+    /// into the results database: each as far as it goes (a full disk under one does not keep
+    /// the run from the other). An error says where the run's results are.
     pub fn save(&self, run: &RunResult) -> Result<()> {
-        write_atomic(&self.path, run)
-            .with_context(|| format!("cannot write results to {}", self.path.display()))?;
-        self.saved.set(true);
-        if let Some(store) = &self.store {
-            store.borrow_mut().save(run)?;
+        let written = write_atomic(&self.path, run);
+        let stored = self.store.as_ref().map(|s| s.borrow_mut().save(run));
+        let stored_ok = matches!(stored, Some(Ok(())));
+        self.stale
+            .set(written.is_err() || stored.as_ref().is_some_and(Result::is_err));
+        if written.is_ok() {
+            self.saved.set(true);
         }
-        Ok(())
+        match (written, stored) {
+            (Err(e), _) => Err(anyhow::Error::from(e).context(format!(
+                "cannot write results to {} (it holds the run as last saved{})",
+                self.path.display(),
+                if stored_ok {
+                    "; the results database has it as it is now"
+                } else {
+                    ""
+                }
+            ))),
+            (Ok(()), Some(Err(e))) => Err(e.context(format!(
+                "the results file {} has the run; the results database does not",
+                self.path.display()
+            ))),
+            (Ok(()), _) => Ok(()),
+        }
     }
 
     /// Whether a document has been written (the reserved file is empty until then).
@@ -100,31 +128,36 @@ impl ResultsFile {
     }
 }
 
-/// Writes `run` to `<path>.tmp` and renames it over `path`, so `path` is always a complete
-/// document; on any failure (disk full, rename refused) the temporary file is removed.
-pub fn write_atomic(path: &Path, run: &RunResult) -> std::io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let write = || -> std::io::Result<()> {
-        // A file left by an earlier failure goes; then O_EXCL, so that a symbolic link
-        // planted at the temporary name is never followed.
-        let _ = fs::remove_file(&tmp);
-        let file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        // Buffered: serde writes a pretty document in many tiny pieces, each a syscall
-        // on a bare File (tens of thousands per save).
-        let mut f = std::io::BufWriter::new(file);
-        serde_json::to_writer_pretty(&mut f, run)?;
-        f.write_all(b"\n")?;
-        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        fs::rename(&tmp, path)
-    };
-    let result = write();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+impl Drop for ResultsFile {
+    fn drop(&mut self) {
+        if self.stale.get() {
+            // The file or the store still says `running` (or lacks the end): the lock file
+            // stays, released by the kernel, for the next run to settle.
+            self.lock.keep_file();
+        }
     }
-    result
+}
+
+/// Names a run derives from its results file `<stem>.json` (`<stem>.lock`, ...).
+const COMPANIONS: [&str; 7] = [
+    "json",
+    "lock",
+    "data",
+    "server",
+    "server.log",
+    "pooler.log",
+    "profiles",
+];
+
+/// Writes `run` under a temporary name beside `path` and renames it over `path`, so `path`
+/// is always a complete document; on any failure (disk full, rename refused) the temporary
+/// file is removed (see `safe_fs::write_atomic`).
+pub fn write_atomic(path: &Path, run: &RunResult) -> std::io::Result<()> {
+    // Buffered: serde writes a pretty document in many tiny pieces.
+    safe_fs::write_atomic(path, 0o644, |f| {
+        serde_json::to_writer_pretty(&mut *f, run)?;
+        f.write_all(b"\n")
+    })
 }
 
 /// Reads a results document (at most [`MAX_DOCUMENT_BYTES`]).

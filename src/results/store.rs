@@ -17,72 +17,10 @@ use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
 use crate::results::model::RunResult;
 
+mod schema;
+
 /// Default location of the results database.
 pub const DEFAULT_PATH: &str = "ibench-results/results.db";
-
-/// Schema migrations; migration i brings the schema from version i to i + 1.
-const MIGRATIONS: &[&str] = &[
-    "CREATE TABLE runs (
-        id TEXT PRIMARY KEY,
-        started_at TEXT NOT NULL,
-        finished_at TEXT,
-        dbms TEXT NOT NULL,
-        dbms_version TEXT NOT NULL,
-        label TEXT,
-        status TEXT NOT NULL,
-        steps TEXT NOT NULL,
-        schema_version INTEGER NOT NULL,
-        document TEXT NOT NULL);
-     CREATE INDEX runs_label ON runs (label);
-     CREATE TABLE steps (
-        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-        idx INTEGER NOT NULL,
-        name TEXT NOT NULL,
-        status TEXT NOT NULL,
-        duration_s REAL NOT NULL,
-        inserts_per_s REAL NOT NULL,
-        deletes_per_s REAL NOT NULL,
-        queries_per_s REAL NOT NULL,
-        PRIMARY KEY (run_id, idx));",
-    // 2: runs of `ibench experiment` are tagged with the experiment, cell and repeat.
-    "ALTER TABLE runs ADD COLUMN experiment TEXT;
-     ALTER TABLE runs ADD COLUMN cell TEXT;
-     ALTER TABLE runs ADD COLUMN repeat INTEGER;
-     CREATE INDEX runs_experiment ON runs (experiment, cell);",
-    // 3: prices of hosts per hour (`ibench host price`), for reports per unit of cost.
-    "CREATE TABLE hosts (hostname TEXT PRIMARY KEY, cost_per_hour REAL NOT NULL);",
-];
-
-/// The same schema in PostgreSQL's types (64-bit integers, double precision).
-const MIGRATIONS_PG: &[&str] = &[
-    "CREATE TABLE runs (
-        id TEXT PRIMARY KEY,
-        started_at TEXT NOT NULL,
-        finished_at TEXT,
-        dbms TEXT NOT NULL,
-        dbms_version TEXT NOT NULL,
-        label TEXT,
-        status TEXT NOT NULL,
-        steps TEXT NOT NULL,
-        schema_version BIGINT NOT NULL,
-        document TEXT NOT NULL);
-     CREATE INDEX runs_label ON runs (label);
-     CREATE TABLE steps (
-        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-        idx BIGINT NOT NULL,
-        name TEXT NOT NULL,
-        status TEXT NOT NULL,
-        duration_s DOUBLE PRECISION NOT NULL,
-        inserts_per_s DOUBLE PRECISION NOT NULL,
-        deletes_per_s DOUBLE PRECISION NOT NULL,
-        queries_per_s DOUBLE PRECISION NOT NULL,
-        PRIMARY KEY (run_id, idx));",
-    "ALTER TABLE runs ADD COLUMN experiment TEXT;
-     ALTER TABLE runs ADD COLUMN cell TEXT;
-     ALTER TABLE runs ADD COLUMN repeat BIGINT;
-     CREATE INDEX runs_experiment ON runs (experiment, cell);",
-    "CREATE TABLE hosts (hostname TEXT PRIMARY KEY, cost_per_hour DOUBLE PRECISION NOT NULL);",
-];
 
 /// One line of `ibench list`.
 #[derive(Clone, Debug, PartialEq)]
@@ -179,6 +117,24 @@ fn not_a_store(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
     .into()
 }
 
+/// In a directory others can write to (sticky: see `safe_fs`), makes sure the store file at
+/// `path` and its journal are ibench's own before SQLite opens them (an empty file is an
+/// empty database, an empty journal is not hot). Returns whether the directory is shared
+/// (the store is then opened without following links). A directory others can replace
+/// files in is refused.
+fn claim_in_shared_dir(path: &Path, dir: &Path) -> Result<bool> {
+    use crate::safe_fs::{self, DirAccess};
+    if safe_fs::check_dir(dir, "the results database's directory")? == DirAccess::Private {
+        return Ok(false);
+    }
+    let journal = PathBuf::from(format!("{}-journal", path.display()));
+    safe_fs::claim_files(
+        &[path, &journal],
+        "keep the results database elsewhere (--results)",
+    )?;
+    Ok(true)
+}
+
 /// An error of the store's database, naming the store. A damaged SQLite file (corrupt pages,
 /// not a database) is bad input like a store that cannot be opened (exit 2); anything else
 /// (disk full, I/O, a lost PostgreSQL connection) fails the command (exit 1).
@@ -235,13 +191,29 @@ impl Store {
         if is_postgres_url(path) {
             return Self::open_postgres(&path.to_string_lossy());
         }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| UsageError::new(format!("cannot create {}: {e}", dir.display())))?;
+        let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    UsageError::new(format!("cannot create {}: {e}", dir.display()))
+                })?;
+                dir
+            }
+            None => Path::new("."),
+        };
+        let shared = claim_in_shared_dir(path, dir)?;
+        let mut flags = rusqlite::OpenFlags::default();
+        if shared {
+            flags |= rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
         }
-        let conn = Connection::open(path).map_err(|e| not_a_store(path, e))?;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| not_a_store(path, e))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(|e| not_a_store(path, e))?;
+        if shared {
+            // The journal stays (truncated, not deleted) after each transaction, so its name
+            // is never free for another user to plant a hot journal at.
+            conn.query_row("PRAGMA journal_mode = TRUNCATE", [], |_| Ok(()))
+                .map_err(|e| not_a_store(path, e))?;
+        }
         let mut store = Store {
             backend: Backend::Sqlite(conn),
             path: path.to_path_buf(),
@@ -300,9 +272,9 @@ impl Store {
                     }
                 }
                 let version = check_version(version)?;
-                for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+                for i in version..schema::VERSION {
                     let tx = conn.transaction()?;
-                    tx.execute_batch(sql)?;
+                    tx.execute_batch(&schema::migration(i, false))?;
                     tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
                     tx.commit()?;
                 }
@@ -323,8 +295,8 @@ impl Store {
                     .query_opt("SELECT max(version) FROM ibench_schema", &[])?
                     .and_then(|r| r.get(0));
                 let version = check_version(version.unwrap_or(0))?;
-                for (i, sql) in MIGRATIONS_PG.iter().enumerate().skip(version) {
-                    tx.batch_execute(sql)?;
+                for i in version..schema::VERSION {
+                    tx.batch_execute(&schema::migration(i, true))?;
                     tx.execute("DELETE FROM ibench_schema", &[])?;
                     tx.execute(
                         "INSERT INTO ibench_schema (version) VALUES ($1)",
@@ -590,6 +562,19 @@ impl Store {
             .is_empty())
     }
 
+    /// When run `id` is stored as still `running`: its start time as stored (RFC 3339);
+    /// `None` when it is not stored or has ended.
+    pub fn running_since(&self, id: &str) -> Result<Option<String>> {
+        Ok(self
+            .rows(
+                "SELECT started_at FROM runs WHERE id = ?1 AND status = 'running'",
+                &[id],
+            )?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten()))
+    }
+
     /// Sets the price per hour of `hostname` (replacing an earlier one).
     pub fn set_host_price(&mut self, hostname: &str, cost_per_hour: f64) -> Result<()> {
         self.write(&[
@@ -677,10 +662,10 @@ impl Store {
 
 fn check_version(version: i64) -> Result<usize> {
     let version = version.max(0) as usize;
-    if version > MIGRATIONS.len() {
+    if version > schema::VERSION {
         anyhow::bail!(
             "its schema version {version} is newer than this ibench knows ({})",
-            MIGRATIONS.len()
+            schema::VERSION
         );
     }
     Ok(version)

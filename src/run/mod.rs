@@ -83,8 +83,9 @@ pub fn check_capability(spec: &RunSpec) -> Result<()> {
 /// room for the results and, when the database is created there (scratch database, managed
 /// server), for the database too.
 pub fn check_output(spec: &RunSpec, out: &Path) -> Result<(), UsageError> {
-    let probe = out.join(format!(".ibench-write-test-{}", std::process::id()));
-    if let Err(e) = fs::write(&probe, b"") {
+    crate::safe_fs::check_dir(out, "--out")?;
+    let probe = crate::safe_fs::temp_path(&out.join("ibench-write-test"));
+    if let Err(e) = crate::safe_fs::create_new(&probe, 0o600) {
         return Err(UsageError::new(format!(
             "cannot write to --out {}: {e}",
             out.display()
@@ -171,7 +172,7 @@ pub fn launch(mut spec: RunSpec, store: Option<&Path>, options: RunOptions) -> R
     };
     let scratch_dir = file.path().with_extension("data");
     if spec.scratch_database {
-        fs::create_dir_all(&scratch_dir)
+        crate::safe_fs::create_dir(&scratch_dir)
             .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
         spec.target.path = Some(scratch_dir.join(format!("ibench.{}", kind.name())));
     }

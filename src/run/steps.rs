@@ -100,7 +100,15 @@ pub fn run_steps_gated(
             run.error = Some(format!("{e:#}"));
         }
     }
-    let saved = file.save(run);
+    let mut saved = file.save(run);
+    if let Err(e) = &saved
+        && run.status != RunStatus::Failed
+    {
+        // Whatever did get written (the store, on another disk) says the run failed, and why.
+        run.status = RunStatus::Failed;
+        run.error = Some(format!("{e:#}"));
+        saved = file.save(run).and(saved);
+    }
     if let Some(gate) = gate {
         gate.end_run(run, &outcome);
     }

@@ -229,7 +229,14 @@ impl ManagedServer {
             ))
             .into());
         }
-        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        // A new directory: it is made private to the server's account below, which must
+        // never reach a directory planted (or linked) at its name.
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        crate::safe_fs::create_dir(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
         // Servers resolve relative paths against their own base directory (mariadbd: /usr),
         // not ours.
         let dir = std::path::absolute(dir)

@@ -194,10 +194,8 @@ pub fn start(server: &ManagedServer, spec: &PoolerSpec, log: &Path) -> Result<Ru
     }
     let ini_path = dir.join("pgbouncer.ini");
     write_private_file(&ini_path, &ini, account.as_ref())?;
-    let out = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
+    // Beside the results in `--out`: never through a link (see `safe_fs`).
+    let out = crate::safe_fs::open_append(log)
         .with_context(|| format!("cannot open {}", log.display()))?;
     let mut cmd = Command::new(&binary);
     cmd.arg(&ini_path)

@@ -93,12 +93,10 @@ pub fn push_user_config(conf: &mut String, ctx: &StartContext<'_>, after_fragmen
     }
 }
 
-/// Opens the server log for appending.
+/// Opens the server log for appending: beside the results in `--out`, so never through a
+/// link and only when the file is ibench's own (see `safe_fs`).
 fn open_log(log: &Path) -> Result<fs::File> {
-    fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
+    crate::safe_fs::open_append(log)
         .with_context(|| format!("cannot open server log {}", log.display()))
 }
 

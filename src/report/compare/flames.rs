@@ -34,6 +34,7 @@ pub fn differentials(
             continue;
         };
         std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+        crate::safe_fs::check_dir(out, "--flame-graphs")?;
         let svg = out.join(format!("{}.diff.svg", file_stem(&step.name)));
         let title = format!(
             "{}: B against A (red: a larger share in B, blue: smaller)",

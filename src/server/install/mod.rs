@@ -194,6 +194,7 @@ pub fn install(
             root.display()
         ))
     })?;
+    crate::safe_fs::check_dir(&root, "the server cache (IBENCH_SERVER_CACHE)")?;
     let mut out = Vec::new();
     for b in chosen {
         out.push(install_one(server, package, b, &root, say)?);
@@ -227,6 +228,10 @@ fn install_one(
         let _ = fs::remove_dir_all(&staging);
     };
     let result = (|| -> Result<Outcome> {
+        // New and private until the build is complete: nothing planted at its name is
+        // followed (see `safe_fs`).
+        crate::safe_fs::create_dir(&staging)
+            .with_context(|| format!("cannot create {}", staging.display()))?;
         say(&format!(
             "{server} {}: downloading build {}",
             b.version, b.build
