@@ -40,14 +40,18 @@ pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
         .open(path)
 }
 
+/// 12 random lowercase letters and digits: a name part nobody can predict.
+fn random_tag() -> String {
+    let mut rng = rand::rng();
+    (0..12)
+        .map(|_| char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[rng.random_range(0..36)]))
+        .collect()
+}
+
 /// A name beside `path` that nobody can predict: `.<file name>.<random>.tmp`.
 pub fn temp_path(path: &Path) -> PathBuf {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let mut rng = rand::rng();
-    let tag: String = (0..12)
-        .map(|_| char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[rng.random_range(0..36)]))
-        .collect();
-    path.with_file_name(format!(".{name}.{tag}.tmp"))
+    path.with_file_name(format!(".{name}.{}.tmp", random_tag()))
 }
 
 /// Writes `path` whole: `write` fills a new file of `mode` under an unpredictable temporary
@@ -143,6 +147,19 @@ pub fn claim_files(files: &[&Path], remedy: &str) -> Result<(), UsageError> {
         }
     }
     Ok(())
+}
+
+/// Creates a new private directory (0700) in the system's temporary directory, named
+/// `<prefix><random>`: nobody can predict its name or plant anything at it first.
+pub fn private_temp_dir(prefix: &str) -> io::Result<PathBuf> {
+    let base = std::env::temp_dir();
+    loop {
+        let dir = base.join(format!("{prefix}{}", random_tag()));
+        match create_dir(&dir) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            other => return other.map(|()| dir),
+        }
+    }
 }
 
 /// Creates the private directory `path` (as [`create_dir`]) unless ibench's user already

@@ -220,13 +220,10 @@ impl PgScratch {
         let binaries = Binaries::locate(&POSTGRES, check.server.bin_dir.as_deref(), None, "bin_dir")
             .map_err(|p| fail(p.message))?;
         let user = super::run_as(&POSTGRES).map_err(|e| fail(e.to_string()))?;
-        let dir = std::env::temp_dir().join(format!(
-            "ibench-check-pg-{}-{}",
-            std::process::id(),
-            super::free_port().unwrap_or(0)
-        ));
-        fs::create_dir_all(&dir)
-            .map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        // A new directory of an unpredictable name: it is given to the server's account below,
+        // which must never reach a directory planted (or linked) in /tmp.
+        let dir = crate::safe_fs::private_temp_dir("ibench-check-pg-")
+            .map_err(|e| fail(format!("cannot create a directory in /tmp: {e}")))?;
         super::private_dir(&dir, user.as_ref()).map_err(|e| fail(format!("{e:#}")))?;
         let mut scratch = PgScratch {
             dir: dir.clone(),
