@@ -52,8 +52,8 @@ mod external;
 /// mid-step (the run found abandoned by the next one); results writes that fail.
 mod faults;
 
-/// What a managed server exposes, and to whom (tried as user nobody), and tables ibench did
-/// not create left alone.
+/// What a managed server exposes, and to whom (tried as user nobody, and as the host DBMS's
+/// postgres and mysql accounts), and tables ibench did not create left alone.
 mod security;
 
 /// Cost per operation: DBMS, client, host and device figures checked against the test's own

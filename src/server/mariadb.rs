@@ -68,10 +68,6 @@ impl ServerFamily for MariadbFamily {
         vec![PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")]
     }
 
-    fn service_account(&self) -> &'static str {
-        "mysql"
-    }
-
     fn check_params(&self, params: &Params) -> Result<(), String> {
         if MysqlParams::of(params).engine != Engine::Rocksdb
             || PLUGIN_DIRS
