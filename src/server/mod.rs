@@ -23,6 +23,7 @@ pub mod install;
 pub mod libs;
 pub mod pooler;
 mod process;
+mod socket_dir;
 pub mod version;
 
 use std::fs;
