@@ -1,7 +1,8 @@
 //! Faults on real servers: lost connections reopened and counted, a server killed with SIGKILL
 //! (managed or external) fails the step within seconds and keeps every result measured; ibench
-//! itself killed with SIGKILL (the next run marks the run abandoned and cleans up); results
-//! writes that fail (no temporary file left).
+//! itself killed with SIGKILL (the next run marks the run abandoned and cleans up; the next
+//! MariaDB start removes the socket directory it left under /tmp); results writes that fail
+//! (no temporary file left).
 
 use std::time::{Duration, Instant};
 
@@ -511,4 +512,110 @@ fn a_full_disk_mid_run_leaves_the_last_results_and_no_temporary_file() {
     let settled = ibench::results::file::load(&json).unwrap();
     assert_eq!(settled.status, RunStatus::Abandoned);
     assert_eq!(files_ending(&mnt, ".lock"), Vec::<String>::new());
+}
+
+/// `kill -9` of ibench while its MariaDB starts with an --out too deep for a socket path
+/// leaves the private socket directory it made under the temporary directory; the next
+/// managed MariaDB start removes it and says so. It leaves what is not such a leftover: the
+/// directory of a live ibench, one holding a file, a symlink, another user's directory.
+#[test]
+fn a_mariadb_socket_directory_left_by_kill_9_is_removed_by_the_next_start() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Stdio;
+    if !have("mariadb", "") {
+        return;
+    }
+    let bench = server_bench();
+    // A temporary directory of this test's own, so that no other test's start removes the
+    // leftover first.
+    let tmp = bench.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let deep = bench.path(&"d".repeat(60));
+    let ibench = |out: &std::path::Path| {
+        let mut cmd = crate::common::ibench();
+        cmd.args(["run", "--out", path_str(out), "-q", "--server", "mariadb"])
+            .args(["--steps", "l.i0", "--clients", "1"])
+            .env("TMPDIR", &tmp)
+            .current_dir(bench.path(""))
+            .stdin(Stdio::null());
+        cmd
+    };
+    let mut child = ibench(&deep)
+        .args(["--l0-rows", "1000000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = format!("ibench-mariadb-{}-", child.id());
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let left = loop {
+        let found = std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with(&prefix));
+        if let Some(e) = found {
+            break e.path();
+        }
+        assert!(child.try_wait().unwrap().is_none(), "ibench ended first");
+        assert!(Instant::now() < deadline, "no socket directory appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    kill_9(child.id());
+    child.wait().unwrap();
+    // Its server (or set-up command) got SIGTERM from the kernel: once it is gone, the
+    // directory is all that is left.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !processes_with(path_str(&deep)).is_empty() {
+        assert!(Instant::now() < deadline, "the server did not stop");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(left.is_dir(), "kill -9 leaves {}", left.display());
+
+    // What is not a leftover of a dead ibench.
+    let dead = {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    };
+    let live = tmp.join(format!("ibench-mariadb-{}-1-live", std::process::id()));
+    let busy = tmp.join(format!("ibench-mariadb-{dead}-2-file"));
+    let link = tmp.join(format!("ibench-mariadb-{dead}-3-link"));
+    let foreign = tmp.join(format!("ibench-mariadb-{dead}-4-nobody"));
+    let target = bench.path("target");
+    for d in [&live, &busy, &target, &foreign] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(busy.join("keep"), "x").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let root = nix::unistd::Uid::effective().is_root();
+    if root {
+        let nobody = nix::unistd::User::from_name("nobody").unwrap().unwrap();
+        nix::unistd::chown(&foreign, Some(nobody.uid), None).unwrap();
+    }
+
+    let out = ibench(&bench.out())
+        .args(["--l0-rows", "500"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!left.exists(), "{} is left:\n{stderr}", left.display());
+    let notes: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("note: removed"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(notes[0].contains(path_str(&left)), "{}", notes[0]);
+    for kept in [&live, &busy, &busy.join("keep"), &target] {
+        assert!(kept.exists(), "{} is gone", kept.display());
+    }
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(foreign.exists() || !root);
 }

@@ -49,11 +49,12 @@ mod managed;
 mod external;
 
 /// Faults on real servers: lost connections reopened, a server killed mid-step; ibench killed
-/// mid-step (the run found abandoned by the next one); results writes that fail.
+/// mid-step (the run found abandoned by the next one) or while MariaDB starts (its socket
+/// directory removed by the next start); results writes that fail.
 mod faults;
 
-/// What a managed server exposes, and to whom (tried as user nobody), and tables ibench did
-/// not create left alone.
+/// What a managed server exposes, and to whom (tried as user nobody, and as the host DBMS's
+/// postgres and mysql accounts), and tables ibench did not create left alone.
 mod security;
 
 /// A shared --out: links and files planted by another user are never followed or trusted.

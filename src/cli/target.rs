@@ -52,6 +52,11 @@ pub struct TargetArgs {
     /// mariadbd) [default: Debian's locations, then PATH].
     #[arg(long, value_name = "DIR", requires = "server")]
     pub server_bin: Option<PathBuf>,
+    /// Account the managed server runs as [default: when ibench runs as root, the system
+    /// account ibench-server (created when missing), which shares nothing with the host's own
+    /// DBMS; else ibench's own user]. Never root.
+    #[arg(long, value_name = "NAME", requires = "server")]
+    pub server_user: Option<String>,
     /// Leave the managed server running after the run, for inspection (its credentials go to
     /// a file only you can read).
     #[arg(long, requires = "server")]
@@ -304,6 +309,13 @@ impl TargetArgs {
             return Ok(None);
         }
         let family = crate::server::require_family(kind)?;
+        if let Some(name) = &self.server_user {
+            let warning = crate::server::account::check_named(name)
+                .map_err(|m| UsageError::new(format!("--server-user {m}")))?;
+            if let Some(w) = warning {
+                eprintln!("warning: --server-user {w}");
+            }
+        }
         self.malloc
             .find_library()
             .map_err(|m| UsageError::new(format!("--malloc {m}")))?;
@@ -350,6 +362,7 @@ impl TargetArgs {
                 pool_size: self.pool_size,
                 pool_mode: self.pool_mode,
             }),
+            user: self.server_user.clone(),
         }))
     }
 

@@ -76,6 +76,10 @@ pub struct TargetTable {
     /// device under study; relative to the experiment file); a setup's wins.
     #[serde(default)]
     pub data_dir: Option<Spanned<String>>,
+    /// Account the server runs as (default: `ibench-server` when ibench runs as root, else
+    /// ibench's own user), as `--server-user`.
+    #[serde(default)]
+    pub server_user: Option<Spanned<String>>,
 }
 
 /// `[[config]]`: server settings, as a config-file fragment and/or inline options.

@@ -130,6 +130,9 @@ fn describe(run: &RunResult) -> BTreeMap<String, String> {
             "server.malloc".to_string(),
             m.preload.clone().unwrap_or_else(|| "glibc".to_string()),
         );
+        if let Some(account) = &m.account {
+            out.insert("server.account".to_string(), account.clone());
+        }
     }
     out
 }

@@ -180,6 +180,10 @@ pub struct ManagedServerInfo {
     pub log: String,
     /// Left running after the run (`--keep-server`).
     pub kept: bool,
+    /// The account it ran as (`ibench-server` when ibench ran as root, unless
+    /// `--server-user` named another); absent in results of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
     /// The connection pooler the clients connected through, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pooler: Option<PoolerInfo>,

@@ -128,6 +128,7 @@ pub(super) fn run(
         preload: server.preload.as_ref().map(|p| p.display().to_string()),
         log: log.display().to_string(),
         kept: server.keep(),
+        account: Some(server.account.clone()),
         pooler: pooler.as_ref().map(|(_, info)| info.clone()),
     };
     let watch = watch::managed(server.pid(), name, dir.join("data"));

@@ -20,6 +20,7 @@ use anyhow::{Context, Result};
 
 use super::check::{normalize, quoted_after};
 use super::process::{self, push_user_config, run_setup, server_command, write_private_file};
+use super::socket_dir;
 
 /// MariaDB's default `max_connections`.
 const DEFAULT_MAX_CONNECTIONS: usize = 151;
@@ -55,6 +56,9 @@ const INIT_SQL: &str = "DELETE FROM mysql.global_priv WHERE User <> 'mariadb.sys
 /// Unix socket paths are limited to ~107 bytes.
 const MAX_SOCKET_PATH: usize = 100;
 
+/// Names of the socket directories under /tmp for a deep --out (see [`socket_dir`]).
+const SOCKET_DIR_PREFIX: &str = "ibench-mariadb-";
+
 impl ServerFamily for MariadbFamily {
     fn dbms(&self) -> DbmsKind {
         DbmsKind::of(&crate::dbms::mysql::MYSQL)
@@ -66,10 +70,6 @@ impl ServerFamily for MariadbFamily {
 
     fn default_bin_dirs(&self) -> Vec<PathBuf> {
         vec![PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")]
-    }
-
-    fn service_account(&self) -> &'static str {
-        "mysql"
     }
 
     fn check_params(&self, params: &Params) -> Result<(), String> {
@@ -102,15 +102,11 @@ impl ServerFamily for MariadbFamily {
         super::private_dir(&tmp, ctx.account)?;
         let mut socket = ctx.dir.join("mysqld.sock");
         let mut socket_dir = None;
+        // Those an ibench killed meanwhile left behind go first.
+        socket_dir::sweep(SOCKET_DIR_PREFIX, ctx.account);
         if socket.as_os_str().len() > MAX_SOCKET_PATH {
             // A deep --out: a private directory of its own under /tmp.
-            let d = std::env::temp_dir().join(format!(
-                "ibench-mariadb-{}-{}",
-                ctx.port,
-                &process::random_password()[..8]
-            ));
-            fs::create_dir_all(&d)?;
-            super::private_dir(&d, ctx.account)?;
+            let d = socket_dir::create(SOCKET_DIR_PREFIX, ctx.port, ctx.account)?;
             socket = d.join("mysqld.sock");
             socket_dir = Some(d);
         }

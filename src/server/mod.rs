@@ -4,23 +4,26 @@
 //! running server.
 //!
 //! Every managed server is reachable by ibench alone: it runs as an unprivileged account
-//! (never root: when ibench runs as root, the DBMS's own service account), listens on
-//! 127.0.0.1 only, keeps its files (and any Unix socket) in a directory only that account
-//! can enter, refuses connections without a password, and its superuser's password is random
-//! per run, held in memory only (never printed, logged or stored; a `--keep-server` server's
-//! password is written to a file only its owner can read). File import and export are
-//! limited to a private directory.
+//! (never root, nor the host DBMS's own account: when ibench runs as root, the dedicated
+//! system account `ibench-server` or the one `--server-user` names; see [`account`]),
+//! listens on 127.0.0.1 only, keeps its files (and any Unix socket) in a directory only that
+//! account can enter, refuses connections without a password, and its superuser's password
+//! is random per run, held in memory only (never printed, logged or stored; a
+//! `--keep-server` server's password is written to a file only its owner can read). File
+//! import and export are limited to a private directory.
 //!
 //! Servers run in their own process group (a Ctrl-C in the terminal reaches only ibench, which
 //! then stops them cleanly), as do their set-up commands, and get SIGTERM from the kernel if
 //! ibench itself dies (PR_SET_PDEATHSIG), so none is left behind.
 
+pub mod account;
 pub mod binaries;
 pub mod check;
 pub mod install;
 pub mod libs;
 pub mod pooler;
 mod process;
+mod socket_dir;
 pub mod version;
 
 use std::fs;
@@ -31,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use nix::sys::signal::{Signal, kill};
-use nix::unistd::{Pid, Uid, User};
+use nix::unistd::{Pid, User};
 
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Params};
@@ -101,9 +104,6 @@ pub trait ServerFamily: Sync {
     fn bin_dir_for_version(&self, _version: &str) -> Option<PathBuf> {
         None
     }
-
-    /// The service account to run as when ibench runs as root.
-    fn service_account(&self) -> &'static str;
 
     /// Checks, before anything starts, what the target's parameters need (MyRocks: its
     /// plugin is installed); the message names what to install.
@@ -187,6 +187,8 @@ pub struct ManagedServer {
     pub preload: Option<PathBuf>,
     /// The account it runs as.
     pub account: String,
+    /// That account when ibench switched to it (as root); `None`: ibench's own.
+    user: Option<User>,
     /// Directories outside `dir` it uses (a Unix socket's), removed once it has stopped.
     pub cleanup: Vec<PathBuf>,
     /// For a kept server: where its credentials are, and how to connect.
@@ -214,7 +216,7 @@ impl ManagedServer {
             .malloc
             .find_library()
             .map_err(|m| UsageError::new(format!("allocator {m}")))?;
-        let account = run_as(family)?;
+        let account = account::resolve(spec.user.as_deref(), "--server-user")?;
         if let Some(u) = &account
             && let Some(blocked) = process::first_closed_parent(&binaries.server, u)
         {
@@ -292,7 +294,8 @@ impl ManagedServer {
             account: ctx
                 .account
                 .map(|u| u.name.clone())
-                .unwrap_or_else(current_user_name),
+                .unwrap_or_else(account::own_name),
+            user: ctx.account.cloned(),
             cleanup: Vec::new(),
             credentials: None,
             family,
@@ -347,6 +350,12 @@ impl ManagedServer {
         (self.child.take().map(|c| c.id()), note)
     }
 
+    /// The account ibench switched to to run it (as root), for what runs beside it (its
+    /// pooler); `None`: ibench's own.
+    pub fn user(&self) -> Option<&User> {
+        self.user.as_ref()
+    }
+
     /// Whether the server is left running when dropped.
     pub fn keep(&self) -> bool {
         self.keep
@@ -396,32 +405,6 @@ impl Drop for ManagedServer {
             let _ = self.stop();
         }
     }
-}
-
-/// The account a server of `family` runs as: its service account when ibench is root (a
-/// server never runs as root), else ibench's own (`None`).
-fn run_as(family: &dyn ServerFamily) -> Result<Option<User>, UsageError> {
-    if !Uid::effective().is_root() {
-        return Ok(None);
-    }
-    let name = family.service_account();
-    match User::from_name(name) {
-        Ok(Some(u)) if !u.uid.is_root() => Ok(Some(u)),
-        _ => Err(UsageError::new(format!(
-            "a managed {} server never runs as root, and there is no '{name}' account to run it \
-             as: create one (the {} package does), or run ibench as another user",
-            family.dbms().server_name(),
-            family.dbms().server_name()
-        ))),
-    }
-}
-
-fn current_user_name() -> String {
-    User::from_uid(Uid::effective())
-        .ok()
-        .flatten()
-        .map(|u| u.name)
-        .unwrap_or_else(|| Uid::effective().to_string())
 }
 
 /// Makes `dir` private to the server's account: mode 0700, owned by it. Every parent

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use nix::sys::signal::{Signal, kill};
-use nix::unistd::{Pid, Uid, User};
+use nix::unistd::Pid;
 
 use super::ManagedServer;
 use super::process::{free_port, write_private_file};
@@ -142,11 +142,8 @@ fn scram_secret(server: &ManagedServer) -> Result<String> {
 pub fn start(server: &ManagedServer, spec: &PoolerSpec, log: &Path) -> Result<RunningPooler> {
     let binary = binary()?;
     let version = version(&binary).unwrap_or_default();
-    let account = if Uid::effective().is_root() {
-        User::from_name(&server.account).ok().flatten()
-    } else {
-        None
-    };
+    // The server's account (never root), which alone may read the server's secret.
+    let account = server.user().cloned();
     let secret = scram_secret(server)?;
     let dir = server.dir.join("pgbouncer");
     fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;

@@ -73,10 +73,6 @@ impl ServerFamily for PostgresFamily {
             .or(Some(debian))
     }
 
-    fn service_account(&self) -> &'static str {
-        "postgres"
-    }
-
     /// Simple words and numbers as they are, anything else single-quoted.
     fn config_value(&self, v: &str) -> String {
         let simple = !v.is_empty()
@@ -219,7 +215,8 @@ impl PgScratch {
         let fail = |message: String| check.problem(message);
         let binaries = Binaries::locate(&POSTGRES, check.server.bin_dir.as_deref(), None, "bin_dir")
             .map_err(|p| fail(p.message))?;
-        let user = super::run_as(&POSTGRES).map_err(|e| fail(e.to_string()))?;
+        let user = super::account::resolve(check.server.user.as_deref(), "server_user")
+            .map_err(|e| fail(e.to_string()))?;
         // A new directory of an unpredictable name: it is given to the server's account below,
         // which must never reach a directory planted (or linked) in /tmp.
         let dir = crate::safe_fs::private_temp_dir("ibench-check-pg-")

@@ -90,6 +90,10 @@ pub struct ServerSpec {
     /// connect through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pooler: Option<PoolerSpec>,
+    /// The account the server runs as, when one was named (`--server-user`); by default the
+    /// system account `ibench-server` when ibench runs as root, else ibench's own user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 /// A connection pooler ibench can start in front of a managed server.

@@ -452,7 +452,8 @@ pub fn skip(why: &str) {
     let _ = std::io::stderr().write_all(format!("\nSKIPPED {test}: {why}\n").as_bytes());
 }
 
-/// A bench whose directory the `postgres` user can enter (tempdirs are 0700).
+/// A bench whose directory a managed server's account (`ibench-server` when the tests run as
+/// root) can enter (tempdirs are 0700).
 pub fn server_bench() -> Bench {
     let bench = Bench::new();
     fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();

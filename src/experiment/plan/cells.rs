@@ -248,6 +248,7 @@ fn build_cell(
                 start_timeout_s: t.start_timeout_seconds.unwrap_or(120),
                 data_root: setup.data_dir.clone().or_else(|| target.data_dir.clone()),
                 pooler: setup.pooler.as_ref().map(|(spec, _)| *spec),
+                user: target.user.clone(),
             };
             if let Some((_, span)) = &setup.pooler
                 && kind.server_name() != "postgres"

@@ -19,6 +19,8 @@ pub(super) struct Target {
     pub bin_dir: Option<PathBuf>,
     /// Where the server's data directory goes (`None`: beside the results).
     pub data_dir: Option<PathBuf>,
+    /// The account its server runs as, when one is named.
+    pub user: Option<String>,
 }
 
 /// A `data_dir` resolved against the experiment file's directory `dir`; a problem at its
@@ -74,6 +76,7 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
         family,
         bin_dir: None,
         data_dir,
+        user: None,
     };
     let Some(family) = family else {
         // Embedded: nothing to find.
@@ -81,6 +84,7 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
             (&t.bin_dir, "bin_dir"),
             (&t.version, "version"),
             (&t.data_dir, "data_dir"),
+            (&t.server_user, "server_user"),
         ] {
             if let Some(v) = value {
                 p.at(
@@ -102,6 +106,17 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
                 _ => p.source.at_span(t.dbms.span()),
             };
             p.push(at, format!("target {name}: {}", e.message));
+        }
+    }
+    if let Some(user) = &t.server_user {
+        match crate::server::account::check_named(user.get_ref()) {
+            Ok(warning) => {
+                if let Some(w) = warning {
+                    eprintln!("warning: target {name}: server_user {w}");
+                }
+                target.user = Some(user.get_ref().clone());
+            }
+            Err(m) => p.at(user, format!("target {name}: server_user {m}")),
         }
     }
     if let Err(msg) = family.check_params(&target.params) {

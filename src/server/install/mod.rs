@@ -10,8 +10,10 @@
 //!
 //! The cache is `$IBENCH_SERVER_CACHE`, else `$XDG_CACHE_HOME/ibench/servers` (or
 //! `~/.cache/ibench/servers`); for root, `/var/cache/ibench/servers`: a managed server runs
-//! as the DBMS's service account then, which must be able to enter the directory (root's home
-//! is closed to it).
+//! as its own account then (`ibench-server`, or `--server-user`; see [`super::account`]),
+//! which must be able to enter the directory (root's home is closed to it). Builds are
+//! unpacked with directories 0755 and files 0644 (0755 when executable), so any account can
+//! read and run them.
 
 mod registry;
 mod unpack;
