@@ -245,12 +245,16 @@ fn help_verbose(check: &SettingsCheck) -> Vec<SettingProblem> {
     for (k, v) in &s.options {
         cnf.push_str(&format!("{k} = {v}\n"));
     }
-    let dir = std::env::temp_dir().join(format!("ibench-check-{}", std::process::id()));
-    let _ = fs::create_dir_all(&dir);
-    let path = dir.join("my.cnf");
-    if let Err(e) = fs::write(&path, &cnf) {
-        return vec![check.problem(format!("cannot write {}: {e}", path.display()))];
-    }
+    // A new private directory of an unpredictable name: nothing planted in /tmp is written.
+    let written = crate::safe_fs::private_temp_dir("ibench-check-").and_then(|dir| {
+        let path = dir.join("my.cnf");
+        std::io::Write::write_all(&mut crate::safe_fs::create_new(&path, 0o600)?, cnf.as_bytes())?;
+        Ok((dir, path))
+    });
+    let (dir, path) = match written {
+        Ok(w) => w,
+        Err(e) => return vec![check.problem(format!("cannot write a my.cnf in /tmp: {e}"))],
+    };
     let mut cmd = Command::new(&mariadbd);
     cmd.arg(format!("--defaults-file={}", path.display()));
     if nix::unistd::Uid::effective().is_root() {
@@ -346,18 +350,20 @@ fn myrocks_cf_options(check: &SettingsCheck, started: &mut Vec<String>) -> Vec<S
         malloc: Malloc::Glibc,
         ..s.clone()
     };
-    let dir = std::env::temp_dir().join(format!(
-        "ibench-check-cf-{}-{}",
-        std::process::id(),
-        started.len()
-    ));
-    let log = dir.with_extension("log");
-    let _ = fs::remove_dir_all(&dir);
+    // The server's directory and log in a new directory of an unpredictable name, which the
+    // server's account may pass through (0711) but nobody else can plant anything in.
+    let parent = match crate::safe_fs::private_temp_dir("ibench-check-cf-").and_then(|p| {
+        fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o711))?;
+        Ok(p)
+    }) {
+        Ok(p) => p,
+        Err(e) => return vec![check.problem(format!("cannot create a directory in /tmp: {e}"))],
+    };
+    let (dir, log) = (parent.join("server"), parent.join("server.log"));
     let result = ManagedServer::start(&spec, &check.params, &dir, &log, 0);
     let text = fs::read_to_string(&log).unwrap_or_default();
     drop(result); // stops the server
-    let _ = fs::remove_dir_all(&dir);
-    let _ = fs::remove_file(&log);
+    let _ = fs::remove_dir_all(&parent);
     let mut problems = Vec::new();
     for line in text.lines() {
         let t = line.trim();
