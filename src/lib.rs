@@ -1,19 +1,23 @@
-//! ibench: a database benchmark harness for performance engineers: the Insert Benchmark (and,
-//! later, OLTP microbenchmarks) against embedded SQLite, RocksDB, PostgreSQL and MySQL-family
-//! servers, with per-operation HDR histograms, per-second stall series and results that reports
-//! read back.
+//! ibench: a database benchmark harness for performance engineers: the Insert Benchmark and the
+//! OLTP microbenchmarks against embedded SQLite and RocksDB, PostgreSQL and MySQL-family servers
+//! (given by URL or started by ibench), with per-operation HDR histograms, per-second stall
+//! series, the cost of each operation, and results that reports and comparisons read back.
 //!
 //! How the pieces fit:
 //!
 //! * [`spec`] — what to run ([`spec::RunSpec`]), validated before anything starts.
-//! * [`dbms`] — one trait pair per target ([`dbms::Dbms`], [`dbms::Connection`]); all SQL lives
-//!   there.
+//! * [`dbms`] — one module per DBMS behind [`dbms::Dbms`] and its connections (the Insert
+//!   Benchmark's and the microbenchmarks'), described in a registry ([`dbms::Descriptor`]); all
+//!   SQL lives there.
 //! * [`workload`] — which operations, on which keys, in which steps; no SQL, no threads.
 //! * [`runner`] — client threads, the rate limiter, step orchestration.
 //! * [`metrics`] — the per-thread recorder, histograms, step summaries.
-//! * [`results`] — the versioned JSON model and its file.
-//! * [`report`] — the terminal summary (Markdown/HTML reports come with the results store).
-//! * [`server`] — managed throwaway PostgreSQL and MariaDB servers.
+//! * [`results`] — the versioned JSON model, its file, the results database, runs across hosts.
+//! * [`run`] — one run from its spec: the target opened (a managed server started), the
+//!   workload's steps run and saved.
+//! * [`report`] — the terminal summary, HTML / Markdown / JSON reports, `compare`.
+//! * [`server`] — managed throwaway PostgreSQL and MariaDB servers (and a pooler), and
+//!   PostgreSQL builds installed from the npm registry.
 //! * [`experiment`] — configuration matrices from a TOML file, run cell by cell, resumable.
 //! * [`safe_fs`] — every file ibench writes, created so that a shared `--out` is safe.
 //! * [`cli`] — one file per subcommand.

@@ -1,5 +1,6 @@
-//! Integration tests of `ibench run` against real embedded SQLite. One binary (see Cargo.toml),
-//! one module per area. Each test works in its own temporary directory, runs the real binary at
+//! Integration tests of the `ibench` binary against real DBMS: embedded SQLite, managed and
+//! local PostgreSQL and MariaDB servers, embedded RocksDB (feature `rocksdb`). One binary (see
+//! Cargo.toml), one module per area. Each test works in its own temporary directory, runs the real binary at
 //! a tiny size and checks outcomes with its own SQL on the database file wherever it can, not
 //! only ibench's report of them.
 

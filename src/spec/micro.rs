@@ -111,11 +111,6 @@ impl MicroSpec {
         names
     }
 
-    /// Table names: `sbtest1` ... `sbtestN`.
-    pub fn table_names(&self) -> Vec<String> {
-        (1..=self.tables).map(|i| format!("sbtest{i}")).collect()
-    }
-
     /// About 190 bytes per row (id, k, c char(120), pad char(60) and row overhead) plus the
     /// index on k, doubled for page fill.
     pub fn estimated_db_bytes(&self) -> u64 {
