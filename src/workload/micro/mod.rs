@@ -25,6 +25,22 @@ use rand_pcg::Pcg64Mcg;
 use crate::dbms::micro::{Shape, Statement, Value};
 pub use workload::Micro;
 
+/// Declares a benchmark's entries at further range lengths L: `NAME = L` each, named
+/// `<family>_range=L`, built by `generator(scope, L)`, everything else as the entry `$base`
+/// (its first length, written out in full).
+macro_rules! at_lengths {
+    ($base:ident, $family:literal, $generator:expr, [$($name:ident = $len:literal),* $(,)?]) => {
+        $(
+            #[doc = concat!("L = ", stringify!($len), ".")]
+            pub static $name: super::Benchmark = super::Benchmark {
+                name: concat!($family, "_range=", stringify!($len)),
+                generator: |s| ($generator)(s, $len),
+                ..$base
+            };
+        )*
+    };
+}
+
 /// The registry: declares each benchmark's module and lists its entries, in `--list` (and
 /// `all`) order. A module may define several entries (the range lengths of one benchmark).
 macro_rules! registry {

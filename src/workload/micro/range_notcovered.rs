@@ -36,24 +36,17 @@ pub static RANGE_NOTCOVERED_PK_10: Benchmark = Benchmark {
     statements: &[&PK],
     generator: |s| Ranges::boxed(s, &PK, 10),
 };
-/// L = 100.
-pub static RANGE_NOTCOVERED_PK_100: Benchmark = Benchmark {
-    name: "range-notcovered-pk_range=100",
-    generator: |s| Ranges::boxed(s, &PK, 100),
-    ..RANGE_NOTCOVERED_PK_10
-};
-/// L = 1000.
-pub static RANGE_NOTCOVERED_PK_1000: Benchmark = Benchmark {
-    name: "range-notcovered-pk_range=1000",
-    generator: |s| Ranges::boxed(s, &PK, 1000),
-    ..RANGE_NOTCOVERED_PK_10
-};
-/// L = 10000.
-pub static RANGE_NOTCOVERED_PK_10000: Benchmark = Benchmark {
-    name: "range-notcovered-pk_range=10000",
-    generator: |s| Ranges::boxed(s, &PK, 10_000),
-    ..RANGE_NOTCOVERED_PK_10
-};
+at_lengths!(
+    RANGE_NOTCOVERED_PK_10,
+    "range-notcovered-pk",
+    |s, len| Ranges::boxed(s, &PK, len),
+    [
+        RANGE_NOTCOVERED_PK_100 = 100,
+        RANGE_NOTCOVERED_PK_1000 = 1000,
+        RANGE_NOTCOVERED_PK_10000 = 10000,
+    ]
+);
+
 /// L = 10 on the secondary index.
 pub static RANGE_NOTCOVERED_SI_10: Benchmark = Benchmark {
     name: "range-notcovered-si_range=10",
@@ -62,21 +55,13 @@ pub static RANGE_NOTCOVERED_SI_10: Benchmark = Benchmark {
     generator: |s| Ranges::boxed(s, &SI, 10),
     ..RANGE_NOTCOVERED_PK_10
 };
-/// L = 100.
-pub static RANGE_NOTCOVERED_SI_100: Benchmark = Benchmark {
-    name: "range-notcovered-si_range=100",
-    generator: |s| Ranges::boxed(s, &SI, 100),
-    ..RANGE_NOTCOVERED_SI_10
-};
-/// L = 1000.
-pub static RANGE_NOTCOVERED_SI_1000: Benchmark = Benchmark {
-    name: "range-notcovered-si_range=1000",
-    generator: |s| Ranges::boxed(s, &SI, 1000),
-    ..RANGE_NOTCOVERED_SI_10
-};
-/// L = 10000.
-pub static RANGE_NOTCOVERED_SI_10000: Benchmark = Benchmark {
-    name: "range-notcovered-si_range=10000",
-    generator: |s| Ranges::boxed(s, &SI, 10_000),
-    ..RANGE_NOTCOVERED_SI_10
-};
+at_lengths!(
+    RANGE_NOTCOVERED_SI_10,
+    "range-notcovered-si",
+    |s, len| Ranges::boxed(s, &SI, len),
+    [
+        RANGE_NOTCOVERED_SI_100 = 100,
+        RANGE_NOTCOVERED_SI_1000 = 1000,
+        RANGE_NOTCOVERED_SI_10000 = 10000,
+    ]
+);
