@@ -352,6 +352,15 @@ fn scratch_database_is_removed_without_keep_data() {
     assert!(run.config.scratch_database && !run.config.keep_data);
     let scratch = PathBuf::from(&run.environment.dbms.location);
     assert!(!scratch.exists(), "{} must be removed", scratch.display());
+    // The request is stored as given (no path); what ibench made of it apart.
+    assert_eq!(run.schema_version, ibench::results::model::SCHEMA_VERSION);
+    assert_eq!(run.config.target.path, None);
+    let resolved = run.resolved.as_ref().expect("the resolved target");
+    assert_eq!(resolved.target.path.as_deref(), Some(scratch.as_path()));
+    assert_eq!(
+        scratch.parent().unwrap(),
+        outcome.new_results[0].with_extension("data")
+    );
     let mut left: Vec<_> = fs::read_dir(bench.out())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

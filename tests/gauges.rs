@@ -29,7 +29,7 @@ fn step<'a>(run: &'a RunResult, name: &str) -> &'a StepResult {
 
 /// ibench's own Dbms for the kept server of `run` (the stored target has no password).
 fn kept_dbms(run: &RunResult) -> Box<dyn ibench::dbms::Dbms> {
-    let mut target = run.config.target.clone();
+    let mut target = run.target().clone();
     target.url =
         Some(ibench::dbms::url::ServerUrl::parse(&crate::common::kept_url(run), "").unwrap());
     ibench::dbms::open(&target).unwrap()
@@ -362,7 +362,7 @@ fn sqlite_gauges_read_the_wal_file() {
     let conn = crate::common::open_db(&db);
     conn.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (zeroblob(100000));")
         .unwrap();
-    let dbms = ibench::dbms::open(&run.config.target).unwrap();
+    let dbms = ibench::dbms::open(run.target()).unwrap();
     let g = dbms.gauges().unwrap();
     let mut wal_path = db.clone().into_os_string();
     wal_path.push("-wal");

@@ -145,7 +145,16 @@ fn managed_postgres_full_run_keeps_queue_and_applies_config() {
     }
     let mut found = Vec::new();
     // The stored target has no password: the kept server's is in its credentials file.
-    let mut target = run.config.target.clone();
+    // The request named no URL; the managed server's (without its password) is resolved.
+    assert!(run.config.target.url.is_none());
+    let resolved_url = run
+        .target()
+        .url
+        .as_ref()
+        .expect("the server's URL")
+        .to_string();
+    assert!(resolved_url.contains("127.0.0.1"), "{resolved_url}");
+    let mut target = run.target().clone();
     target.url =
         Some(ibench::dbms::url::ServerUrl::parse(&crate::common::kept_url(&run), "").unwrap());
     let db = ibench::dbms::open(&target).unwrap();

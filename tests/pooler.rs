@@ -124,7 +124,9 @@ fn clients_through_pgbouncer_in_transaction_mode() {
     let spec_pooler = run.config.server.as_ref().unwrap().pooler.unwrap();
     assert_eq!(spec_pooler.pool_size, 4);
     if !ibench::server::pooler::keeps_prepared_statements(&pooler.version) {
-        assert_eq!(run.config.statements, ibench::dbms::StatementMode::Plain);
+        assert_eq!(run.statements(), ibench::dbms::StatementMode::Plain);
+        // The request is kept as asked; what the pooler forced is the resolved part.
+        assert_eq!(run.config.statements, ibench::dbms::StatementMode::Prepared);
         assert!(
             outcome
                 .stderr

@@ -370,7 +370,7 @@ fn default_step_sequence_runs_on_a_scratch_directory() {
             .iter()
             .any(|m| m.actions.contains("flushed"))
     );
-    let path = run.config.target.path.clone().unwrap();
+    let path = run.target().path.clone().unwrap();
     assert_eq!(path.file_name().unwrap(), "ibench.rocksdb");
     assert!(!path.exists(), "the scratch directory is removed");
     for s in &run.steps {

@@ -321,13 +321,7 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
     );
     let store = Store::open(&options.store)?;
     let file = ResultsFile::create(out, &stem)?.with_store(store);
-    let scratch = file.path().with_extension("data");
-    let mut spec = cell.spec(out);
-    if spec.scratch_database {
-        crate::safe_fs::create_dir(&scratch)
-            .with_context(|| format!("cannot create {}", scratch.display()))?;
-        spec.target.path = Some(scratch.join(format!("ibench.{}", spec.target.kind.name())));
-    }
+    let spec = cell.spec(out);
     let tag = ExperimentTag {
         name: plan.name.clone(),
         cell: cell.label.clone(),
@@ -344,9 +338,6 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
         ..RunOptions::default()
     };
     let (run, outcome) = run_prepared(&spec, &file, &run_options);
-    if spec.scratch_database {
-        let _ = fs::remove_dir_all(&scratch);
-    }
     file.discard_if_unsaved();
     outcome?;
     let mut run = run.context("the run ended without results")?;

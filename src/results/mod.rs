@@ -8,5 +8,6 @@ pub mod file;
 pub mod group;
 pub mod lock;
 pub mod model;
+pub mod resolved;
 pub mod store;
 pub mod validate;

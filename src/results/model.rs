@@ -10,8 +10,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::spec::RunSpec;
 
-/// Version of the results schema this build writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use super::resolved::Resolved;
+
+/// Version of the results schema this build writes. 2: `config` is the run's request as
+/// given, and `resolved` what ibench made of it (version 1 kept only the resolved target, in
+/// `config`).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One run: its configuration, where it ran, and what every step measured.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -28,8 +32,13 @@ pub struct RunResult {
     pub started_at: DateTime<Utc>,
     /// When the run ended.
     pub finished_at: Option<DateTime<Utc>>,
-    /// The full configuration.
+    /// The run as it was asked for (flags, or an experiment's cell), as given.
     pub config: RunSpec,
+    /// What ibench resolved the request into: the target it connected to (a scratch database,
+    /// a managed server, a pooler) and how it sent statements. Absent in documents of schema
+    /// version 1, whose `config` holds the resolved target instead ([`RunResult::target`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Resolved>,
     /// The machine, OS and DBMS.
     pub environment: Environment,
     /// The managed server ibench started, if any.

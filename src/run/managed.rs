@@ -1,33 +1,158 @@
-//! A run on a managed server: start it (its log beside the results), point the target at it,
-//! run, stop it (or leave it running, with its credentials in a private file), and remove its
-//! directory unless asked to keep the data.
+//! A managed server for a run: started (its log beside the results) with a pooler in front
+//! when asked, the run's target pointed at them, and stopped when the run ends (or left
+//! running, with its credentials in a private file) with its directory removed unless the
+//! run keeps its data.
 
 use std::fs;
+use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{RunOptions, run_with, watch};
+use super::RunOptions;
 use crate::dbms::StatementMode;
 use crate::results::file::ResultsFile;
-use crate::results::model::{ManagedServerInfo, PoolerInfo, RunResult};
+use crate::results::model::{ManagedServerInfo, PoolerInfo, Resolved};
 use crate::server::ManagedServer;
 use crate::server::pooler::{self, RunningPooler};
 use crate::spec::{PoolerSpec, RunSpec, ServerSpec};
 
-/// Starts the pooler `p` in front of `server` and points the clients of `spec` at it; plain
-/// SQL when it cannot keep named prepared statements (said in one line).
+/// A managed server (and its pooler) started for a run; [`Servers::stop`] ends them, and
+/// dropping them without it stops them too (the server's own `Drop`).
+pub struct Servers {
+    server: ManagedServer,
+    pooler: Option<RunningPooler>,
+    /// Its directory: removed when the run ends unless kept.
+    dir: PathBuf,
+    /// What the results record of it.
+    pub info: ManagedServerInfo,
+}
+
+/// Starts the server `server_spec` of run `spec` (and its pooler) and points `resolved` at
+/// them: the run's own connection at the server, the clients at the pooler (plain SQL when it
+/// keeps no named prepared statements, said in one line).
+pub fn start(
+    spec: &RunSpec,
+    server_spec: &ServerSpec,
+    file: &ResultsFile,
+    options: &RunOptions,
+    resolved: &mut Resolved,
+) -> Result<Servers> {
+    // The data directory goes under the data root when one is given (a file system under
+    // study), else beside the results.
+    let in_out = file.path().with_extension("server");
+    let dir = match &server_spec.data_root {
+        Some(root) => root.join(in_out.file_name().unwrap_or_default()),
+        None => in_out,
+    };
+    let log = file.path().with_extension("server.log");
+    let name = server_spec.kind.server_name();
+    if !options.quiet {
+        eprintln!("starting {name} in {}", dir.display());
+    }
+    let started = ManagedServer::start(
+        server_spec,
+        &spec.target.params,
+        &dir,
+        &log,
+        spec.workload.connections(),
+    );
+    let mut server = match started {
+        Ok(s) => s,
+        Err(e) => {
+            if !spec.keep_data {
+                let _ = fs::remove_dir_all(&dir);
+            }
+            if e.is::<crate::error::Interrupted>() {
+                return Err(e);
+            }
+            let what = format!(
+                "{name} server failed to start (log kept at {})",
+                log.display()
+            );
+            return Err(e.context(what));
+        }
+    };
+    resolved.target.url = Some(server.url.clone());
+    let pooler = match server_spec.pooler {
+        None => None,
+        Some(p) => match start_pooler(&server, &p, file, options, resolved) {
+            Ok(running) => Some(running),
+            Err(e) => {
+                let _ = server.stop();
+                if !spec.keep_data {
+                    let _ = fs::remove_dir_all(&dir);
+                }
+                return Err(e.context("the connection pooler failed to start"));
+            }
+        },
+    };
+    let info = ManagedServerInfo {
+        pid: server.pid(),
+        binary: server.binary.display().to_string(),
+        preload: server.preload.as_ref().map(|p| p.display().to_string()),
+        log: log.display().to_string(),
+        kept: server.keep(),
+        account: Some(server.account.clone()),
+        pooler: pooler.as_ref().map(|(_, info)| info.clone()),
+    };
+    Ok(Servers {
+        server,
+        pooler: pooler.map(|(running, _)| running),
+        dir,
+        info,
+    })
+}
+
+impl Servers {
+    /// The server's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.server.pid()
+    }
+
+    /// Its data directory (the files its cost and size are read from).
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// Ends them: the pooler, then the server (or leaves the server running, saying how to
+    /// reach and stop it); removes the directory unless the server is kept or `keep_data`.
+    pub fn stop(mut self, keep_data: bool) -> Result<()> {
+        // The pooler goes before the server it is in front of.
+        drop(self.pooler.take());
+        let stopped = if self.server.keep() {
+            let (pid, credentials) = self.server.detach();
+            eprintln!(
+                "server left running: {} (pid {}), data in {}; stop it with kill {}\n{credentials}",
+                self.server.url,
+                pid.unwrap_or(0),
+                self.dir.display(),
+                pid.unwrap_or(0)
+            );
+            Ok(())
+        } else {
+            self.server.stop()
+        };
+        if !self.server.keep() && !keep_data {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+        stopped
+    }
+}
+
+/// Starts the pooler `p` in front of `server` and points the clients of `resolved` at it;
+/// plain SQL when it cannot keep named prepared statements (said in one line).
 fn start_pooler(
-    spec: &mut RunSpec,
     server: &ManagedServer,
     p: &PoolerSpec,
     file: &ResultsFile,
     options: &RunOptions,
+    resolved: &mut Resolved,
 ) -> Result<(RunningPooler, PoolerInfo)> {
     let log = file.path().with_extension("pooler.log");
     let running = pooler::start(server, p, &log)?;
-    spec.target.client_url = Some(running.url.clone());
-    let statements = if running.plain_sql && spec.statements == StatementMode::Prepared {
-        spec.statements = StatementMode::Plain;
+    resolved.target.client_url = Some(running.url.clone());
+    let statements = if running.plain_sql && resolved.statements == StatementMode::Prepared {
+        resolved.statements = StatementMode::Plain;
         let why = format!(
             "plain SQL: PgBouncer {} in transaction mode keeps no named prepared statements \
              (1.21 and later do)",
@@ -35,7 +160,7 @@ fn start_pooler(
         );
         eprintln!("note: {why}");
         why
-    } else if spec.statements == StatementMode::Plain {
+    } else if resolved.statements == StatementMode::Plain {
         "plain SQL (as asked)".to_string()
     } else {
         "prepared statements".to_string()
@@ -58,98 +183,4 @@ fn start_pooler(
         statements,
     };
     Ok((running, info))
-}
-
-/// Starts the managed server, runs `spec` against it, stops it.
-pub(super) fn run(
-    mut spec: RunSpec,
-    server_spec: &ServerSpec,
-    file: &ResultsFile,
-    options: &RunOptions,
-) -> (Option<RunResult>, Result<()>) {
-    // The data directory goes under the data root when one is given (a file system under
-    // study), else beside the results.
-    let dir = match &server_spec.data_root {
-        Some(root) => root.join(
-            file.path()
-                .with_extension("server")
-                .file_name()
-                .unwrap_or_default(),
-        ),
-        None => file.path().with_extension("server"),
-    };
-    let log = file.path().with_extension("server.log");
-    let name = server_spec.kind.server_name();
-    if !options.quiet {
-        eprintln!("starting {name} in {}", dir.display());
-    }
-    let mut server = match ManagedServer::start(
-        server_spec,
-        &spec.target.params,
-        &dir,
-        &log,
-        spec.workload.connections(),
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            if !spec.keep_data {
-                let _ = fs::remove_dir_all(&dir);
-            }
-            if e.is::<crate::error::Interrupted>() {
-                return (None, Err(e));
-            }
-            let what = format!(
-                "{name} server failed to start (log kept at {})",
-                log.display()
-            );
-            return (None, Err(e.context(what)));
-        }
-    };
-    spec.target.url = Some(server.url.clone());
-    let pooler = match server_spec.pooler {
-        None => None,
-        Some(p) => match start_pooler(&mut spec, &server, &p, file, options) {
-            Ok(running) => Some(running),
-            Err(e) => {
-                let _ = server.stop();
-                if !spec.keep_data {
-                    let _ = fs::remove_dir_all(&dir);
-                }
-                return (
-                    None,
-                    Err(e.context("the connection pooler failed to start")),
-                );
-            }
-        },
-    };
-    let info = ManagedServerInfo {
-        pid: server.pid(),
-        binary: server.binary.display().to_string(),
-        preload: server.preload.as_ref().map(|p| p.display().to_string()),
-        log: log.display().to_string(),
-        kept: server.keep(),
-        account: Some(server.account.clone()),
-        pooler: pooler.as_ref().map(|(_, info)| info.clone()),
-    };
-    let watch = watch::managed(server.pid(), name, dir.join("data"));
-    let (run, result) = run_with(&spec, file, options, Some(info), watch);
-    // The pooler goes before the server it is in front of.
-    drop(pooler);
-    let stopped = if server.keep() {
-        let (pid, credentials) = server.detach();
-        eprintln!(
-            "server left running: {} (pid {}), data in {}; stop it with kill {}\n{credentials}",
-            server.url,
-            pid.unwrap_or(0),
-            dir.display(),
-            pid.unwrap_or(0)
-        );
-        Ok(())
-    } else {
-        server.stop()
-    };
-    if !server.keep() && !spec.keep_data {
-        let _ = fs::remove_dir_all(&dir);
-    }
-    (run, result.and(stopped))
 }

@@ -6,15 +6,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::RunOptions;
+use crate::dbms::TargetSpec;
 use crate::error::UsageError;
 use crate::metrics::proc::{self, Watch};
-use crate::spec::RunSpec;
 
 /// What to sample for a target that is not a managed server: ibench itself for an embedded
 /// DBMS, the given pid for an external server, or nothing (host figures only). Returns the
 /// watch and a line saying whose figures the DBMS figures are.
-pub fn external(spec: &RunSpec, options: &RunOptions) -> Result<(Watch, String)> {
-    let target = &spec.target;
+pub fn external(target: &TargetSpec, options: &RunOptions) -> Result<(Watch, String)> {
     if target.kind.embedded() {
         let path = target.file_path()?;
         // The database file or directory and what the DBMS keeps beside it (SQLite's -wal).

@@ -1,0 +1,199 @@
+//! One run executed on what it was prepared on ([`super::prepare::Prepared`]): the DBMS
+//! opened, the results document started, the workload built (this host's share of a group's
+//! clients), its steps run and saved, the summary printed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use chrono::Utc;
+
+use super::prepare::Prepared;
+use super::{RunOptions, group, steps};
+use crate::dbms;
+use crate::error::UsageError;
+use crate::metrics::profile::Profiler;
+use crate::report::terminal;
+use crate::results::environment;
+use crate::results::file::ResultsFile;
+use crate::results::model::{RunResult, RunStatus, SCHEMA_VERSION};
+use crate::runner::client::ClientThreads;
+use crate::runner::{CostWatch, DisplayOptions};
+use crate::spec::{RunSpec, WorkloadSpec};
+use crate::workload::insert_benchmark::InsertBenchmark;
+use crate::workload::micro::Micro;
+use crate::workload::{ForeignTables, Workload};
+
+/// By default, a step's connections are multiplexed only when there are more than this many
+/// per core: with fewer, a blocking thread per connection measured cheaper per query (on 2
+/// cores, point selects: 4.1 against 7.9 us of client CPU at 4 connections, 4.4 against 5.0
+/// at 8; 4.8 against 3.7 at 16, the multiplexed client ahead from there on;
+/// docs/PERFORMANCE.md).
+const DEFAULT_CONNECTIONS_PER_THREAD: usize = 4;
+
+/// Threads for the clients of a step on `db`: `--client-threads`, or one per core used once a
+/// step has more than [`DEFAULT_CONNECTIONS_PER_THREAD`] connections per core, for a DBMS
+/// whose clients can be multiplexed, waiting through `--client-io` (io_uring where the kernel
+/// allows it, else epoll); else 0 (a thread per client).
+fn client_threads(spec: &RunSpec, db: &dyn dbms::Dbms) -> Result<ClientThreads> {
+    if let Some(io) = spec.client_io.filter(|io| !io.available()) {
+        return Err(UsageError::new(format!(
+            "--client-io {}: this kernel does not let ibench use it (io_uring may be disabled \
+             by the sysctl kernel.io_uring_disabled); use --client-io epoll",
+            io.name()
+        ))
+        .into());
+    }
+    if !db.multiplexed_clients() {
+        return Ok(ClientThreads::default());
+    }
+    let (threads, multiplex_above) = match spec.client_threads {
+        Some(n) => (n, n),
+        None => {
+            let cores = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            (cores, cores * DEFAULT_CONNECTIONS_PER_THREAD)
+        }
+    };
+    Ok(ClientThreads {
+        threads,
+        multiplex_above,
+        io: spec
+            .client_io
+            .unwrap_or_else(crate::mux::Backend::default_here),
+    })
+}
+
+/// On a server ibench did not start: refuses a run that would open more connections than
+/// the server accepts, before anything starts (else clients fail mid-step with "too many
+/// clients"). The run's own connection for counters and settings counts too.
+fn check_connection_limit(spec: &RunSpec, db: &dyn dbms::Dbms) -> Result<()> {
+    let Some(limit) = db.connection_limit()? else {
+        return Ok(());
+    };
+    let needed = spec.workload.connections() as u64 + 1;
+    if needed > limit {
+        return Err(UsageError::new(format!(
+            "the run opens up to {needed} connections but {} accepts {limit} \
+             (max_connections less reserved ones): raise its max_connections or use fewer clients",
+            db.location()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Runs `spec` on `prepared`: the run as far as it was recorded, and the outcome.
+pub(super) fn execute(
+    spec: &RunSpec,
+    prepared: &Prepared,
+    file: &ResultsFile,
+    options: &RunOptions,
+) -> (Option<RunResult>, Result<()>) {
+    let mut run = None;
+    let result = execute_into(spec, prepared, file, options, &mut run);
+    (run, result)
+}
+
+fn execute_into(
+    spec: &RunSpec,
+    prepared: &Prepared,
+    file: &ResultsFile,
+    options: &RunOptions,
+    slot: &mut Option<RunResult>,
+) -> Result<()> {
+    let resolved = &prepared.resolved;
+    let db: Arc<dyn dbms::Dbms> =
+        Arc::from(dbms::open_with(&resolved.target, resolved.statements)?);
+    if spec.server.is_none() {
+        check_connection_limit(spec, db.as_ref())?;
+    }
+    let (watch, dbms_source) = prepared.watch.clone();
+    let mut environment = environment::collect(db.as_ref())?;
+    environment.storage = watch
+        .data_paths
+        .iter()
+        .find(|p| p.exists())
+        .and_then(|p| crate::metrics::storage::storage_of(p));
+    environment.cost_per_hour = options.cost_per_hour;
+    let run_id = file
+        .path()
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut run = RunResult {
+        schema_version: SCHEMA_VERSION,
+        run_id,
+        status: RunStatus::Running,
+        error: None,
+        started_at: Utc::now(),
+        finished_at: None,
+        config: spec.clone(),
+        resolved: Some(resolved.clone()),
+        environment,
+        managed_server: prepared.managed.clone(),
+        maintenance: Vec::new(),
+        steps: Vec::new(),
+        experiment: options.experiment.clone(),
+        group: None,
+    };
+    let mut member = match &options.group {
+        Some(g) => Some(group::join(g, spec, &run, options.quiet)?),
+        None => None,
+    };
+    run.group = member.as_ref().map(group::Member::info);
+    let foreign = ForeignTables::new(spec.drop_existing, spec.write_existing);
+    let mut workload: Box<dyn Workload> = match &spec.workload {
+        WorkloadSpec::InsertBenchmark(w) => {
+            let ib = InsertBenchmark::new(w.clone(), Arc::clone(&db), foreign);
+            Box::new(match &member {
+                Some(m) => ib.with_share(m.share()),
+                None => ib,
+            })
+        }
+        WorkloadSpec::Micro(m) => Box::new(Micro::new(m.clone(), Arc::clone(&db), foreign)?),
+    };
+    let display = DisplayOptions {
+        quiet: options.quiet,
+        report_interval: Duration::from_secs(spec.report_interval_s),
+    };
+    let costs = CostWatch {
+        watch,
+        dbms: Arc::clone(&db),
+        dbms_source,
+        profiler: options
+            .profile
+            .then(|| Profiler::new(file.path().with_extension("profiles"))),
+    };
+    let step_options = steps::StepOptions {
+        pause: steps::Pause {
+            enabled: spec.maintenance,
+            change_settings: spec.server.is_some() || spec.allow_server_changes,
+        },
+        client_threads: client_threads(spec, db.as_ref())?,
+    };
+    let outcome = steps::run_steps_gated(
+        workload.as_mut(),
+        step_options,
+        &mut run,
+        file,
+        &display,
+        Some(&costs),
+        member.as_mut().map(|m| m as &mut dyn steps::StepGate),
+    );
+    if options.summary {
+        // A closed stdout does not stop the clean-up after the run (output::stdout).
+        if !run.steps.is_empty() {
+            crate::output::stdout::print_or_drop(&terminal::summary(&run));
+        }
+        if file.is_saved() {
+            crate::output::stdout::print_or_drop(&format!(
+                "\nresults: {}\n",
+                file.path().display()
+            ));
+        }
+    }
+    *slot = Some(run);
+    outcome
+}

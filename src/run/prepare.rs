@@ -1,0 +1,95 @@
+//! A run's request resolved into what it runs on: the scratch database's directory made,
+//! the managed server (and pooler) started, what the run's cost is read from. The request
+//! itself is never changed: what ibench resolved from it is kept apart ([`Resolved`]) and
+//! recorded beside it. [`Prepared::finish`] undoes what was made, and dropping a
+//! [`Prepared`] on any other path does too.
+
+use std::fs;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use super::managed::{self, Servers};
+use super::{RunOptions, watch};
+use crate::metrics::proc::Watch;
+use crate::results::file::ResultsFile;
+use crate::results::model::{ManagedServerInfo, Resolved};
+use crate::spec::RunSpec;
+
+/// What a run runs on, ready; it owns the scratch directory and the servers it made.
+pub struct Prepared {
+    /// Where the run connects and how.
+    pub resolved: Resolved,
+    /// The managed server ibench started for the run, as recorded.
+    pub managed: Option<ManagedServerInfo>,
+    /// What the run's cost is read from, and a line saying whose figures they are.
+    pub watch: (Watch, String),
+    /// The scratch database's directory (`<stem>.data`), removed at the end.
+    scratch: Option<PathBuf>,
+    servers: Option<Servers>,
+    keep_data: bool,
+}
+
+impl Prepared {
+    /// Resolves `spec` for the run saved to `file`: makes the scratch database's directory
+    /// beside it, or starts the managed server, and finds what to sample for the cost.
+    pub fn start(spec: &RunSpec, file: &ResultsFile, options: &RunOptions) -> Result<Prepared> {
+        let mut prepared = Prepared {
+            resolved: Resolved {
+                target: spec.target.clone(),
+                statements: spec.statements,
+            },
+            managed: None,
+            watch: (Watch::default(), String::new()),
+            scratch: None,
+            servers: None,
+            keep_data: spec.keep_data,
+        };
+        if spec.scratch_database {
+            let dir = file.path().with_extension("data");
+            crate::safe_fs::create_dir(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            let kind = spec.target.kind;
+            prepared.resolved.target.path = Some(dir.join(format!("ibench.{}", kind.name())));
+            prepared.scratch = Some(dir);
+        }
+        prepared.watch = match &spec.server {
+            None => watch::external(&prepared.resolved.target, options)?,
+            Some(server_spec) => {
+                let servers =
+                    managed::start(spec, server_spec, file, options, &mut prepared.resolved)?;
+                let name = server_spec.kind.server_name();
+                let watch = watch::managed(servers.pid(), name, servers.data_dir());
+                prepared.managed = Some(servers.info.clone());
+                prepared.servers = Some(servers);
+                watch
+            }
+        };
+        Ok(prepared)
+    }
+
+    /// Stops the servers (or leaves a kept one running) and removes what the run made,
+    /// unless it keeps its data; an error of stopping the server.
+    pub fn finish(mut self) -> Result<()> {
+        self.close()
+    }
+
+    fn close(&mut self) -> Result<()> {
+        let stopped = match self.servers.take() {
+            Some(servers) => servers.stop(self.keep_data),
+            None => Ok(()),
+        };
+        if let Some(dir) = self.scratch.take()
+            && !self.keep_data
+        {
+            let _ = fs::remove_dir_all(dir);
+        }
+        stopped
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
