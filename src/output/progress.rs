@@ -46,6 +46,64 @@ pub fn step_bar(name: &str, expect: Expect, quiet: bool) -> ProgressBar {
     bar
 }
 
+/// A step's progress as its clients run: the bar (towards `expect`), its live rates, and a
+/// report line every `interval` (`--report-interval`; zero: none).
+pub struct StepProgress {
+    name: String,
+    bar: ProgressBar,
+    expect: Expect,
+    rates: LiveRates,
+    interval: Duration,
+    last_report: Duration,
+    quiet: bool,
+}
+
+impl StepProgress {
+    /// The progress of step `name`; hidden when `quiet`.
+    pub fn new(name: &str, expect: Expect, quiet: bool, interval: Duration) -> Self {
+        StepProgress {
+            name: name.to_string(),
+            bar: step_bar(name, expect, quiet),
+            expect,
+            rates: LiveRates::default(),
+            interval,
+            last_report: Duration::ZERO,
+            quiet,
+        }
+    }
+
+    /// Shows the clients' `live` counters `elapsed` into the step.
+    pub fn update(&mut self, live: &[Arc<LiveCounters>], elapsed: Duration) {
+        match self.expect {
+            Expect::Rows(_, total) => self.bar.set_position(LiveRates::totals(live)[0].min(total)),
+            Expect::Time(d) => self.bar.set_position(elapsed.min(d).as_millis() as u64),
+            Expect::Spinner => {}
+        }
+        if self.rates.update(live, elapsed, Duration::from_secs(1)) {
+            self.bar.set_message(self.rates.message());
+        }
+        if !self.interval.is_zero() && elapsed >= self.last_report + self.interval {
+            self.last_report = elapsed;
+            let line = format!(
+                "[{:>6.1}s] {:>6} {}",
+                elapsed.as_secs_f64(),
+                self.name,
+                self.rates.message()
+            );
+            if self.bar.is_hidden() && !self.quiet {
+                eprintln!("{line}");
+            } else {
+                self.bar.println(line);
+            }
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
 /// Live rates over the last interval, computed from the threads' counters.
 #[derive(Debug, Default)]
 pub struct LiveRates {

@@ -219,26 +219,34 @@ impl Default for ClientThreads {
     }
 }
 
-/// Runs `threads` to completion: as tasks spread over `pool.threads` threads when there are
-/// more of them than `pool.multiplex_above`, else (also when `pool.threads` is 0, or this
-/// kernel cannot run `pool.io`) each on an OS thread of its own. `ready` is called once
-/// every thread has connected and is waiting to start (the step's first sample); `monitor`
-/// is called about ten times a second from the calling thread with every thread's live
-/// counters and the time since the step start; `finished` is called when every thread is
-/// done, before the connections they hold (see [`ThreadCtx::hold`]) are closed (the step's
-/// last sample).
-pub fn run_threads(
+/// What watches a step's clients from the calling thread while they run.
+pub trait Observer {
+    /// Every client has connected and waits to start (the step's first sample).
+    fn ready(&mut self);
+    /// About ten times a second: every client's live counters, and the time since the step
+    /// start.
+    fn monitor(&mut self, live: &[Arc<LiveCounters>], elapsed: Duration);
+    /// Every client is done; the connections they hold (see [`ThreadCtx::hold`]) are still
+    /// open (the step's last sample).
+    fn finished(&mut self);
+}
+
+/// Runs the clients `threads` to completion: as tasks spread over `pool.threads` threads
+/// when there are more of them than `pool.multiplex_above`, else (also when `pool.threads`
+/// is 0, or this kernel cannot run `pool.io`) each on an OS thread of its own; `observer`
+/// watches them from the calling thread.
+pub fn run_clients(
     threads: Vec<ThreadSpec<'_>>,
     pool: ClientThreads,
-    ready: &mut dyn FnMut(),
-    monitor: &mut dyn FnMut(&[Arc<LiveCounters>], Duration),
-    finished: &mut dyn FnMut(),
+    observer: &mut dyn Observer,
 ) -> StepOutcome {
     let n = threads.len();
-    let warm = WarmGate::new(n);
-    let gate = Gate::new();
-    let stop = AtomicBool::new(false);
-    let error: Mutex<Option<String>> = Mutex::new(None);
+    let shared = Shared {
+        warm: WarmGate::new(n),
+        gate: Gate::new(),
+        stop: AtomicBool::new(false),
+        error: Mutex::new(None),
+    };
     let mut recorders: Vec<Option<Recorder>> = (0..n).map(|_| None).collect();
     let mut started_at = Utc::now();
     let mut start = Instant::now();
@@ -251,101 +259,13 @@ pub fn run_threads(
         for (i, spec) in threads.into_iter().enumerate() {
             let rec = Recorder::new(spec.client);
             lives.push(rec.live());
-            let (warm, gate, stop, error, done_tx) = (&warm, &gate, &stop, &error, done_tx.clone());
-            let (client, role) = (spec.client, spec.role);
-            let body = spec.body;
-            let fail = move |msg: String| {
-                let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
-                if first.is_none() {
-                    *first = Some(format!("client {client} ({role}): {msg}"));
-                }
-                stop.store(true, Ordering::Relaxed);
-            };
-            let task: Task<'_> = Box::new(move || {
-                let mut ctx = ThreadCtx {
-                    rec,
-                    warm,
-                    warmed: false,
-                    gate,
-                    stop,
-                    start: None,
-                    held: Vec::new(),
-                };
-                // A panic is a bug, but it must not hang the step: report it as an error.
-                let result = panic::catch_unwind(AssertUnwindSafe(|| body(&mut ctx)));
-                match result {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => fail(format!("{e:#}")),
-                    Err(payload) => fail(format!("panicked: {}", panic_message(&payload))),
-                }
-                // A body that failed before `warm_up` or `start` still arrives, so the gates
-                // open for the others.
-                if !ctx.warmed {
-                    drop(ctx.warm.count_in());
-                }
-                ctx.start();
-                let _ = done_tx.send((i, ctx.rec, Instant::now(), ctx.held));
-            });
-            clients.push((format!("{role}-{client}"), task));
-        }
-        let fail_to_start = |what: String, count: usize| {
-            for _ in 0..count {
-                drop(warm.count_in());
-            }
-            let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
-            if first.is_none() {
-                *first = Some(what);
-            }
-            stop.store(true, Ordering::Relaxed);
-        };
-        let mut spawned = 0;
-        // With a few clients per thread there is little to multiplex, and a blocking thread
-        // costs less CPU per query than a ring or epoll (measured: docs/PERFORMANCE.md).
-        if pool.threads > 0
-            && clients.len() > pool.threads.max(pool.multiplex_above)
-            && pool.io.available()
-        {
-            // Round robin over the scheduler threads, so each has its share of every role.
-            let k = pool.threads.min(clients.len());
-            let mut groups: Vec<Vec<Task<'_>>> = (0..k).map(|_| Vec::new()).collect();
-            for (i, (_, task)) in clients.into_iter().enumerate() {
-                groups[i % k].push(task);
-            }
-            for (g, tasks) in groups.into_iter().enumerate() {
-                let count = tasks.len();
-                let (error, stop) = (&error, &stop);
-                let started = std::thread::Builder::new()
-                    .name(format!("clients-{g}"))
-                    .spawn_scoped(scope, move || {
-                        if let Err(e) = crate::mux::run_tasks(tasks, pool.io) {
-                            let mut first = error.lock().unwrap_or_else(|e| e.into_inner());
-                            if first.is_none() {
-                                *first = Some(format!("client thread {g}: {e}"));
-                            }
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                    });
-                match started {
-                    Ok(_) => spawned += count,
-                    Err(e) => fail_to_start(
-                        format!("client thread {g}: cannot start a thread: {e}"),
-                        count,
-                    ),
-                }
-            }
-        } else {
-            for (name, task) in clients {
-                match std::thread::Builder::new()
-                    .name(name.clone())
-                    .spawn_scoped(scope, task)
-                {
-                    Ok(_) => spawned += 1,
-                    Err(e) => fail_to_start(format!("{name}: cannot start a thread: {e}"), 1),
-                }
-            }
+            clients.push(client_task(i, spec, rec, &shared, done_tx.clone()));
         }
         drop(done_tx);
-        start = gate.open_when_ready(spawned, ready);
+        let spawned = spawn(scope, clients, pool, &shared);
+        start = shared
+            .gate
+            .open_when_ready(spawned, &mut || observer.ready());
         started_at = Utc::now();
         let mut remaining = spawned;
         let mut held: Vec<Box<dyn Send>> = Vec::new();
@@ -362,9 +282,9 @@ pub fn run_threads(
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            monitor(&lives, start.elapsed());
+            observer.monitor(&lives, start.elapsed());
         }
-        finished();
+        observer.finished();
         drop(held);
     });
 
@@ -372,8 +292,127 @@ pub fn run_threads(
         started_at,
         duration: end.saturating_duration_since(start),
         recorders: recorders.into_iter().flatten().collect(),
-        error: error.into_inner().unwrap_or_else(|e| e.into_inner()),
+        error: shared.error.into_inner().unwrap_or_else(|e| e.into_inner()),
         interrupted: crate::interrupt::requested(),
         costs: None,
     }
+}
+
+/// What a step's clients share: the gates they start through, the stop flag, the first
+/// error.
+struct Shared {
+    warm: WarmGate,
+    gate: Gate,
+    stop: AtomicBool,
+    error: Mutex<Option<String>>,
+}
+
+impl Shared {
+    /// Records `message` unless an error came first, and stops every client.
+    fn fail(&self, message: String) {
+        let mut first = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        if first.is_none() {
+            *first = Some(message);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Client `i`'s task, named for its thread: runs its body (a failure or a panic becomes the
+/// step's error, naming the client and its role), makes sure the gates still open for the
+/// others, and sends what it recorded to `done`.
+fn client_task<'a>(
+    i: usize,
+    spec: ThreadSpec<'a>,
+    rec: Recorder,
+    shared: &'a Shared,
+    done: mpsc::Sender<Done>,
+) -> (String, Task<'a>) {
+    let (client, role) = (spec.client, spec.role);
+    let body = spec.body;
+    let fail = move |msg: String| shared.fail(format!("client {client} ({role}): {msg}"));
+    let task: Task<'a> = Box::new(move || {
+        let mut ctx = ThreadCtx {
+            rec,
+            warm: &shared.warm,
+            warmed: false,
+            gate: &shared.gate,
+            stop: &shared.stop,
+            start: None,
+            held: Vec::new(),
+        };
+        // A panic is a bug, but it must not hang the step: report it as an error.
+        match panic::catch_unwind(AssertUnwindSafe(|| body(&mut ctx))) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => fail(format!("{e:#}")),
+            Err(payload) => fail(format!("panicked: {}", panic_message(&payload))),
+        }
+        // A body that failed before `warm_up` or `start` still arrives, so the gates open for
+        // the others.
+        if !ctx.warmed {
+            drop(ctx.warm.count_in());
+        }
+        ctx.start();
+        let _ = done.send((i, ctx.rec, Instant::now(), ctx.held));
+    });
+    (format!("{role}-{client}"), task)
+}
+
+/// Starts the `clients`' tasks in `scope`: spread round robin over `pool.threads` threads
+/// when there are enough of them to multiplex, else each on a thread of its own. Returns how
+/// many started; those that could not are counted in (so the gates open) and fail the step.
+fn spawn<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    clients: Vec<(String, Task<'env>)>,
+    pool: ClientThreads,
+    shared: &'env Shared,
+) -> usize {
+    let fail_to_start = |what: String, count: usize| {
+        for _ in 0..count {
+            drop(shared.warm.count_in());
+        }
+        shared.fail(what);
+    };
+    let mut spawned = 0;
+    // With a few clients per thread there is little to multiplex, and a blocking thread
+    // costs less CPU per query than a ring or epoll (measured: docs/PERFORMANCE.md).
+    let multiplex = pool.threads > 0
+        && clients.len() > pool.threads.max(pool.multiplex_above)
+        && pool.io.available();
+    if !multiplex {
+        for (name, task) in clients {
+            match std::thread::Builder::new()
+                .name(name.clone())
+                .spawn_scoped(scope, task)
+            {
+                Ok(_) => spawned += 1,
+                Err(e) => fail_to_start(format!("{name}: cannot start a thread: {e}"), 1),
+            }
+        }
+        return spawned;
+    }
+    // Round robin over the scheduler threads, so each has its share of every role.
+    let k = pool.threads.min(clients.len());
+    let mut groups: Vec<Vec<Task<'_>>> = (0..k).map(|_| Vec::new()).collect();
+    for (i, (_, task)) in clients.into_iter().enumerate() {
+        groups[i % k].push(task);
+    }
+    for (g, tasks) in groups.into_iter().enumerate() {
+        let count = tasks.len();
+        let started = std::thread::Builder::new()
+            .name(format!("clients-{g}"))
+            .spawn_scoped(scope, move || {
+                if let Err(e) = crate::mux::run_tasks(tasks, pool.io) {
+                    shared.fail(format!("client thread {g}: {e}"));
+                }
+            });
+        match started {
+            Ok(_) => spawned += count,
+            Err(e) => fail_to_start(
+                format!("client thread {g}: cannot start a thread: {e}"),
+                count,
+            ),
+        }
+    }
+    spawned
 }

@@ -1,23 +1,25 @@
 //! What a workload's step runs on: [`StepEnv`] starts the step's client threads together
-//! (`client.rs`), shows progress, and samples what the step costs; `client_loop.rs` is the one
-//! loop every client thread runs (closed, or on a schedule of due times: `rate.rs`);
-//! `session.rs` is the clients' retry policy.
+//! (`client.rs`), shows progress, and samples what the step costs (`sampler.rs`);
+//! `client_loop.rs` is the one loop every client thread runs (closed, or on a schedule of due
+//! times: `rate.rs`); `session.rs` is the clients' retry policy.
 
 pub mod client;
 pub mod client_loop;
 pub mod rate;
+mod sampler;
 pub mod session;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::dbms::Dbms;
-use crate::metrics::efficiency::StepCosts;
 use crate::metrics::outcome::StepOutcome;
 use crate::metrics::proc::Watch;
+use crate::metrics::recorder::LiveCounters;
 pub use crate::output::progress::Expect;
-use crate::output::progress::{LiveRates, step_bar};
+use crate::output::progress::StepProgress;
 use crate::runner::client::ThreadSpec;
+use sampler::Sampler;
 
 /// How the run is displayed.
 #[derive(Clone, Debug, Default)]
@@ -86,143 +88,49 @@ impl<'a> StepEnv<'a> {
         }
     }
 
-    /// Runs `threads` together, showing progress towards `expect`.
+    /// Runs `threads` together, showing progress towards `expect` and sampling the step's
+    /// cost when the run watches it.
     pub fn run_threads(&self, threads: Vec<ThreadSpec<'_>>, expect: Expect) -> StepOutcome {
-        let bar = step_bar(&self.name, expect, self.display.quiet);
-        let mut rates = LiveRates::default();
-        let mut last_report = Duration::ZERO;
-        let interval = self.display.report_interval;
-        let mut costs: Option<StepCosts> = None;
-        let sampler_cpu = std::cell::Cell::new(Duration::ZERO);
-        let mut next_sample = Duration::from_secs(1);
-        let cost_watch = self.costs;
-        // `--profile`: the step's perf recording (started when the clients are ready, stopped
-        // when they are done).
-        let recording: std::cell::RefCell<Option<crate::metrics::profile::Recording>> =
-            std::cell::RefCell::new(None);
-        let mut ready = || {
-            if let Some(cw) = cost_watch {
-                // Counters first: the query that reads them is then not part of the step.
-                let counters = cw.counters();
-                let first = timed(&sampler_cpu, || cw.watch.sample(true));
-                let mut c = StepCosts::new(&cw.watch, first, cw.dbms_source.clone());
-                c.counters_start = counters;
-                // Wait events from here to the clients' end (a failure: none for the step).
-                let _ = cw.dbms.waits_start();
-                if let Some(p) = &cw.profiler {
-                    match p.start(&cw.watch, &self.name) {
-                        Ok(r) => *recording.borrow_mut() = r,
-                        // Asked for, so said even in a quiet run.
-                        Err(line) => eprintln!("warning: {line}"),
-                    }
-                }
-                costs = Some(c);
-            }
+        let mut watcher = Watcher {
+            progress: StepProgress::new(
+                &self.name,
+                expect,
+                self.display.quiet,
+                self.display.report_interval,
+            ),
+            sampler: self.costs.map(|cw| Sampler::new(cw, &self.name)),
         };
-        let mut samples: Vec<crate::metrics::proc::Sample> = Vec::new();
-        let mut gauges: Vec<std::collections::BTreeMap<String, f64>> = Vec::new();
-        let mut end_sample = None;
-        let mut wait_events = std::collections::BTreeMap::new();
-        let mut finished = || {
-            if let Some(cw) = cost_watch {
-                if let Some(r) = recording.borrow_mut().as_mut() {
-                    r.stop();
-                }
-                end_sample = Some(timed(&sampler_cpu, || cw.watch.sample(true)));
-                // After the end sample: reading them is not part of the step's cost.
-                wait_events = cw.dbms.waits_end().unwrap_or_default();
-            }
-        };
-        let mut outcome = client::run_threads(
-            threads,
-            self.client_threads,
-            &mut ready,
-            &mut |live, elapsed| {
-                if let Some(cw) = cost_watch
-                    && elapsed >= next_sample
-                {
-                    // PSS walks every mapping (about 0.6 ms per process): every 5th second only.
-                    let with_pss = samples.len() % 5 == 4;
-                    samples.push(timed(&sampler_cpu, || cw.watch.sample(with_pss)));
-                    // The DBMS's gauges at the same instant (a failed reading: none this second).
-                    gauges.push(timed(&sampler_cpu, || cw.dbms.gauges().unwrap_or_default()));
-                    // A slow sample skips the seconds it overran rather than catching up.
-                    next_sample = (next_sample + Duration::from_secs(1))
-                        .max(Duration::from_secs(elapsed.as_secs() + 1));
-                }
-                match expect {
-                    Expect::Rows(_, total) => {
-                        bar.set_position(LiveRates::totals(live)[0].min(total))
-                    }
-                    Expect::Time(d) => bar.set_position(elapsed.min(d).as_millis() as u64),
-                    Expect::Spinner => {}
-                }
-                if rates.update(live, elapsed, Duration::from_secs(1)) {
-                    bar.set_message(rates.message());
-                }
-                if !interval.is_zero() && elapsed >= last_report + interval {
-                    last_report = elapsed;
-                    let line = format!(
-                        "[{:>6.1}s] {:>6} {}",
-                        elapsed.as_secs_f64(),
-                        self.name,
-                        rates.message()
-                    );
-                    if bar.is_hidden() && !self.display.quiet {
-                        eprintln!("{line}");
-                    } else {
-                        bar.println(line);
-                    }
-                }
-            },
-            &mut finished,
-        );
-        bar.finish_and_clear();
-        if let (Some(cw), Some(mut c), Some(end)) = (cost_watch, costs, end_sample) {
-            // The clients' connections are closed now; counters the DBMS reports only when a
-            // session ends or idles (PostgreSQL flushes a backend's statistics at most once a
-            // second) are complete once those sessions are gone.
-            cw.dbms.settle_counters();
-            let counters = cw.counters();
-            c.end = end;
-            c.seconds = samples;
-            c.gauges = gauges;
-            c.key_counters = counters
-                .keys()
-                .filter(|k| cw.dbms.is_key_counter(k))
-                .cloned()
-                .collect();
-            c.counters_end = counters;
-            // The engine's own report of where it stands (not counted as sampler CPU).
-            c.engine_status = cw.dbms.engine_status().unwrap_or_default();
-            c.wait_events = wait_events;
-            // Folding and drawing take a while: after the step, off its clock.
-            if let Some(r) = recording.borrow_mut().take() {
-                match r.finish(&format!("{}: DBMS processes", self.name)) {
-                    Ok(svg) => c.profile = Some(svg),
-                    Err(e) => eprintln!("warning: --profile: {}: no flame graph: {e:#}", self.name),
-                }
-            }
-            c.sampler_cpu = sampler_cpu.get();
-            c.dbms_size_bytes = cw.dbms.size_bytes().ok().flatten();
-            c.disk_size_bytes = cw.watch.data_size_bytes();
-            outcome.costs = Some(c);
-        }
+        let mut outcome = client::run_clients(threads, self.client_threads, &mut watcher);
+        watcher.progress.finish();
+        // The clients' connections are closed now.
+        outcome.costs = watcher.sampler.and_then(Sampler::costs);
         outcome
     }
 }
 
-/// CPU time of the calling thread.
-fn thread_cpu() -> Duration {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
-        .map(Duration::from)
-        .unwrap_or_default()
+/// What watches a step from the coordinator thread: its progress, and its cost.
+struct Watcher<'a> {
+    progress: StepProgress,
+    sampler: Option<Sampler<'a>>,
 }
 
-/// Runs `f`, adding the CPU time it took on this thread to `total`.
-fn timed<T>(total: &std::cell::Cell<Duration>, f: impl FnOnce() -> T) -> T {
-    let before = thread_cpu();
-    let value = f();
-    total.set(total.get() + thread_cpu().saturating_sub(before));
-    value
+impl client::Observer for Watcher<'_> {
+    fn ready(&mut self) {
+        if let Some(s) = &mut self.sampler {
+            s.ready();
+        }
+    }
+
+    fn monitor(&mut self, live: &[Arc<LiveCounters>], elapsed: Duration) {
+        if let Some(s) = &mut self.sampler {
+            s.tick(elapsed);
+        }
+        self.progress.update(live, elapsed);
+    }
+
+    fn finished(&mut self) {
+        if let Some(s) = &mut self.sampler {
+            s.finished();
+        }
+    }
 }
