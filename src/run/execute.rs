@@ -109,55 +109,19 @@ fn execute_into(
     if spec.server.is_none() {
         check_connection_limit(spec, db.as_ref())?;
     }
-    let (watch, dbms_source) = prepared.watch.clone();
-    let mut environment = environment::collect(db.as_ref())?;
-    environment.storage = watch
-        .data_paths
-        .iter()
-        .find(|p| p.exists())
-        .and_then(|p| crate::metrics::storage::storage_of(p));
-    environment.cost_per_hour = options.cost_per_hour;
-    let run_id = file
-        .path()
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut run = RunResult {
-        schema_version: SCHEMA_VERSION,
-        run_id,
-        status: RunStatus::Running,
-        error: None,
-        started_at: Utc::now(),
-        finished_at: None,
-        config: spec.clone(),
-        resolved: Some(resolved.clone()),
-        environment,
-        managed_server: prepared.managed.clone(),
-        maintenance: Vec::new(),
-        steps: Vec::new(),
-        experiment: options.experiment.clone(),
-        group: None,
-    };
+    let mut run = new_run(spec, prepared, db.as_ref(), file, options)?;
     let mut member = match &options.group {
         Some(g) => Some(group::join(g, spec, &run, options.quiet)?),
         None => None,
     };
     run.group = member.as_ref().map(group::Member::info);
-    let foreign = ForeignTables::new(spec.drop_existing, spec.write_existing);
-    let mut workload: Box<dyn Workload> = match &spec.workload {
-        WorkloadSpec::InsertBenchmark(w) => {
-            let ib = InsertBenchmark::new(w.clone(), Arc::clone(&db), foreign);
-            Box::new(match &member {
-                Some(m) => ib.with_share(m.share()),
-                None => ib,
-            })
-        }
-        WorkloadSpec::Micro(m) => Box::new(Micro::new(m.clone(), Arc::clone(&db), foreign)?),
-    };
+    let share = member.as_ref().map(group::Member::share);
+    let mut workload = workload_for(spec, &db, share)?;
     let display = DisplayOptions {
         quiet: options.quiet,
         report_interval: Duration::from_secs(spec.report_interval_s),
     };
+    let (watch, dbms_source) = prepared.watch.clone();
     let costs = CostWatch {
         watch,
         dbms: Arc::clone(&db),
@@ -183,17 +147,80 @@ fn execute_into(
         member.as_mut().map(|m| m as &mut dyn steps::StepGate),
     );
     if options.summary {
-        // A closed stdout does not stop the clean-up after the run (output::stdout).
-        if !run.steps.is_empty() {
-            crate::output::stdout::print_or_drop(&terminal::summary(&run));
-        }
-        if file.is_saved() {
-            crate::output::stdout::print_or_drop(&format!(
-                "\nresults: {}\n",
-                file.path().display()
-            ));
-        }
+        print_summary(&run, file);
     }
     *slot = Some(run);
     outcome
+}
+
+/// The results document of a run starting now on `db`: the request, what it resolved to,
+/// the environment.
+fn new_run(
+    spec: &RunSpec,
+    prepared: &Prepared,
+    db: &dyn dbms::Dbms,
+    file: &ResultsFile,
+    options: &RunOptions,
+) -> Result<RunResult> {
+    let mut environment = environment::collect(db)?;
+    environment.storage = prepared
+        .watch
+        .0
+        .data_paths
+        .iter()
+        .find(|p| p.exists())
+        .and_then(|p| crate::metrics::storage::storage_of(p));
+    environment.cost_per_hour = options.cost_per_hour;
+    let run_id = file
+        .path()
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(RunResult {
+        schema_version: SCHEMA_VERSION,
+        run_id,
+        status: RunStatus::Running,
+        error: None,
+        started_at: Utc::now(),
+        finished_at: None,
+        config: spec.clone(),
+        resolved: Some(prepared.resolved.clone()),
+        environment,
+        managed_server: prepared.managed.clone(),
+        maintenance: Vec::new(),
+        steps: Vec::new(),
+        experiment: options.experiment.clone(),
+        group: None,
+    })
+}
+
+/// The workload `spec` asks for, on `db`; with `share`, only those clients (this host's
+/// part of a group).
+fn workload_for(
+    spec: &RunSpec,
+    db: &Arc<dyn dbms::Dbms>,
+    share: Option<std::ops::Range<usize>>,
+) -> Result<Box<dyn Workload>> {
+    let foreign = ForeignTables::new(spec.drop_existing, spec.write_existing);
+    Ok(match &spec.workload {
+        WorkloadSpec::InsertBenchmark(w) => {
+            let ib = InsertBenchmark::new(w.clone(), Arc::clone(db), foreign);
+            Box::new(match share {
+                Some(share) => ib.with_share(share),
+                None => ib,
+            })
+        }
+        WorkloadSpec::Micro(m) => Box::new(Micro::new(m.clone(), Arc::clone(db), foreign)?),
+    })
+}
+
+/// The terminal summary and where the results are (a closed stdout does not stop the
+/// clean-up after the run: `output::stdout`).
+fn print_summary(run: &RunResult, file: &ResultsFile) {
+    if !run.steps.is_empty() {
+        crate::output::stdout::print_or_drop(&terminal::summary(run));
+    }
+    if file.is_saved() {
+        crate::output::stdout::print_or_drop(&format!("\nresults: {}\n", file.path().display()));
+    }
 }
