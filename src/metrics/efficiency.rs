@@ -95,20 +95,7 @@ fn thread_switch_growth(
 /// The step's cost, per op of type `per` (`insert` rows or `query`), `ops` of them.
 pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
     let (a, b) = (&costs.start, &costs.end);
-    let dbms = match (&a.dbms, &b.dbms) {
-        (Some(x), Some(y)) => {
-            let mut d = proc_delta(x, y);
-            if !b.dbms_threads.is_empty() {
-                // Thread by thread: a thread that exited during the step would otherwise
-                // take its whole lifetime count away from the total.
-                let (v, iv) = thread_switch_growth(&a.dbms_threads, &b.dbms_threads);
-                d.voluntary_cs = v;
-                d.involuntary_cs = iv;
-            }
-            Some(d)
-        }
-        _ => None,
-    };
+    let dbms = dbms_delta(a, b);
     // IO of another user's server cannot be read: absent, not zero.
     let dbms_io_known =
         matches!((&a.dbms, &b.dbms), (Some(x), Some(y)) if x.io_known && y.io_known);
@@ -118,19 +105,10 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
         .host
         .context_switches
         .saturating_sub(a.host.context_switches);
-    let device = match (&costs.device, &a.device, &b.device) {
-        (Some(name), Some(x), Some(y)) => Some(DeviceDelta {
-            name: name.clone(),
-            reads: y.reads.saturating_sub(x.reads),
-            writes: y.writes.saturating_sub(x.writes),
-            read_bytes: y.read_bytes.saturating_sub(x.read_bytes),
-            write_bytes: y.write_bytes.saturating_sub(x.write_bytes),
-            io_ms: y.io_ms.saturating_sub(x.io_ms),
-        }),
-        _ => None,
-    };
+    let device = device_delta(costs);
     let per_op = (ops > 0).then(|| {
         let n = ops as f64;
+        let dbms_io = dbms.as_ref().filter(|_| dbms_io_known);
         PerOp {
             dbms_cpu_us: dbms.as_ref().map(|d| d.cpu_s * 1e6 / n),
             client_cpu_us: client.cpu_s * 1e6 / n,
@@ -139,66 +117,14 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
             kb_written: device.as_ref().map(|d| d.write_bytes as f64 / 1024.0 / n),
             reads: device.as_ref().map(|d| d.reads as f64 / n),
             writes: device.as_ref().map(|d| d.writes as f64 / n),
-            dbms_kb_read: dbms
-                .as_ref()
-                .filter(|_| dbms_io_known)
-                .map(|d| d.read_bytes as f64 / 1024.0 / n),
-            dbms_kb_written: dbms
-                .as_ref()
-                .filter(|_| dbms_io_known)
-                .map(|d| d.write_bytes as f64 / 1024.0 / n),
+            dbms_kb_read: dbms_io.map(|d| d.read_bytes as f64 / 1024.0 / n),
+            dbms_kb_written: dbms_io.map(|d| d.write_bytes as f64 / 1024.0 / n),
             dbms_cs: dbms
                 .as_ref()
                 .map(|d| (d.voluntary_cs + d.involuntary_cs) as f64 / n),
             host_cs: host_cs as f64 / n,
         }
     });
-
-    let all = || {
-        std::iter::once(a)
-            .chain(&costs.seconds)
-            .chain(std::iter::once(b))
-    };
-    let peak_of = |f: fn(&ProcCounters) -> u64| all().filter_map(|s| s.dbms.as_ref().map(f)).max();
-    let peak = Peaks {
-        dbms_rss_bytes: peak_of(|c| c.rss_bytes),
-        dbms_vsz_bytes: peak_of(|c| c.vsz_bytes),
-        // Only samples whose PSS was read (and readable) count.
-        dbms_pss_bytes: all()
-            .filter_map(|s| s.dbms.as_ref().filter(|c| c.pss_known).map(|c| c.pss_bytes))
-            .max(),
-        client_rss_bytes: all().map(|s| s.client.rss_bytes).max().unwrap_or(0),
-    };
-
-    let mut per_second = EfficiencySeries::default();
-    let mut prev = a;
-    for s in &costs.seconds {
-        // Per second of the real interval between the two samples.
-        let dt =
-            s.at.saturating_duration_since(prev.at)
-                .as_secs_f64()
-                .max(1e-3);
-        let d = |f: fn(&Sample) -> Option<f64>| match (f(prev), f(s)) {
-            (Some(x), Some(y)) => (y - x).max(0.0) / dt,
-            _ => 0.0,
-        };
-        per_second.dbms_cpu_s.push(d(|x| x.dbms.map(|c| c.cpu_s())));
-        per_second.client_cpu_s.push(d(|x| Some(x.client.cpu_s())));
-        per_second.host_cpu_s.push(d(|x| Some(x.host.busy_s)));
-        per_second
-            .device_kb_read
-            .push(d(|x| x.device.map(|c| c.read_bytes as f64 / 1024.0)));
-        per_second
-            .device_kb_written
-            .push(d(|x| x.device.map(|c| c.write_bytes as f64 / 1024.0)));
-        per_second
-            .dbms_rss_bytes
-            .push(s.dbms.map(|c| c.rss_bytes).unwrap_or(0));
-        prev = s;
-    }
-
-    per_second.gauges = gauge_series(&costs.gauges);
-
     Efficiency {
         per: per.to_string(),
         ops,
@@ -209,12 +135,12 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
         host_context_switches: host_cs,
         device,
         per_op,
-        peak,
+        peak: peaks(costs),
         db_size: DbSize {
             dbms_bytes: costs.dbms_size_bytes,
             disk_bytes: costs.disk_size_bytes,
         },
-        per_second,
+        per_second: per_second(costs),
         counters_per_op: if ops > 0 {
             let deltas = costs.counter_deltas();
             costs
@@ -228,6 +154,88 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
         sampler_cpu_ms: costs.sampler_cpu.as_secs_f64() * 1e3,
         samples: costs.seconds.len() + 2,
     }
+}
+
+/// The DBMS processes' work between samples `a` and `b`, when both read them.
+fn dbms_delta(a: &Sample, b: &Sample) -> Option<ProcDelta> {
+    let (x, y) = (a.dbms.as_ref()?, b.dbms.as_ref()?);
+    let mut d = proc_delta(x, y);
+    if !b.dbms_threads.is_empty() {
+        // Thread by thread: a thread that exited during the step would otherwise take its
+        // whole lifetime count away from the total.
+        let (v, iv) = thread_switch_growth(&a.dbms_threads, &b.dbms_threads);
+        d.voluntary_cs = v;
+        d.involuntary_cs = iv;
+    }
+    Some(d)
+}
+
+/// The device's work over the step, when the database is on one.
+fn device_delta(costs: &StepCosts) -> Option<DeviceDelta> {
+    let (name, x, y) = (
+        costs.device.as_ref()?,
+        costs.start.device.as_ref()?,
+        costs.end.device.as_ref()?,
+    );
+    Some(DeviceDelta {
+        name: name.clone(),
+        reads: y.reads.saturating_sub(x.reads),
+        writes: y.writes.saturating_sub(x.writes),
+        read_bytes: y.read_bytes.saturating_sub(x.read_bytes),
+        write_bytes: y.write_bytes.saturating_sub(x.write_bytes),
+        io_ms: y.io_ms.saturating_sub(x.io_ms),
+    })
+}
+
+/// The largest memory figures of any sample of the step.
+fn peaks(costs: &StepCosts) -> Peaks {
+    let all = || {
+        std::iter::once(&costs.start)
+            .chain(&costs.seconds)
+            .chain(std::iter::once(&costs.end))
+    };
+    let peak_of = |f: fn(&ProcCounters) -> u64| all().filter_map(|s| s.dbms.as_ref().map(f)).max();
+    Peaks {
+        dbms_rss_bytes: peak_of(|c| c.rss_bytes),
+        dbms_vsz_bytes: peak_of(|c| c.vsz_bytes),
+        // Only samples whose PSS was read (and readable) count.
+        dbms_pss_bytes: all()
+            .filter_map(|s| s.dbms.as_ref().filter(|c| c.pss_known).map(|c| c.pss_bytes))
+            .max(),
+        client_rss_bytes: all().map(|s| s.client.rss_bytes).max().unwrap_or(0),
+    }
+}
+
+/// The step's cost second by second: rates between consecutive samples, per second of the
+/// real interval between them, and the gauges.
+fn per_second(costs: &StepCosts) -> EfficiencySeries {
+    let mut series = EfficiencySeries::default();
+    let mut prev = &costs.start;
+    for s in &costs.seconds {
+        let dt =
+            s.at.saturating_duration_since(prev.at)
+                .as_secs_f64()
+                .max(1e-3);
+        let d = |f: fn(&Sample) -> Option<f64>| match (f(prev), f(s)) {
+            (Some(x), Some(y)) => (y - x).max(0.0) / dt,
+            _ => 0.0,
+        };
+        series.dbms_cpu_s.push(d(|x| x.dbms.map(|c| c.cpu_s())));
+        series.client_cpu_s.push(d(|x| Some(x.client.cpu_s())));
+        series.host_cpu_s.push(d(|x| Some(x.host.busy_s)));
+        series
+            .device_kb_read
+            .push(d(|x| x.device.map(|c| c.read_bytes as f64 / 1024.0)));
+        series
+            .device_kb_written
+            .push(d(|x| x.device.map(|c| c.write_bytes as f64 / 1024.0)));
+        series
+            .dbms_rss_bytes
+            .push(s.dbms.map(|c| c.rss_bytes).unwrap_or(0));
+        prev = s;
+    }
+    series.gauges = gauge_series(&costs.gauges);
+    series
 }
 
 /// The gauges read once a second as one series per gauge; a gauge missing from a reading is
