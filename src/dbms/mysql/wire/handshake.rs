@@ -44,7 +44,7 @@ impl MyWire {
         let mut nonce = hs.scramble_1_ref().to_vec();
         nonce.extend_from_slice(hs.scramble_2_ref().unwrap_or(&[]));
         nonce.resize(20, 0);
-        let mut plugin = match hs.auth_plugin() {
+        let plugin = match hs.auth_plugin() {
             Some(AuthPlugin::CachingSha2Password) => AuthPlugin::CachingSha2Password,
             _ => AuthPlugin::MysqlNativePassword,
         };
@@ -55,7 +55,7 @@ impl MyWire {
             hs.server_version_parsed().unwrap_or((0, 0, 0)),
             opts.get_user().map(str::as_bytes),
             db.map(str::as_bytes),
-            Some(plugin.clone()),
+            Some(plugin),
             self.caps,
             None,
             MAX_PACKET,
@@ -63,6 +63,12 @@ impl MyWire {
         self.begin();
         response.serialize(&mut self.out);
         self.send(self.seq)?;
+        self.authenticate(pass, nonce, unix)
+    }
+
+    /// The server's answers to the handshake response until it says OK: at most one switch
+    /// of authentication plugin, and caching_sha2_password's fast or full authentication.
+    fn authenticate(&mut self, pass: Option<&str>, mut nonce: Vec<u8>, unix: bool) -> Result<()> {
         let mut switched = false;
         loop {
             self.next_packet()?;
@@ -71,58 +77,70 @@ impl MyWire {
                 Some(0xFF) => return Err(self.server_error()),
                 Some(0xFE) if !switched => {
                     switched = true;
-                    let req: AuthSwitchRequest = ParseBuf(self.packet()).parse(())?;
-                    plugin = match req.auth_plugin() {
-                        AuthPlugin::CachingSha2Password => AuthPlugin::CachingSha2Password,
-                        AuthPlugin::MysqlNativePassword => AuthPlugin::MysqlNativePassword,
-                        other => {
-                            return Err(DbError {
-                                kind: ErrorKind::Fatal,
-                                message: format!(
-                                    "authentication plugin {} is not supported by ibench's \
-                                     client connections (mysql_native_password and \
-                                     caching_sha2_password are)",
-                                    String::from_utf8_lossy(other.as_bytes())
-                                ),
-                            });
-                        }
-                    };
-                    nonce = req.plugin_data().to_vec();
-                    if nonce.last() == Some(&0) {
-                        nonce.pop();
-                    }
-                    let data = plugin.gen_data(pass, &nonce).map(|d| d.into_owned());
-                    self.begin();
-                    if let Some(d) = data {
-                        d.serialize(&mut self.out);
-                    }
-                    self.send(self.seq)?;
+                    nonce = self.switch_plugin(pass)?;
                 }
                 // caching_sha2_password: fast authentication succeeded; OK follows.
                 Some(0x01) if self.packet().get(1) == Some(&0x03) => {}
                 // caching_sha2_password: full authentication.
                 Some(0x01) if self.packet().get(1) == Some(&0x04) => {
-                    let mut secret = pass.unwrap_or("").as_bytes().to_vec();
-                    secret.push(0);
-                    if !unix {
-                        // Ask for the server's RSA public key and encrypt with it.
-                        self.begin();
-                        self.out.push(0x02);
-                        self.send(self.seq)?;
-                        self.next_packet()?;
-                        self.check_err()?;
-                        let key = self.packet().get(1..).unwrap_or(&[]).to_vec();
-                        for (i, b) in secret.iter_mut().enumerate() {
-                            *b ^= nonce[i % nonce.len()];
-                        }
-                        secret = mysql::mysql_common::crypto::encrypt(&secret, &key);
-                    }
-                    self.begin();
-                    self.out.extend_from_slice(&secret);
-                    self.send(self.seq)?;
+                    self.full_authentication(pass, &nonce, unix)?;
                 }
                 _ => return Err(protocol_error("during authentication")),
             }
         }
+    }
+
+    /// Answers the server's request to switch plugins (the packet just read); returns the
+    /// new nonce.
+    fn switch_plugin(&mut self, pass: Option<&str>) -> Result<Vec<u8>> {
+        let req: AuthSwitchRequest = ParseBuf(self.packet()).parse(())?;
+        let plugin = match req.auth_plugin() {
+            AuthPlugin::CachingSha2Password => AuthPlugin::CachingSha2Password,
+            AuthPlugin::MysqlNativePassword => AuthPlugin::MysqlNativePassword,
+            other => {
+                return Err(DbError {
+                    kind: ErrorKind::Fatal,
+                    message: format!(
+                        "authentication plugin {} is not supported by ibench's client \
+                         connections (mysql_native_password and caching_sha2_password are)",
+                        String::from_utf8_lossy(other.as_bytes())
+                    ),
+                });
+            }
+        };
+        let mut nonce = req.plugin_data().to_vec();
+        if nonce.last() == Some(&0) {
+            nonce.pop();
+        }
+        let data = plugin.gen_data(pass, &nonce).map(|d| d.into_owned());
+        self.begin();
+        if let Some(d) = data {
+            d.serialize(&mut self.out);
+        }
+        self.send(self.seq)?;
+        Ok(nonce)
+    }
+
+    /// caching_sha2_password's full authentication: the password in clear over a Unix
+    /// socket, else encrypted with the server's RSA public key.
+    fn full_authentication(&mut self, pass: Option<&str>, nonce: &[u8], unix: bool) -> Result<()> {
+        let mut secret = pass.unwrap_or("").as_bytes().to_vec();
+        secret.push(0);
+        if !unix {
+            // Ask for the server's RSA public key and encrypt with it.
+            self.begin();
+            self.out.push(0x02);
+            self.send(self.seq)?;
+            self.next_packet()?;
+            self.check_err()?;
+            let key = self.packet().get(1..).unwrap_or(&[]).to_vec();
+            for (i, b) in secret.iter_mut().enumerate() {
+                *b ^= nonce[i % nonce.len()];
+            }
+            secret = mysql::mysql_common::crypto::encrypt(&secret, &key);
+        }
+        self.begin();
+        self.out.extend_from_slice(&secret);
+        self.send(self.seq)
     }
 }
