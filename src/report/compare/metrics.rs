@@ -188,9 +188,16 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
             });
         }
     }
-    let Some(e) = step.efficiency.as_ref() else {
-        return out;
-    };
+    if let Some(e) = step.efficiency.as_ref() {
+        out.extend(cost_metrics(e));
+    }
+    out
+}
+
+/// The cost metrics compared for a step that measured `e`: CPU per op of the DBMS (unless it
+/// is the client's own process) and of the client.
+fn cost_metrics(e: &crate::results::model::Efficiency) -> Vec<Metric> {
+    let mut out = Vec::new();
     let per_op = e.per_op.as_ref();
     // An embedded DBMS (SQLite) is the client's own process: its DBMS figures are the
     // client's, and testing them twice would only dilute the false discovery rate.
