@@ -10,11 +10,12 @@
 //!   Benchmark's and the microbenchmarks'), described in a registry ([`dbms::Descriptor`]); all
 //!   SQL lives there.
 //! * [`workload`] — which operations, on which keys, in which steps; no SQL, no threads.
-//! * [`runner`] — client threads, the rate limiter, step orchestration.
+//! * [`runner`] — step orchestration, client threads, the client loop, the rate limiter, the
+//!   cost sampler.
 //! * [`metrics`] — the per-thread recorder, histograms, step summaries.
 //! * [`results`] — the versioned JSON model, its file, the results database, runs across hosts.
-//! * [`run`] — one run from its spec: the target opened (a managed server started), the
-//!   workload's steps run and saved.
+//! * [`launch`] — one run from its request: the target prepared (a scratch database made, a
+//!   managed server started), the workload executed, what was made cleaned up.
 //! * [`report`] — the terminal summary, HTML / Markdown / JSON reports, `compare`.
 //! * [`server`] — managed throwaway PostgreSQL and MariaDB servers (and a pooler), and
 //!   PostgreSQL builds installed from the npm registry.
@@ -28,12 +29,12 @@ pub mod dbms;
 pub mod error;
 pub mod experiment;
 pub mod interrupt;
+pub mod launch;
 pub mod metrics;
 pub mod mux;
 pub mod output;
 pub mod report;
 pub mod results;
-pub mod run;
 pub mod runner;
 pub mod safe_fs;
 pub mod server;

@@ -1,4 +1,4 @@
-//! `ibench run`: flags → [`RunSpec`] → [`crate::run::launch`].
+//! `ibench run`: flags → [`RunSpec`] → [`crate::launch::run_to_out`].
 
 use anyhow::Result;
 use clap::Args;
@@ -54,7 +54,7 @@ impl GroupArgs {
         &self,
         spec: &RunSpec,
         output: &OutputArgs,
-    ) -> Result<Option<crate::run::group::GroupOptions>, UsageError> {
+    ) -> Result<Option<crate::launch::group::GroupOptions>, UsageError> {
         let Some(name) = &self.group else {
             if self.hosts.is_some() {
                 return Err(UsageError::new("--hosts needs --group NAME"));
@@ -102,7 +102,7 @@ impl GroupArgs {
                 self.join_timeout
             )));
         }
-        Ok(Some(crate::run::group::GroupOptions {
+        Ok(Some(crate::launch::group::GroupOptions {
             name: name.clone(),
             hosts,
             join_timeout: std::time::Duration::from_secs(self.join_timeout),
@@ -252,5 +252,5 @@ pub fn execute(args: &RunArgs) -> Result<()> {
     let spec = args.to_spec()?;
     let mut options = args.target.run_options(&spec, &args.output)?;
     options.group = args.group.options(&spec, &args.output)?;
-    crate::run::launch(spec, args.output.results.as_deref(), options)
+    crate::launch::run_to_out(spec, args.output.results.as_deref(), options)
 }

@@ -450,7 +450,7 @@ impl TargetArgs {
     /// Runs `spec` (built from these flags) as `ibench run` and `ibench micro` do.
     pub fn launch(&self, spec: RunSpec, output: &OutputArgs) -> anyhow::Result<()> {
         let options = self.run_options(&spec, output)?;
-        crate::run::launch(spec, output.results.as_deref(), options)
+        crate::launch::run_to_out(spec, output.results.as_deref(), options)
     }
 
     /// How to run `spec` (built from these flags).
@@ -458,8 +458,8 @@ impl TargetArgs {
         &self,
         spec: &RunSpec,
         output: &OutputArgs,
-    ) -> anyhow::Result<crate::run::RunOptions> {
-        Ok(crate::run::RunOptions {
+    ) -> anyhow::Result<crate::launch::RunOptions> {
+        Ok(crate::launch::RunOptions {
             quiet: output.quiet,
             server_pid: if spec.server.is_none() && !spec.target.kind.embedded() {
                 self.external_pid()?

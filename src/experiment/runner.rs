@@ -15,10 +15,10 @@ use super::estimate::human;
 use super::plan::{Cell, Plan};
 use crate::dbms::TargetSpec;
 use crate::error::{Interrupted, UsageError};
+use crate::launch::{RunOptions, run_to_file};
 use crate::results::file::ResultsFile;
 use crate::results::model::{CacheFit, ExperimentTag, RunResult, RunStatus};
 use crate::results::store::{ExperimentRun, Store};
-use crate::run::{RunOptions, run_prepared};
 
 /// Where and how to run.
 #[derive(Clone, Debug)]
@@ -176,7 +176,7 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
         .iter()
         .max_by_key(|c| c.workload.estimated_db_bytes())
     {
-        crate::run::check_output(&largest.spec(out), out)?;
+        crate::launch::check_output(&largest.spec(out), out)?;
     }
     let prior = Store::open(&options.store)?.experiment_runs(&plan.name)?;
     let done = completed(plan, &prior)?;
@@ -337,7 +337,7 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
         experiment: Some(tag),
         ..RunOptions::default()
     };
-    let (run, outcome) = run_prepared(&spec, &file, &run_options);
+    let (run, outcome) = run_to_file(&spec, &file, &run_options);
     file.discard_if_unsaved();
     outcome?;
     let mut run = run.context("the run ended without results")?;

@@ -1,13 +1,18 @@
-//! What a workload's step runs on: [`StepEnv`] starts the step's client threads together
-//! (`client.rs`), shows progress, and samples what the step costs (`sampler.rs`);
-//! `client_loop.rs` is the one loop every client thread runs (closed, or on a schedule of due
-//! times: `rate.rs`); `session.rs` is the clients' retry policy.
+//! What a run's steps run on. `steps.rs` runs a [`Workload`]'s steps in order (the
+//! maintenance pause between them, the results saved after each); [`StepEnv`] starts a step's
+//! client threads together (`client.rs`), shows progress, and samples what the step costs
+//! (`sampler.rs`); `client_loop.rs` is the one loop every client thread runs (closed, or on a
+//! schedule of due times: `rate.rs`); `session.rs` is the clients' retry policy.
 
 pub mod client;
 pub mod client_loop;
 pub mod rate;
 mod sampler;
 pub mod session;
+pub mod steps;
+mod workload;
+
+pub use workload::Workload;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,9 +1,11 @@
 //! Workloads: which operations to issue, on which keys, in which steps. No SQL lives here (that
 //! is `dbms/`), and no threads, clocks or progress bars (that is `runner/`).
 //!
-//! A workload is a sequence of named steps. For each step it builds the client threads'
-//! bodies and hands them to [`StepEnv::run_threads`], then turns what they measured into a
-//! [`StepResult`] with [`crate::metrics::summary::summarize`] and its own extra figures.
+//! A workload is a sequence of named steps: it implements [`crate::runner::Workload`]. For
+//! each step it builds the client threads' bodies and hands them to
+//! [`crate::runner::StepEnv::run_threads`], then turns what they measured into a
+//! [`crate::results::model::StepResult`] with [`crate::metrics::summary::summarize`] and its
+//! own extra figures.
 
 pub mod insert_benchmark;
 pub mod micro;
@@ -12,8 +14,6 @@ use anyhow::Result;
 
 use crate::dbms::{Table, TableOrigin};
 use crate::error::UsageError;
-use crate::results::model::StepResult;
-use crate::runner::StepEnv;
 
 /// What the user allows ibench to do with tables of the benchmark's names that it did not
 /// create (their [`TableOrigin`] is `Other`): nothing, unless they say so.
@@ -92,30 +92,4 @@ fn refuse_foreign(
         }
     }
     Ok(())
-}
-
-/// A benchmark made of steps.
-pub trait Workload {
-    /// Name in results (`insert-benchmark`).
-    fn name(&self) -> &'static str;
-
-    /// Step names, in run order.
-    fn step_names(&self) -> Vec<String>;
-
-    /// Checks, before the first step, that the database is in a state the first step can
-    /// start from (e.g. tables exist when the run does not begin with a load).
-    fn check_ready(&mut self) -> Result<()>;
-
-    /// Whether the DBMS maintenance pause belongs before step `index` (between the load and
-    /// the query steps).
-    fn maintenance_before(&self, index: usize) -> bool;
-
-    /// Runs the DBMS maintenance pause on the workload's tables; returns what was done, or
-    /// `None` when the DBMS needs none. `change_settings`: whether it may change the server's
-    /// global settings for a moment ([`crate::dbms::Dbms::maintenance`]).
-    fn maintenance(&self, change_settings: bool) -> Result<Option<String>>;
-
-    /// Runs step `index`. Failures of client threads are reported in the returned result
-    /// (status and error); `Err` means the step could not be set up at all.
-    fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult>;
 }

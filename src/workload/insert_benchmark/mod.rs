@@ -23,10 +23,11 @@ use crate::error::UsageError;
 use crate::metrics::recorder::{Op, Recorder};
 use crate::metrics::summary::{SlaTarget, check_error_rate, summarize};
 use crate::results::model::{IndexBuild, QueueCheck, SelectMin, StepResult};
+use crate::runner::Workload;
 use crate::runner::client::ThreadSpec;
 use crate::runner::{Expect, StepEnv};
 use crate::spec::{InsertBenchmarkSpec, Step};
-use crate::workload::{ForeignTables, Workload};
+use crate::workload::ForeignTables;
 
 /// Where a table's queue stands during a step; shared only by the threads of that table.
 #[derive(Debug, Default)]

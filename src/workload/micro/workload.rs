@@ -18,12 +18,13 @@ use crate::error::UsageError;
 use crate::metrics::recorder::Op;
 use crate::metrics::summary::{check_error_rate, summarize};
 use crate::results::model::StepResult;
+use crate::runner::Workload;
 use crate::runner::client::{ThreadCtx, ThreadSpec};
 use crate::runner::client_loop::{self, Driver, Pacing};
 use crate::runner::session::Session;
 use crate::runner::{Expect, StepEnv};
 use crate::spec::MicroSpec;
-use crate::workload::{ForeignTables, Workload};
+use crate::workload::ForeignTables;
 
 /// Table names of each shape: `sbtestN` (sysbench's), `sbinsertN`, `sbrandpkN`.
 fn prefix(shape: Shape) -> &'static str {

@@ -1,20 +1,19 @@
-//! Running one [`RunSpec`]: the use case behind `ibench run`, `ibench micro` and every cell of
-//! an experiment. It checks what can be checked before anything starts, reserves the results
-//! file, starts a managed server when the spec asks for one, runs the workload's steps
-//! (`steps.rs`) saving after each, prints the summary, and cleans up what it created.
+//! Launching one run from its request ([`RunSpec`]): the use case behind `ibench run`,
+//! `ibench micro` and every cell of an experiment. It checks what can be checked before
+//! anything starts, reserves the results file, resolves the request (a scratch database, a
+//! managed server), runs the workload's steps (`crate::runner::steps`) saving after each,
+//! prints the summary, and cleans up what it made.
 //!
 //! * `prepare.rs` — the request resolved into what the run runs on (scratch database, managed
 //!   server), recorded apart from the request, undone at the end.
 //! * `managed.rs` — a managed server (and pooler) for a run.
 //! * `watch.rs` — which processes, files and device a run's cost is read from.
 //! * `execute.rs` — the run itself: DBMS opened, workload built, steps run, summary printed.
-//! * `steps.rs` — the steps in order, with the maintenance pause.
 
 mod execute;
 pub mod group;
 mod managed;
 mod prepare;
-mod steps;
 mod watch;
 
 use std::fs;
@@ -132,7 +131,7 @@ pub fn check_output(spec: &RunSpec, out: &Path) -> Result<(), UsageError> {
 /// Runs `spec` as `ibench run` and `ibench micro` do: checks the output directory, reserves
 /// the results file there (and stores the run in the results database `store`, default
 /// OUT/results.db), runs, prints the summary, and removes what it made for the run.
-pub fn launch(spec: RunSpec, store: Option<&Path>, options: RunOptions) -> Result<()> {
+pub fn run_to_out(spec: RunSpec, store: Option<&Path>, options: RunOptions) -> Result<()> {
     check_capability(&spec)?;
     let out = spec.out_dir.clone();
     fs::create_dir_all(&out)
@@ -167,7 +166,7 @@ pub fn launch(spec: RunSpec, store: Option<&Path>, options: RunOptions) -> Resul
         summary: true,
         ..options
     };
-    let result = run_prepared(&spec, &file, &options).1;
+    let result = run_to_file(&spec, &file, &options).1;
     file.discard_if_unsaved();
     result
 }
@@ -176,7 +175,7 @@ pub fn launch(spec: RunSpec, store: Option<&Path>, options: RunOptions) -> Resul
 /// database made for it, a managed server started for it: removed and stopped after), or on
 /// the target as given. Returns the run as last saved (`None` when it never started: the
 /// DBMS could not be opened, the server did not start) and the outcome.
-pub fn run_prepared(
+pub fn run_to_file(
     spec: &RunSpec,
     file: &ResultsFile,
     options: &RunOptions,

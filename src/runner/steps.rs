@@ -6,12 +6,11 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use chrono::Utc;
 
+use super::{CostWatch, DisplayOptions, StepEnv, Workload};
 use crate::error::Interrupted;
 use crate::output::format;
 use crate::results::file::ResultsFile;
 use crate::results::model::{Maintenance, RunResult, RunStatus, StepResult};
-use crate::runner::{CostWatch, DisplayOptions, StepEnv};
-use crate::workload::Workload;
 
 /// Whether the maintenance pause runs, and whether it may change the server's global settings
 /// for a moment (a server ibench started, or one the user allowed it to change).
@@ -30,7 +29,7 @@ pub struct StepOptions {
     /// The maintenance pause.
     pub pause: Pause,
     /// Client threads for a server DBMS's connections, and how they wait.
-    pub client_threads: crate::runner::client::ClientThreads,
+    pub client_threads: super::client::ClientThreads,
 }
 
 fn step_line(step: &StepResult) -> String {
@@ -55,7 +54,7 @@ fn step_line(step: &StepResult) -> String {
 }
 
 /// What a run of several hosts (`--group`) adds around each step: waiting for the other
-/// hosts, and leaving this host's part where they find it (`run/group.rs`).
+/// hosts, and leaving this host's part where they find it (`launch/group.rs`).
 pub trait StepGate {
     /// Before step `index`: waits until every host is ready, runs `maintenance` when this
     /// host is the one that runs the pause, and waits until it is done.

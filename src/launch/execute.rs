@@ -9,7 +9,7 @@ use anyhow::Result;
 use chrono::Utc;
 
 use super::prepare::Prepared;
-use super::{RunOptions, group, steps};
+use super::{RunOptions, group};
 use crate::dbms;
 use crate::error::UsageError;
 use crate::metrics::profile::Profiler;
@@ -17,12 +17,14 @@ use crate::report::terminal;
 use crate::results::environment;
 use crate::results::file::ResultsFile;
 use crate::results::model::{RunResult, RunStatus, SCHEMA_VERSION};
+use crate::runner::Workload;
 use crate::runner::client::ClientThreads;
+use crate::runner::steps;
 use crate::runner::{CostWatch, DisplayOptions};
 use crate::spec::{RunSpec, WorkloadSpec};
+use crate::workload::ForeignTables;
 use crate::workload::insert_benchmark::InsertBenchmark;
 use crate::workload::micro::Micro;
-use crate::workload::{ForeignTables, Workload};
 
 /// By default, a step's connections are multiplexed only when there are more than this many
 /// per core: with fewer, a blocking thread per connection measured cheaper per query (on 2

@@ -14,7 +14,7 @@ use crate::results::group::coord::{Coordinator, JoinRequest};
 use crate::results::group::{self, GroupHost, GroupInfo};
 use crate::results::model::{RunResult, RunStatus};
 use crate::results::store::Store;
-use crate::run::steps::StepGate;
+use crate::runner::steps::StepGate;
 use crate::spec::{RunSpec, WorkloadSpec};
 
 /// A group run's settings (`--group`, `--hosts`, `--join-timeout`, `--results`).

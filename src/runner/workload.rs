@@ -1,0 +1,34 @@
+//! What the runner asks of a benchmark: its steps, in order, each run on a [`StepEnv`]. The
+//! Insert Benchmark and the microbenchmarks (`crate::workload`) implement it; the step
+//! orchestration (`steps.rs`) drives it.
+
+use anyhow::Result;
+
+use super::StepEnv;
+use crate::results::model::StepResult;
+
+/// A benchmark made of steps.
+pub trait Workload {
+    /// Name in results (`insert-benchmark`).
+    fn name(&self) -> &'static str;
+
+    /// Step names, in run order.
+    fn step_names(&self) -> Vec<String>;
+
+    /// Checks, before the first step, that the database is in a state the first step can
+    /// start from (e.g. tables exist when the run does not begin with a load).
+    fn check_ready(&mut self) -> Result<()>;
+
+    /// Whether the DBMS maintenance pause belongs before step `index` (between the load and
+    /// the query steps).
+    fn maintenance_before(&self, index: usize) -> bool;
+
+    /// Runs the DBMS maintenance pause on the workload's tables; returns what was done, or
+    /// `None` when the DBMS needs none. `change_settings`: whether it may change the server's
+    /// global settings for a moment ([`crate::dbms::Dbms::maintenance`]).
+    fn maintenance(&self, change_settings: bool) -> Result<Option<String>>;
+
+    /// Runs step `index`. Failures of client threads are reported in the returned result
+    /// (status and error); `Err` means the step could not be set up at all.
+    fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult>;
+}
