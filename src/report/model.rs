@@ -90,7 +90,7 @@ pub struct RunRef {
 
 /// A configuration compared: its runs and how its settings differ from the base.
 #[derive(Clone, Debug, Serialize)]
-pub struct GroupInfo {
+pub struct ConfigInfo {
     /// Label (or run id).
     pub name: String,
     /// Whether this is the base.
@@ -220,7 +220,7 @@ pub struct Report {
     /// The base group's name.
     pub base: String,
     /// The configurations compared, base first.
-    pub groups: Vec<GroupInfo>,
+    pub groups: Vec<ConfigInfo>,
     /// The hosts the runs ran on (one entry per distinct host).
     pub hosts: Vec<HostInfo>,
     /// Steps present in every run, in run order.
@@ -233,9 +233,9 @@ pub struct Report {
     pub step_reports: Vec<StepReport>,
 }
 
-fn group_info(base: &Group, group: &Group) -> GroupInfo {
+fn group_info(base: &Group, group: &Group) -> ConfigInfo {
     let first = &group.runs[0];
-    GroupInfo {
+    ConfigInfo {
         name: group.name.clone(),
         is_base: std::ptr::eq(base, group),
         dbms: format!(
