@@ -14,8 +14,8 @@ use crate::metrics::series::{add_series, rate_percentiles};
 use crate::metrics::summary::{SLA_MIN_RATIO, SlaTarget, sla_of};
 use crate::results::group::{self, GroupHost, GroupInfo, HostStep};
 use crate::results::model::{
-    Efficiency, IndexBuild, IndexScan, OpResult, PerOp, PerSecond, ProcDelta, QueueCheck,
-    RunResult, RunStatus, SelectMin, SeriesSet, Sla, StepResult,
+    ClientSeconds, Efficiency, IndexBuild, IndexScan, OpResult, PerOp, PerSecond, ProcDelta,
+    QueueCheck, RunResult, RunStatus, SelectMin, SeriesSet, Sla, StepResult,
 };
 use crate::spec::WorkloadSpec;
 
@@ -214,6 +214,7 @@ fn merge_step(parts: &[Part]) -> StepResult {
     let mut per_second = PerSecond {
         total: SeriesSet::default(),
         clients: vec![SeriesSet::default(); clients],
+        client_summaries: client_summaries(parts),
     };
     for p in parts {
         add_series(&mut per_second.total, &p.step.per_second.total, shift(p));
@@ -301,6 +302,18 @@ fn merge_step(parts: &[Part]) -> StepResult {
             .into_iter()
             .collect(),
     }
+}
+
+/// Every host's client summaries, by client number: client numbers do not overlap between
+/// hosts, so each is kept as its host wrote it (over its host's full seconds). Their full
+/// series, when kept, are added after the shift like the total's.
+fn client_summaries(parts: &[Part]) -> Vec<ClientSeconds> {
+    let mut all: Vec<ClientSeconds> = parts
+        .iter()
+        .flat_map(|p| p.step.per_second.client_summaries.iter().cloned())
+        .collect();
+    all.sort_by_key(|c| c.client);
+    all
 }
 
 /// Histograms of every op type added exactly; per-client histograms kept (client numbers do

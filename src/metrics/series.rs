@@ -1,9 +1,11 @@
-//! A step's per-second series: what its threads recorded second by second, all clients
-//! together and per client, the rate percentiles read from them, and series of several hosts
-//! added together.
+//! A step's per-second series: what its threads recorded second by second, merged over all
+//! clients (kept in full) and per client (summarised; kept in full only on request), the rate
+//! percentiles read from them, and series of several hosts added together.
 
 use crate::metrics::recorder::{Op, Recorder};
-use crate::results::model::{PerSecond, RatePercentiles, Series, SeriesSet};
+use crate::results::model::{
+    ClientSeconds, PerSecond, RatePercentiles, SecondsSummary, Series, SeriesSet,
+};
 
 /// Adds `rec`'s seconds into `set` (sums of counts, max of maxima), `len` seconds long.
 fn add_seconds(set: &mut SeriesSet, rec: &Recorder, len: usize) {
@@ -29,17 +31,73 @@ fn add_seconds(set: &mut SeriesSet, rec: &Recorder, len: usize) {
 }
 
 /// The per-second series of a step's timed `recorders` (threads of `clients` clients), `len`
-/// seconds long: all clients together, and per client.
-pub fn per_second(recorders: &[Recorder], clients: usize, len: usize) -> PerSecond {
-    let mut per_second = PerSecond {
-        total: SeriesSet::default(),
-        clients: vec![SeriesSet::default(); clients],
-    };
+/// seconds long: merged over all clients; each client's summarised over the step's first
+/// `full_seconds` (its sums over all `len`), and kept in full when `keep_clients`.
+///
+/// One client's series is built at a time (a client has up to three threads), so a step of
+/// 1,024 clients never holds them all unless they are kept.
+pub fn per_second(
+    recorders: &[Recorder],
+    clients: usize,
+    len: usize,
+    full_seconds: usize,
+    keep_clients: bool,
+) -> PerSecond {
+    let mut by_client: Vec<Vec<&Recorder>> = vec![Vec::new(); clients];
+    let mut per_second = PerSecond::default();
     for rec in recorders {
         add_seconds(&mut per_second.total, rec, len);
-        add_seconds(&mut per_second.clients[rec.client], rec, len);
+        by_client[rec.client].push(rec);
+    }
+    if keep_clients {
+        per_second.clients = vec![SeriesSet::default(); clients];
+    }
+    for (client, recs) in by_client.iter().enumerate() {
+        let mut set = SeriesSet::default();
+        for rec in recs {
+            add_seconds(&mut set, rec, len);
+        }
+        if !set.ops.is_empty() {
+            per_second.client_summaries.push(ClientSeconds {
+                client,
+                ops: set
+                    .ops
+                    .iter()
+                    .map(|(op, s)| (op.clone(), summarize_series(s, full_seconds)))
+                    .collect(),
+            });
+        }
+        if keep_clients {
+            per_second.clients[client] = set;
+        }
     }
     per_second
+}
+
+/// `s` in a few figures: its sums and largest response time over all its seconds, its rates
+/// and idle seconds over its first `full_seconds`.
+pub fn summarize_series(s: &Series, full_seconds: usize) -> SecondsSummary {
+    let full = full_seconds.min(s.rows.len()).min(s.ops.len());
+    let rows = &s.rows[..full];
+    let (mut idle, mut run, mut longest) = (0, 0, 0);
+    for &n in &s.ops[..full] {
+        if n == 0 {
+            idle += 1;
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    SecondsSummary {
+        ops: s.ops.iter().sum(),
+        rows: s.rows.iter().sum(),
+        max_us: s.max_us.iter().copied().max().unwrap_or(0),
+        rate: rate_percentiles(rows),
+        max_rate: rows.iter().copied().max().unwrap_or(0),
+        idle_seconds: idle,
+        longest_idle_s: longest,
+    }
 }
 
 /// The rate met or exceeded in x% of `seconds`.
@@ -85,6 +143,7 @@ pub fn add_series(into: &mut SeriesSet, from: &SeriesSet, shift: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, Instant};
 
     fn series(ops: &[u64]) -> SeriesSet {
         let mut set = SeriesSet::default();
@@ -120,5 +179,54 @@ mod tests {
         assert_eq!(p.min, 1);
         assert_eq!(p.seconds, 100);
         assert!(rate_percentiles(&[]).is_none());
+    }
+
+    #[test]
+    fn a_summary_sums_every_second_and_rates_full_ones() {
+        // Seconds 1, 2 and 4 idle; the last (partial) second is summed but not rated.
+        let set = series(&[3, 0, 0, 2, 0, 9]);
+        let s = summarize_series(&set.ops["insert"], 5);
+        assert_eq!((s.ops, s.rows, s.max_us), (14, 140, 900));
+        assert_eq!((s.idle_seconds, s.longest_idle_s), (3, 2));
+        assert_eq!(s.max_rate, 30);
+        let rate = s.rate.expect("full seconds");
+        assert_eq!((rate.min, rate.p50, rate.seconds), (0, 0, 5));
+        assert!(summarize_series(&set.ops["insert"], 0).rate.is_none());
+    }
+
+    #[test]
+    fn clients_are_summarised_and_kept_only_on_request() {
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        // Client 1 has two threads (queries and inserts); client 0 does nothing.
+        let mut a = Recorder::new(1);
+        let mut b = Recorder::new(1);
+        let mut c = Recorder::new(2);
+        for r in [&mut a, &mut b, &mut c] {
+            r.set_start(start);
+        }
+        a.record(Op::Query, 1, at(0), at(100));
+        a.record(Op::Query, 1, at(1_000), at(1_500));
+        b.record(Op::Insert, 10, at(0), at(200));
+        c.record(Op::Query, 1, at(1_100), at(1_200));
+        let recs = [a, b, c];
+        let summarised = per_second(&recs, 3, 2, 2, false);
+        assert!(summarised.clients.is_empty());
+        assert_eq!(summarised.total.ops["query"].ops, [1, 2]);
+        let clients: Vec<usize> = summarised
+            .client_summaries
+            .iter()
+            .map(|c| c.client)
+            .collect();
+        assert_eq!(clients, [1, 2]);
+        let one = &summarised.client_summaries[0].ops;
+        assert_eq!((one["query"].ops, one["query"].max_us), (2, 500_000));
+        assert_eq!((one["insert"].rows, one["insert"].idle_seconds), (10, 1));
+        let kept = per_second(&recs, 3, 2, 2, true);
+        assert_eq!(kept.client_summaries, summarised.client_summaries);
+        assert_eq!(kept.clients.len(), 3);
+        assert!(kept.clients[0].ops.is_empty());
+        assert_eq!(kept.clients[1].ops["insert"].rows, [10, 0]);
+        assert_eq!(kept.clients[2].ops["query"].ops, [0, 1]);
     }
 }

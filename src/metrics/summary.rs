@@ -271,7 +271,13 @@ pub fn summarize(
         .max()
         .unwrap_or(0);
     let full_seconds = (duration.as_secs() as usize).min(len);
-    let per_second = series::per_second(timed_recorders, clients, len);
+    let per_second = series::per_second(
+        timed_recorders,
+        clients,
+        len,
+        full_seconds,
+        outcome.per_client_series,
+    );
     let rate_pcts: BTreeMap<String, RatePercentiles> = per_second
         .total
         .ops

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::spec::RunSpec;
 
 pub use super::resolved::Resolved;
-pub use super::series::{PerSecond, RatePercentiles, Series, SeriesSet};
+pub use super::series::{
+    ClientSeconds, PerSecond, RatePercentiles, SecondsSummary, Series, SeriesSet,
+};
 
 /// Version of the results schema this build writes. 2: `config` is the run's request as
 /// given, and `resolved` what ibench made of it (version 1 kept only the resolved target, in
@@ -259,7 +261,8 @@ pub struct StepResult {
     pub ops: BTreeMap<String, OpResult>,
     /// Service time (from when the op was sent) of rate-limited ops.
     pub service_time: BTreeMap<String, OpResult>,
-    /// Per-second series, all clients and per client.
+    /// Per-second series of all clients, each client's summarised (and its full series when
+    /// the run asked for them).
     pub per_second: PerSecond,
     /// Per op type: the rate met or exceeded in x% of the step's full seconds.
     pub rate_percentiles: BTreeMap<String, RatePercentiles>,

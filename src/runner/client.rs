@@ -375,5 +375,6 @@ pub fn run_threads(
         error: error.into_inner().unwrap_or_else(|e| e.into_inner()),
         interrupted: crate::interrupt::requested(),
         costs: None,
+        per_client_series: false,
     }
 }
