@@ -18,9 +18,11 @@ const DEFAULT_STEPS: [&str; 10] = [
     "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
 ];
 
-/// Runs the default sequence with `--keep-data` so the scratch database can be inspected.
+/// Runs the default sequence with `--keep-data` so the scratch database can be inspected, and
+/// `--per-client-series` so each client's series can be checked against its summary.
 fn tiny_full_run(bench: &Bench) -> (RunResult, PathBuf) {
     let outcome = bench.run(&[
+        "--per-client-series",
         "--l0-rows",
         &L0.to_string(),
         "--l1-rows",
@@ -105,7 +107,7 @@ fn check_op(step: &StepResult, op: &str, r: &OpResult) {
 }
 
 /// Per-second series: every op's vectors have one length, rows add up to the step's totals, and
-/// the per-client series add up to the total series.
+/// the per-client figures add up to the total series.
 fn check_series(step: &StepResult) {
     let ctx = format!("step {}", step.name);
     let total = &step.per_second.total.ops;
@@ -125,28 +127,13 @@ fn check_series(step: &StepResult) {
         !total.contains_key("getmin"),
         "{ctx}: getmin happens before the step start"
     );
-    assert_eq!(step.per_second.clients.len(), step.clients, "{ctx}");
+    crate::results_size::check_clients(step);
     for (op, series) in total {
         let n = series.ops.len();
         assert!(
             series.rows.len() == n && series.max_us.len() == n,
             "{ctx} {op}: lengths"
         );
-        for i in 0..n {
-            let (mut ops, mut rows, mut max) = (0, 0, 0);
-            for client in &step.per_second.clients {
-                if let Some(s) = client.ops.get(op) {
-                    ops += s.ops.get(i).copied().unwrap_or(0);
-                    rows += s.rows.get(i).copied().unwrap_or(0);
-                    max = max.max(s.max_us.get(i).copied().unwrap_or(0));
-                }
-            }
-            assert_eq!(
-                (ops, rows, max),
-                (series.ops[i], series.rows[i], series.max_us[i]),
-                "{ctx} {op} second {i}: clients vs total"
-            );
-        }
         let ops_sum: u64 = series.ops.iter().sum();
         assert_eq!(
             ops_sum, step.ops[op].count,
@@ -334,8 +321,9 @@ fn default_sequence_at_tiny_size_completes_with_consistent_results() {
         let series_inserted: u64 = run
             .steps
             .iter()
-            .filter_map(|s| s.per_second.clients[c].ops.get("insert"))
-            .map(|s| s.rows.iter().sum::<u64>())
+            .flat_map(|s| &s.per_second.client_summaries)
+            .filter(|s| s.client == c)
+            .filter_map(|s| Some(s.ops.get("insert")?.rows))
             .sum();
         assert_eq!(
             series_inserted as i64, max,

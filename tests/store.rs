@@ -142,7 +142,7 @@ fn imported_documents_are_checked_field_by_field() {
     let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
     let other = bench.path("other.db");
     type Edit = fn(&mut serde_json::Value);
-    let cases: [(&str, Edit); 10] = [
+    let cases: [(&str, Edit); 11] = [
         ("run_id", |d| d["run_id"] = "".into()),
         ("run_id", |d| d["run_id"] = "../../etc/passwd".into()),
         ("run_id", |d| d["run_id"] = "a\u{1b}[2Jb".into()),
@@ -162,6 +162,9 @@ fn imported_documents_are_checked_field_by_field() {
         }),
         ("steps[0].ops.insert.per_client", |d| {
             d["steps"][0]["ops"]["insert"]["per_client"][0]["client"] = 99.into()
+        }),
+        ("steps[0].per_second.client_summaries", |d| {
+            d["steps"][0]["per_second"]["client_summaries"][0]["client"] = 99.into()
         }),
     ];
     for (field, edit) in cases {

@@ -73,6 +73,10 @@ mod metrics;
 /// names, command lines (a spec or a usage error, never a panic).
 mod parsing;
 
+/// The size of a results document: a summary per client, the full per-client series only on
+/// request (`--per-client-series`), merged series and histograms exact either way.
+mod results_size;
+
 /// The results database: runs stored by `ibench run`, listed, shown, exported (JSON equal to
 /// the run's file, CSV per step and op), imported; unknown, ambiguous and broken are usage
 /// errors.

@@ -138,6 +138,7 @@ fn execute_into(
             change_settings: spec.server.is_some() || spec.allow_server_changes,
         },
         client_threads: client_threads(spec, db.as_ref())?,
+        per_client_series: spec.per_client_series,
     };
     let outcome = steps::run_steps_gated(
         workload.as_mut(),

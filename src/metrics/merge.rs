@@ -10,11 +10,12 @@ use chrono::{DateTime, Duration as ChronoDuration, Utc};
 
 use crate::metrics::histogram::new_histogram;
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles};
-use crate::metrics::summary::{SLA_MIN_RATIO, SlaTarget, rate_percentiles, sla_of};
+use crate::metrics::series::{add_series, rate_percentiles};
+use crate::metrics::summary::{SLA_MIN_RATIO, SlaTarget, sla_of};
 use crate::results::group::{self, GroupHost, GroupInfo, HostStep};
 use crate::results::model::{
-    Efficiency, IndexBuild, IndexScan, OpResult, PerOp, PerSecond, ProcDelta, QueueCheck,
-    RunResult, RunStatus, SelectMin, SeriesSet, Sla, StepResult,
+    ClientSeconds, Efficiency, IndexBuild, IndexScan, OpResult, PerOp, PerSecond, ProcDelta,
+    QueueCheck, RunResult, RunStatus, SelectMin, SeriesSet, Sla, StepResult,
 };
 use crate::spec::WorkloadSpec;
 
@@ -213,6 +214,7 @@ fn merge_step(parts: &[Part]) -> StepResult {
     let mut per_second = PerSecond {
         total: SeriesSet::default(),
         clients: vec![SeriesSet::default(); clients],
+        client_summaries: client_summaries(parts),
     };
     for p in parts {
         add_series(&mut per_second.total, &p.step.per_second.total, shift(p));
@@ -302,22 +304,16 @@ fn merge_step(parts: &[Part]) -> StepResult {
     }
 }
 
-/// Adds `from` into `into`, `shift` seconds later: counts summed, maxima taken.
-fn add_series(into: &mut SeriesSet, from: &SeriesSet, shift: usize) {
-    for (op, s) in &from.ops {
-        let t = into.ops.entry(op.clone()).or_default();
-        let len = shift + s.ops.len();
-        for v in [&mut t.ops, &mut t.rows, &mut t.max_us] {
-            if v.len() < len {
-                v.resize(len, 0);
-            }
-        }
-        for (i, ((&n, &r), &m)) in s.ops.iter().zip(&s.rows).zip(&s.max_us).enumerate() {
-            t.ops[shift + i] += n;
-            t.rows[shift + i] += r;
-            t.max_us[shift + i] = t.max_us[shift + i].max(m);
-        }
-    }
+/// Every host's client summaries, by client number: client numbers do not overlap between
+/// hosts, so each is kept as its host wrote it (over its host's full seconds). Their full
+/// series, when kept, are added after the shift like the total's.
+fn client_summaries(parts: &[Part]) -> Vec<ClientSeconds> {
+    let mut all: Vec<ClientSeconds> = parts
+        .iter()
+        .flat_map(|p| p.step.per_second.client_summaries.iter().cloned())
+        .collect();
+    all.sort_by_key(|c| c.client);
+    all
 }
 
 /// Histograms of every op type added exactly; per-client histograms kept (client numbers do
@@ -621,31 +617,6 @@ fn add_at(into: &mut Vec<f64>, from: &[f64], shift: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::model::Series;
-
-    fn series(ops: &[u64]) -> SeriesSet {
-        let mut set = SeriesSet::default();
-        set.ops.insert(
-            "insert".into(),
-            Series {
-                ops: ops.to_vec(),
-                rows: ops.iter().map(|n| n * 10).collect(),
-                max_us: ops.iter().map(|n| n * 100).collect(),
-            },
-        );
-        set
-    }
-
-    #[test]
-    fn series_add_second_by_second_after_the_shift() {
-        let mut total = SeriesSet::default();
-        add_series(&mut total, &series(&[1, 2, 3]), 0);
-        add_series(&mut total, &series(&[5, 5]), 1);
-        let s = &total.ops["insert"];
-        assert_eq!(s.ops, [1, 7, 8]);
-        assert_eq!(s.rows, [10, 70, 80]);
-        assert_eq!(s.max_us, [100, 500, 500]);
-    }
 
     #[test]
     fn histograms_add_exactly() {

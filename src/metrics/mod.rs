@@ -9,5 +9,6 @@ pub mod outcome;
 pub mod proc;
 pub mod profile;
 pub mod recorder;
+pub mod series;
 pub mod storage;
 pub mod summary;

@@ -23,4 +23,7 @@ pub struct StepOutcome {
     pub interrupted: bool,
     /// What the step cost (samples of /proc and DBMS counters), when sampled.
     pub costs: Option<StepCosts>,
+    /// Keep each client's full per-second series in the step's results (`--per-client-series`),
+    /// not only their summaries.
+    pub per_client_series: bool,
 }

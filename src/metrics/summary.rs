@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::metrics::compact::CompactHistogram;
+use crate::metrics::efficiency::StepCosts;
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles, new_histogram};
 use crate::metrics::outcome::StepOutcome;
 use crate::metrics::recorder::{Op, Recorder};
+use crate::metrics::series::{self, rate_percentiles};
 use crate::results::model::{
-    ClientHistogram, OpResult, PerSecond, RatePercentiles, RunStatus, Series, SeriesSet, Sla,
-    StepResult,
+    ClientHistogram, OpResult, PerSecond, RatePercentiles, RunStatus, Sla, StepResult,
 };
 
 /// An SLA fails when the background insert rate averages below this share of its target.
@@ -121,49 +122,109 @@ fn op_result(
     })
 }
 
-/// Adds `rec`'s seconds into `set` (sums of counts, max of maxima).
-fn add_seconds(set: &mut SeriesSet, rec: &Recorder, len: usize) {
-    for op in Op::ALL {
-        let seconds = rec.seconds(op);
-        if rec.ops(op) == 0 || seconds.iter().all(|s| s.ops == 0) {
-            continue;
-        }
-        let series = set
-            .ops
-            .entry(op.name().to_string())
-            .or_insert_with(|| Series {
-                ops: vec![0; len],
-                rows: vec![0; len],
-                max_us: vec![0; len],
-            });
-        for (s, sec) in seconds.iter().enumerate().take(len) {
-            series.ops[s] += u64::from(sec.ops);
-            series.rows[s] += u64::from(if op == Op::Query { sec.ops } else { sec.rows });
-            series.max_us[s] = series.max_us[s].max(u64::from(sec.max_us));
-        }
+/// The step's status: failed on an error, interrupted, else complete.
+fn status_of(outcome: &StepOutcome) -> RunStatus {
+    if outcome.error.is_some() {
+        RunStatus::Failed
+    } else if outcome.interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
     }
 }
 
-/// The rate met or exceeded in x% of `seconds`.
-pub fn rate_percentiles(seconds: &[u64]) -> Option<RatePercentiles> {
-    if seconds.is_empty() {
-        return None;
+/// Response time and service time of every op type `recorders` recorded.
+fn op_results(
+    recorders: &[Recorder],
+    clients: usize,
+) -> (BTreeMap<String, OpResult>, BTreeMap<String, OpResult>) {
+    let mut ops = BTreeMap::new();
+    let mut service_time = BTreeMap::new();
+    for op in Op::ALL {
+        if let Some(r) = op_result(recorders, op, clients, |rec| rec.histogram(op)) {
+            ops.insert(op.name().to_string(), r);
+        }
+        if let Some(r) = op_result(recorders, op, clients, |rec| rec.service_histogram(op)) {
+            service_time.insert(op.name().to_string(), r);
+        }
     }
-    let mut sorted = seconds.to_vec();
-    sorted.sort_unstable_by(|a, b| b.cmp(a));
-    // Met or exceeded in x% of seconds: the value at rank ceil(x% * n) in descending order.
-    let at = |pct: f64| {
-        let rank = ((pct / 100.0) * sorted.len() as f64).ceil() as usize;
-        sorted[rank.clamp(1, sorted.len()) - 1]
+    (ops, service_time)
+}
+
+/// The writers' SLA against `target`: a second meets it when the rows of the batches due in
+/// it were inserted in it.
+fn step_sla(
+    target: SlaTarget,
+    per_second: &PerSecond,
+    recorders: &[Recorder],
+    (inserts_per_s, deletes_per_s): (f64, f64),
+    full_seconds: usize,
+    status: RunStatus,
+) -> Sla {
+    let inserted = per_second.total.ops.get(Op::Insert.name());
+    let met = (0..full_seconds)
+        .filter(|&s| {
+            let done = inserted.map_or(0, |series| series.rows[s]);
+            done as f64 >= SLA_MIN_RATIO * target.rows_due_in_second(s as u64) as f64
+        })
+        .count();
+    sla_of(
+        target.inserts_per_s(),
+        recorders.iter().map(|r| r.missed(Op::Insert)).sum(),
+        inserts_per_s,
+        deletes_per_s,
+        (met, full_seconds),
+        status,
+    )
+}
+
+/// Retried statements per op type that had any.
+fn retries_of(recorders: &[Recorder]) -> BTreeMap<String, u64> {
+    Op::ALL
+        .iter()
+        .map(|&op| {
+            (
+                op.name().to_string(),
+                recorders.iter().map(|r| r.retries(op)).sum(),
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// What a step cost, as its results hold it.
+#[derive(Default)]
+struct CostFigures {
+    efficiency: Option<crate::results::model::Efficiency>,
+    dbms_counters: BTreeMap<String, f64>,
+    engine_status: BTreeMap<String, String>,
+    wait_events: BTreeMap<String, f64>,
+    profile: Option<String>,
+}
+
+/// The figures of `costs`, per query for a step with a `window` (a query step), else per
+/// row inserted.
+fn cost_figures(
+    costs: Option<StepCosts>,
+    window: Option<Duration>,
+    queries: u64,
+    rows_inserted: u64,
+) -> CostFigures {
+    let Some(costs) = costs else {
+        return CostFigures::default();
     };
-    Some(RatePercentiles {
-        p50: at(50.0),
-        p90: at(90.0),
-        p95: at(95.0),
-        p99: at(99.0),
-        min: *sorted.last().unwrap_or(&0),
-        seconds: sorted.len(),
-    })
+    let (per, ops) = if window.is_some() {
+        ("query", queries)
+    } else {
+        ("insert", rows_inserted)
+    };
+    CostFigures {
+        efficiency: Some(crate::metrics::efficiency::efficiency(&costs, per, ops)),
+        dbms_counters: costs.counter_deltas(),
+        engine_status: costs.engine_status,
+        wait_events: costs.wait_events,
+        profile: costs.profile,
+    }
 }
 
 /// Summarises a step. `extra` holds recorders of set-up ops (select-min) that belong in the
@@ -183,12 +244,12 @@ pub fn summarize(
         None => outcome.duration,
     };
     let duration_s = duration.as_secs_f64();
+    let status = status_of(&outcome);
     let mut recorders = outcome.recorders;
     let timed = recorders.len();
     recorders.extend(extra);
     let timed_recorders = &recorders[..timed];
     let sum = |op: Op| timed_recorders.iter().map(|r| r.rows(op)).sum::<u64>();
-    let count = |op: Op| timed_recorders.iter().map(|r| r.ops(op)).sum::<u64>();
     let per_s = |v: u64| {
         if duration_s > 0.0 {
             v as f64 / duration_s
@@ -196,19 +257,12 @@ pub fn summarize(
             0.0
         }
     };
-    let (rows_inserted, rows_deleted, queries) =
-        (sum(Op::Insert), sum(Op::Delete), count(Op::Query));
-
-    let mut ops = BTreeMap::new();
-    let mut service_time = BTreeMap::new();
-    for op in Op::ALL {
-        if let Some(r) = op_result(&recorders, op, clients, |rec| rec.histogram(op)) {
-            ops.insert(op.name().to_string(), r);
-        }
-        if let Some(r) = op_result(&recorders, op, clients, |rec| rec.service_histogram(op)) {
-            service_time.insert(op.name().to_string(), r);
-        }
-    }
+    let (rows_inserted, rows_deleted) = (sum(Op::Insert), sum(Op::Delete));
+    let queries = timed_recorders
+        .iter()
+        .map(|r| r.ops(Op::Query))
+        .sum::<u64>();
+    let (ops, service_time) = op_results(&recorders, clients);
 
     // Series cover every second in which an op completed; full seconds feed the percentiles.
     let len = timed_recorders
@@ -217,73 +271,22 @@ pub fn summarize(
         .max()
         .unwrap_or(0);
     let full_seconds = (duration.as_secs() as usize).min(len);
-    let mut per_second = PerSecond {
-        total: SeriesSet::default(),
-        clients: vec![SeriesSet::default(); clients],
-    };
-    for rec in timed_recorders {
-        add_seconds(&mut per_second.total, rec, len);
-        add_seconds(&mut per_second.clients[rec.client], rec, len);
-    }
+    let per_second = series::per_second(
+        timed_recorders,
+        clients,
+        len,
+        full_seconds,
+        outcome.per_client_series,
+    );
     let rate_pcts: BTreeMap<String, RatePercentiles> = per_second
         .total
         .ops
         .iter()
         .filter_map(|(op, s)| Some((op.clone(), rate_percentiles(&s.rows[..full_seconds])?)))
         .collect();
-
-    let status = if outcome.error.is_some() {
-        RunStatus::Failed
-    } else if outcome.interrupted {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
-    };
-    let sla = sla.map(|target| {
-        let inserts_per_s = per_s(rows_inserted);
-        let inserted = per_second.total.ops.get(Op::Insert.name());
-        // A second meets the target when the rows of the batches due in it were inserted in it.
-        let met = (0..full_seconds)
-            .filter(|&s| {
-                let done = inserted.map_or(0, |series| series.rows[s]);
-                done as f64 >= SLA_MIN_RATIO * target.rows_due_in_second(s as u64) as f64
-            })
-            .count();
-        sla_of(
-            target.inserts_per_s(),
-            timed_recorders.iter().map(|r| r.missed(Op::Insert)).sum(),
-            inserts_per_s,
-            per_s(rows_deleted),
-            (met, full_seconds),
-            status,
-        )
-    });
-
-    let (engine_status, wait_events, profile) = outcome
-        .costs
-        .as_ref()
-        .map(|c| {
-            (
-                c.engine_status.clone(),
-                c.wait_events.clone(),
-                c.profile.clone(),
-            )
-        })
-        .unwrap_or_default();
-    let (efficiency, dbms_counters) = match &outcome.costs {
-        Some(costs) => {
-            let (per, ops) = if window.is_some() {
-                ("query", queries)
-            } else {
-                ("insert", rows_inserted)
-            };
-            (
-                Some(crate::metrics::efficiency::efficiency(costs, per, ops)),
-                costs.counter_deltas(),
-            )
-        }
-        None => (None, BTreeMap::new()),
-    };
+    let rates = (per_s(rows_inserted), per_s(rows_deleted));
+    let sla = sla.map(|t| step_sla(t, &per_second, timed_recorders, rates, full_seconds, status));
+    let costs = cost_figures(outcome.costs, window, queries, rows_inserted);
     StepResult {
         name: name.to_string(),
         status,
@@ -294,8 +297,8 @@ pub fn summarize(
         rows_inserted,
         rows_deleted,
         queries,
-        inserts_per_s: per_s(rows_inserted),
-        deletes_per_s: per_s(rows_deleted),
+        inserts_per_s: rates.0,
+        deletes_per_s: rates.1,
         queries_per_s: per_s(queries),
         ops,
         service_time,
@@ -307,23 +310,13 @@ pub fn summarize(
         scans: Vec::new(),
         point_query_misses: None,
         point_query_raced: None,
-        retries: Op::ALL
-            .iter()
-            .map(|&op| {
-                (
-                    op,
-                    timed_recorders.iter().map(|r| r.retries(op)).sum::<u64>(),
-                )
-            })
-            .filter(|(_, n)| *n > 0)
-            .map(|(op, n)| (op.name().to_string(), n))
-            .collect(),
+        retries: retries_of(timed_recorders),
         reconnects: timed_recorders.iter().map(|r| r.reconnects()).sum(),
-        efficiency,
-        dbms_counters,
-        engine_status,
-        wait_events,
-        profile,
+        efficiency: costs.efficiency,
+        dbms_counters: costs.dbms_counters,
+        engine_status: costs.engine_status,
+        wait_events: costs.wait_events,
+        profile: costs.profile,
         queue_check: None,
         notes: Vec::new(),
     }
@@ -376,17 +369,5 @@ mod tests {
         };
         assert_eq!(fast.rows_due_in_second(7), 200);
         assert_eq!(fast.inserts_per_s(), 200.0);
-    }
-
-    #[test]
-    fn rate_percentiles_are_rates_met_in_share_of_seconds() {
-        let secs: Vec<u64> = (1..=100).collect();
-        let p = rate_percentiles(&secs).unwrap();
-        assert_eq!(p.p50, 51); // 50 seconds had >= 51
-        assert_eq!(p.p90, 11);
-        assert_eq!(p.p99, 2);
-        assert_eq!(p.min, 1);
-        assert_eq!(p.seconds, 100);
-        assert!(rate_percentiles(&[]).is_none());
     }
 }

@@ -1,6 +1,6 @@
-//! Results: the versioned JSON model, the file it is written to (and the lock a run holds
-//! beside it), the results database, runs found abandoned, imported documents checked, and
-//! the environment a run records.
+//! Results: the versioned JSON model (with a step's per-second series), the file it is
+//! written to (and the lock a run holds beside it), the results database, runs found
+//! abandoned, imported documents checked, and the environment a run records.
 
 pub mod abandoned;
 pub mod environment;
@@ -9,5 +9,6 @@ pub mod group;
 pub mod lock;
 pub mod model;
 pub mod resolved;
+pub mod series;
 pub mod store;
 pub mod validate;

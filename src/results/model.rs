@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::spec::RunSpec;
 
 pub use super::resolved::Resolved;
+pub use super::series::{
+    ClientSeconds, PerSecond, RatePercentiles, SecondsSummary, Series, SeriesSet,
+};
 
 /// Version of the results schema this build writes. 2: `config` is the run's request as
 /// given, and `resolved` what ibench made of it (version 1 kept only the resolved target, in
@@ -258,7 +261,8 @@ pub struct StepResult {
     pub ops: BTreeMap<String, OpResult>,
     /// Service time (from when the op was sent) of rate-limited ops.
     pub service_time: BTreeMap<String, OpResult>,
-    /// Per-second series, all clients and per client.
+    /// Per-second series of all clients, each client's summarised (and its full series when
+    /// the run asked for them).
     pub per_second: PerSecond,
     /// Per op type: the rate met or exceeded in x% of the step's full seconds.
     pub rate_percentiles: BTreeMap<String, RatePercentiles>,
@@ -525,50 +529,6 @@ pub struct ClientHistogram {
     pub count: u64,
     /// base64 HDR V2-deflate histogram, microseconds.
     pub histogram: String,
-}
-
-/// Per-second series of one scope (all clients, or one client), by op type.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct SeriesSet {
-    /// Per op type that occurred.
-    pub ops: BTreeMap<String, Series>,
-}
-
-/// One op type's per-second series; index i covers seconds [i, i+1) after the step start.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Series {
-    /// Statements completed per second.
-    pub ops: Vec<u64>,
-    /// Rows per second (inserts, deletes); equals `ops` for queries.
-    pub rows: Vec<u64>,
-    /// Largest response time in each second, microseconds (0: none completed).
-    pub max_us: Vec<u64>,
-}
-
-/// Per-second series for a step.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct PerSecond {
-    /// All clients together.
-    pub total: SeriesSet,
-    /// One per client, by client number.
-    pub clients: Vec<SeriesSet>,
-}
-
-/// The rate met or exceeded in x% of the step's full seconds (rows/s; queries/s for queries).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct RatePercentiles {
-    /// Met or exceeded in 50% of seconds.
-    pub p50: u64,
-    /// ... in 90% of seconds.
-    pub p90: u64,
-    /// ... in 95% of seconds.
-    pub p95: u64,
-    /// ... in 99% of seconds.
-    pub p99: u64,
-    /// Lowest full second.
-    pub min: u64,
-    /// Full seconds considered.
-    pub seconds: usize,
 }
 
 /// Whether the background writer of a query step held its target.

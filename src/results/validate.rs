@@ -121,7 +121,12 @@ fn check_step(at: &str, s: &StepResult, clients_max: usize) -> Result<(), String
         .clients
         .iter()
         .map(|c| ("per_second.clients[].ops", c.ops.keys().collect()));
-    for (kind, names) in ops.into_iter().chain(per_client) {
+    let summaries = s
+        .per_second
+        .client_summaries
+        .iter()
+        .map(|c| ("per_second.client_summaries[].ops", c.ops.keys().collect()));
+    for (kind, names) in ops.into_iter().chain(per_client).chain(summaries) {
         if let Some(op) = names
             .iter()
             .find(|n| !Op::ALL.iter().any(|o| o.name() == n.as_str()))
@@ -136,6 +141,17 @@ fn check_step(at: &str, s: &StepResult, clients_max: usize) -> Result<(), String
             "{at}.per_second.clients has {} series for {} clients",
             s.per_second.clients.len(),
             s.clients
+        ));
+    }
+    if let Some(c) = s
+        .per_second
+        .client_summaries
+        .iter()
+        .find(|c| c.client >= s.clients)
+    {
+        return Err(format!(
+            "{at}.per_second.client_summaries names client {} of {} clients",
+            c.client, s.clients
         ));
     }
     for (kind, ops) in [("ops", &s.ops), ("service_time", &s.service_time)] {

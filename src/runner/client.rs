@@ -295,6 +295,7 @@ pub fn run_clients(
         error: shared.error.into_inner().unwrap_or_else(|e| e.into_inner()),
         interrupted: crate::interrupt::requested(),
         costs: None,
+        per_client_series: false,
     }
 }
 

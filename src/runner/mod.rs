@@ -59,6 +59,7 @@ pub struct StepEnv<'a> {
     display: &'a DisplayOptions,
     costs: Option<&'a CostWatch>,
     client_threads: client::ClientThreads,
+    per_client_series: bool,
 }
 
 impl<'a> StepEnv<'a> {
@@ -70,7 +71,15 @@ impl<'a> StepEnv<'a> {
             display,
             costs,
             client_threads: client::ClientThreads::default(),
+            per_client_series: false,
         }
+    }
+
+    /// Keeps each client's full per-second series in the step's results, not only their
+    /// summaries (`--per-client-series`).
+    pub fn with_per_client_series(mut self, keep: bool) -> Self {
+        self.per_client_series = keep;
+        self
     }
 
     /// Runs the step's clients as tasks on `pool.threads` threads (`crate::mux`) instead of
@@ -109,6 +118,7 @@ impl<'a> StepEnv<'a> {
         watcher.progress.finish();
         // The clients' connections are closed now.
         outcome.costs = watcher.sampler.and_then(Sampler::costs);
+        outcome.per_client_series = self.per_client_series;
         outcome
     }
 }

@@ -30,6 +30,8 @@ pub struct StepOptions {
     pub pause: Pause,
     /// Client threads for a server DBMS's connections, and how they wait.
     pub client_threads: super::client::ClientThreads,
+    /// Keep each client's full per-second series in the results (`--per-client-series`).
+    pub per_client_series: bool,
 }
 
 fn step_line(step: &StepResult) -> String {
@@ -127,6 +129,7 @@ fn run_steps_inner(
     let StepOptions {
         pause,
         client_threads,
+        per_client_series,
     } = options;
     file.save(run)?;
     for (index, name) in workload.step_names().into_iter().enumerate() {
@@ -154,7 +157,9 @@ fn run_steps_inner(
             Some(gate) => gate.start_step(index, &name, &mut maintenance)?,
             None => maintenance()?,
         }
-        let env = StepEnv::new(name.clone(), display, costs).with_client_threads(client_threads);
+        let env = StepEnv::new(name.clone(), display, costs)
+            .with_client_threads(client_threads)
+            .with_per_client_series(per_client_series);
         let step = workload.run_step(index, &env)?;
         if !display.quiet {
             eprintln!("{}", step_line(&step));

@@ -127,6 +127,11 @@ pub struct RunSpec {
     /// allows it, else epoll).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_io: Option<crate::mux::Backend>,
+    /// Keep each client's full per-second series in the results (`--per-client-series`), not
+    /// only their summaries. Absent in documents written before the summaries, which always
+    /// kept them.
+    #[serde(default)]
+    pub per_client_series: bool,
 }
 
 /// Which workload a run runs, with its parameters. Serialized as the parameters alone (a

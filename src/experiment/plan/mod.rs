@@ -110,6 +110,7 @@ impl Cell {
             allow_server_changes: false,
             client_threads: None,
             client_io: None,
+            per_client_series: false,
         }
     }
 }
