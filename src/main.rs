@@ -9,6 +9,7 @@ use ibench::error::{EXIT_OK, exit_code};
 use ibench::output::stdout;
 
 fn dispatch(command: &Command) -> anyhow::Result<()> {
+    command.check()?;
     match command {
         Command::Run(args) => ibench::cli::run::execute(args),
         Command::List(args) => ibench::cli::list::execute(args),

@@ -423,3 +423,52 @@ fn a_read_only_out_is_named_as_such() {
         "{line}"
     );
 }
+
+/// Every entry of `dir`, by name.
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_results_url_of_another_scheme_is_refused_naming_only_its_scheme() {
+    let bench = Bench::new();
+    let experiment = bench.path("e.toml");
+    std::fs::write(
+        &experiment,
+        "name = \"e\"\n[[target]]\nname = \"s\"\ndbms = \"sqlite\"\n",
+    )
+    .unwrap();
+    let before = entries(&bench.path(""));
+    // Each used to become a file (and directories) whose path held the password.
+    for (url, scheme) in [
+        ("mysql://root:hunter2@dbhost/db", "mysql"),
+        ("https://u:hunter2@dbhost/x", "https"),
+        ("sqlite:///hunter2.db", "sqlite"),
+    ] {
+        for command in [
+            &["run", "--steps", "l.i0", "--l0-rows", "100", "-q"][..],
+            &["micro", "--seconds", "1", "-q"],
+            &["experiment", path_str(&experiment), "--dry-run"],
+            &["list"],
+            &["show", "x"],
+            &["import", "x.json"],
+            &["export", "x"],
+            &["report"],
+            &["compare", "a", "b"],
+            &["host", "list"],
+            &["host", "price", "h", "1"],
+        ] {
+            let o = bench.run_raw(command, &["--results", url]);
+            assert_usage_error(&o, &[&format!("--results {scheme}://...")], Leaves::Nothing);
+            assert_eq!(o.stderr.lines().count(), 1, "{}", o.describe());
+            assert!(!o.describe().contains("hunter2"), "{}", o.describe());
+            assert!(!o.describe().contains("dbhost"), "{}", o.describe());
+        }
+    }
+    assert_eq!(entries(&bench.path("")), before, "nothing was created");
+}

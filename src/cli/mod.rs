@@ -15,7 +15,11 @@ pub mod server;
 pub mod show;
 pub mod target;
 
+use std::path::Path;
+
 use clap::{Parser, Subcommand};
+
+use crate::error::UsageError;
 
 /// ibench: the Insert Benchmark and OLTP microbenchmarks for database performance engineers.
 #[derive(Debug, Parser)]
@@ -62,4 +66,33 @@ pub struct StoreArgs {
     /// the URL, where `ps` shows it until ibench has parsed its arguments).
     #[arg(long, value_name = "FILE|URL", default_value = crate::results::store::DEFAULT_PATH)]
     pub results: std::path::PathBuf,
+}
+
+impl Command {
+    /// The `--results` the command was given, if it takes one.
+    pub fn results(&self) -> Option<&Path> {
+        match self {
+            Command::Run(a) => a.output.results.as_deref(),
+            Command::Micro(a) => a.output.results.as_deref(),
+            Command::Experiment(a) => a.results.as_deref(),
+            Command::List(a) => Some(&a.store.results),
+            Command::Show(a) => Some(&a.store.results),
+            Command::Import(a) => Some(&a.store.results),
+            Command::Export(a) => Some(&a.store.results),
+            Command::Report(a) => Some(&a.store.results),
+            Command::Compare(a) => Some(&a.store.results),
+            Command::Host(a) => Some(a.action.store()),
+            Command::Server(_) => None,
+        }
+    }
+
+    /// Checks what the commands share, before one starts and creates anything: `--results`
+    /// names a file or a PostgreSQL database (any other `scheme://` is refused, naming the
+    /// scheme alone).
+    pub fn check(&self) -> Result<(), UsageError> {
+        match self.results() {
+            Some(path) => crate::results::store::location::check(path),
+            None => Ok(()),
+        }
+    }
 }

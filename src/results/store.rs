@@ -17,6 +17,9 @@ use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
 use crate::results::model::RunResult;
 
+pub mod location;
+pub use location::is_postgres_url;
+
 /// Default location of the results database.
 pub const DEFAULT_PATH: &str = "ibench-results/results.db";
 
@@ -198,12 +201,6 @@ fn store_error(path: &Path, e: anyhow::Error) -> anyhow::Error {
     }
 }
 
-/// Whether `--results` names a PostgreSQL database rather than a file.
-pub fn is_postgres_url(path: &Path) -> bool {
-    let s = path.to_string_lossy();
-    s.starts_with("postgres://") || s.starts_with("postgresql://")
-}
-
 /// Connects to the PostgreSQL store at URL `text` (password from the URL or `PGPASSWORD`) as
 /// application `application`; returns the client and the URL without its password.
 pub fn connect_postgres(text: &str, application: &str) -> Result<(postgres::Client, PathBuf)> {
@@ -232,6 +229,7 @@ impl Store {
     /// Opens (creating it and its directory if needed) and migrates the store at `path`: an
     /// SQLite file, or a `postgres://` URL (password from the URL or `PGPASSWORD`).
     pub fn open(path: &Path) -> Result<Self> {
+        location::check(path)?;
         if is_postgres_url(path) {
             return Self::open_postgres(&path.to_string_lossy());
         }
@@ -266,6 +264,7 @@ impl Store {
 
     /// Opens an existing store; a missing file is a usage error (nothing to read).
     pub fn open_existing(path: &Path) -> Result<Self> {
+        location::check(path)?;
         if !is_postgres_url(path) && !path.exists() {
             return Err(UsageError::new(format!(
                 "no results database at {} (run `ibench run` first, or give --results)",
