@@ -30,6 +30,37 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The command line, parsed. As [`Parser::parse`], except that clap's error for a value holding
+/// a control character (a newline in `--server-option`) shows it escaped, so that the error
+/// is not broken over lines, or a terminal sequence sent, by what the user typed.
+pub fn parse_args() -> Cli {
+    use clap::error::ContextValue;
+    let e = match Cli::try_parse() {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    let mut raw: Vec<String> = e
+        .context()
+        .flat_map(|(_, v)| match v {
+            ContextValue::String(s) => vec![s.clone()],
+            ContextValue::Strings(v) => v.clone(),
+            _ => Vec::new(),
+        })
+        .filter(|s| crate::output::escape::line(s) != s.as_str())
+        .collect();
+    if raw.is_empty() || !e.use_stderr() {
+        e.exit()
+    }
+    // Longest first: a value containing another is escaped whole.
+    raw.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut text = e.render().to_string();
+    for s in &raw {
+        text = text.replace(s.as_str(), &crate::output::escape::line(s));
+    }
+    eprint!("{text}");
+    std::process::exit(e.exit_code())
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
