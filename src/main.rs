@@ -3,12 +3,12 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::process::ExitCode;
 
-use clap::Parser;
-use ibench::cli::{Cli, Command};
+use ibench::cli::Command;
 use ibench::error::{EXIT_OK, exit_code};
 use ibench::output::stdout;
 
 fn dispatch(command: &Command) -> anyhow::Result<()> {
+    command.check()?;
     match command {
         Command::Run(args) => ibench::cli::run::execute(args),
         Command::List(args) => ibench::cli::list::execute(args),
@@ -29,7 +29,7 @@ fn main() -> ExitCode {
     // it writes through output::stdout (an error) or with print! (a panic, silenced by the
     // hook and caught here after the command's clean-up ran as the panic unwound).
     stdout::install_hook();
-    let cli = Cli::parse();
+    let cli = ibench::cli::parse_args();
     // Passwords in --url / --results leave `ps` now that clap has its own copy.
     ibench::cli::argv::hide_passwords();
     let result = match panic::catch_unwind(AssertUnwindSafe(|| dispatch(&cli.command))) {

@@ -423,3 +423,228 @@ fn a_read_only_out_is_named_as_such() {
         "{line}"
     );
 }
+
+/// Every entry of `dir`, by name.
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_results_url_of_another_scheme_is_refused_naming_only_its_scheme() {
+    let bench = Bench::new();
+    let experiment = bench.path("e.toml");
+    std::fs::write(
+        &experiment,
+        "name = \"e\"\n[[target]]\nname = \"s\"\ndbms = \"sqlite\"\n",
+    )
+    .unwrap();
+    let before = entries(&bench.path(""));
+    // Each used to become a file (and directories) whose path held the password.
+    for (url, scheme) in [
+        ("mysql://root:hunter2@dbhost/db", "mysql"),
+        ("https://u:hunter2@dbhost/x", "https"),
+        ("sqlite:///hunter2.db", "sqlite"),
+    ] {
+        for command in [
+            &["run", "--steps", "l.i0", "--l0-rows", "100", "-q"][..],
+            &["micro", "--seconds", "1", "-q"],
+            &["experiment", path_str(&experiment), "--dry-run"],
+            &["list"],
+            &["show", "x"],
+            &["import", "x.json"],
+            &["export", "x"],
+            &["report"],
+            &["compare", "a", "b"],
+            &["host", "list"],
+            &["host", "price", "h", "1"],
+        ] {
+            let o = bench.run_raw(command, &["--results", url]);
+            assert_usage_error(&o, &[&format!("--results {scheme}://...")], Leaves::Nothing);
+            assert_eq!(o.stderr.lines().count(), 1, "{}", o.describe());
+            assert!(!o.describe().contains("hunter2"), "{}", o.describe());
+            assert!(!o.describe().contains("dbhost"), "{}", o.describe());
+        }
+    }
+    assert_eq!(entries(&bench.path("")), before, "nothing was created");
+}
+
+#[test]
+fn numbers_that_are_not_finite_or_out_of_range_are_rejected_naming_their_flag() {
+    let bench = Bench::new();
+    // `nan` and `inf` used to run with the defaults in their place.
+    for (args, needles) in [
+        (&["--max-price", "nan"][..], &["--max-price", "NaN"][..]),
+        (&["--max-price", "inf"], &["--max-price", "inf"]),
+        (&["--max-price", "1e300"], &["--max-price", "1e300"]),
+        (&["--max-error-rate", "nan"], &["--max-error-rate", "NaN"]),
+        (&["--max-error-rate=-inf"], &["--max-error-rate", "-inf"]),
+        (&["--max-error-rate", "101"], &["--max-error-rate", "101"]),
+        (&["--scale", "inf"], &["--scale", "inf"]),
+        (&["--cost-per-hour", "nan"], &["--cost-per-hour", "nan"]),
+        (
+            &["--server", "postgres", "--server-start-timeout", "0"],
+            &["--server-start-timeout 0", "1..="],
+        ),
+    ] {
+        let o = run(&bench, args);
+        assert_usage_error(&o, needles, Leaves::Nothing);
+        assert!(!bench.out().exists(), "--out is not created for {args:?}");
+    }
+    let out = bench.out();
+    let micro = ["micro", "--out", path_str(&out), "-q"];
+    let o = bench.run_raw(&micro, &["--max-error-rate", "nan"]);
+    assert_usage_error(&o, &["--max-error-rate", "NaN"], Leaves::Nothing);
+    // A server that is given no time to start was tried anyway, and failed with the log's
+    // tail (17 lines, exit 1): now one line.
+    let o = run(
+        &bench,
+        &["--server", "postgres", "--server-start-timeout", "0"],
+    );
+    assert_eq!(o.stderr.lines().count(), 1, "{}", o.describe());
+    // The same values in an experiment file are problems at their lines.
+    let file = bench.path("e.toml");
+    std::fs::write(
+        &file,
+        "name = \"e\"\n[workload]\nmax_price = inf\nmax_error_rate = nan\n\
+         [[target]]\nname = \"t\"\ndbms = \"sqlite\"\n",
+    )
+    .unwrap();
+    let o = bench.run_raw(&["experiment", path_str(&file), "--dry-run"], &[]);
+    assert_eq!(o.code, Some(2), "{}", o.describe());
+    assert!(
+        o.stderr.contains("e.toml:3: max_price inf is not a number")
+            && o.stderr
+                .contains("e.toml:4: max_error_rate NaN is not a number"),
+        "{}",
+        o.describe()
+    );
+}
+
+#[test]
+fn a_database_path_that_is_no_file_is_rejected_before_anything_is_created() {
+    let bench = Bench::new();
+    let journal = std::path::Path::new("/dev/null-journal");
+    let had_journal = journal.exists();
+    let fifo = bench.path("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let dir = bench.path("dir");
+    std::fs::create_dir(&dir).unwrap();
+    // /dev/null used to fail mid-step (exit 1) and leave /dev/null-journal behind.
+    for (path, is) in [
+        ("/dev/null", "a device, FIFO or socket"),
+        (path_str(&fifo), "a device, FIFO or socket"),
+        (path_str(&dir), "a directory"),
+    ] {
+        let out = bench.out();
+        for (command, size) in [("run", &SMALL[..]), ("micro", &["--seconds", "1"])] {
+            let o = bench.run_raw(
+                &[command, "--out", path_str(&out), "-q", "--path", path],
+                size,
+            );
+            assert_usage_error(&o, &["--path", path, is, "regular file"], Leaves::Nothing);
+            assert!(!out.exists(), "--out is not created for {path}");
+        }
+    }
+    assert!(
+        had_journal || !journal.exists(),
+        "/dev/null-journal created"
+    );
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "{dir:?} is empty"
+    );
+}
+
+#[test]
+fn control_characters_in_values_are_shown_escaped_on_one_line() {
+    let bench = Bench::new();
+    // A newline in --server-option was echoed raw: the error took two lines.
+    for (value, shown) in [
+        (
+            "shared_buffers=1GB\nfsync=off",
+            "shared_buffers=1GB\\x0afsync=off",
+        ),
+        ("key\u{1b}[2J=v", "key\\x1b[2J=v"),
+    ] {
+        let o = run(&bench, &["--server", "postgres", "--server-option", value]);
+        assert_usage_error(&o, &["--server-option", shown], Leaves::Nothing);
+        assert_eq!(o.stderr.lines().count(), 1, "{}", o.describe());
+        assert!(!o.stderr.contains('\u{1b}'), "{}", o.describe());
+    }
+    // Values clap itself refuses are escaped in its message as well.
+    let o = run(&bench, &["--clients", "tw\no"]);
+    assert_usage_error(&o, &["'tw\\x0ao'", "--clients"], Leaves::Nothing);
+    let o = run(
+        &bench,
+        &["--server", "postgres", "--server-option", "no\nvalue"],
+    );
+    assert_usage_error(&o, &["'no\\x0avalue'"], Leaves::Nothing);
+    assert!(!o.stderr.contains("no\nvalue"), "{}", o.describe());
+}
+
+#[test]
+fn hosts_out_of_range_is_named_whatever_else_is_missing() {
+    let bench = Bench::new();
+    // `--hosts 0` alone used to say only that --hosts needs --group.
+    for args in [
+        &["--hosts", "0"][..],
+        &["--group", "g", "--hosts", "0"],
+        &["--group", "g", "--hosts", "65"],
+    ] {
+        let o = run(&bench, args);
+        assert_usage_error(&o, &["--hosts", "out of range", "1 to 64"], Leaves::Nothing);
+    }
+    // Messages are plain text, with no run of spaces from a broken string literal.
+    let o = run(&bench, &["--group", "g", "--hosts", "2"]);
+    assert_usage_error(
+        &o,
+        &["--group needs --results postgres://"],
+        Leaves::Nothing,
+    );
+    assert!(!o.stderr.contains("   "), "{}", o.describe());
+}
+
+#[test]
+fn a_foreign_insert_table_with_no_prepare_says_what_to_do() {
+    let bench = Bench::new();
+    let db = bench.db();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE sbinsert1 (id INTEGER PRIMARY KEY, k INTEGER, c TEXT, pad TEXT);
+         INSERT INTO sbinsert1 VALUES (1, 2, 'mine', 'keep');",
+    )
+    .unwrap();
+    let o = bench.run_raw(
+        &["micro", "--out", path_str(&bench.out()), "-q"],
+        &[
+            "--path",
+            path_str(&db),
+            "--no-prepare",
+            "--benchmarks",
+            "insert",
+            "--tables",
+            "1",
+            "--clients",
+            "1",
+            "--seconds",
+            "1",
+            "--warmup",
+            "0",
+        ],
+    );
+    // It used to suggest --no-prepare, which was given.
+    assert_usage_error(
+        &o,
+        &["sbinsert1", "even with --no-prepare", "--drop-existing"],
+        Leaves::FailedRunIfAny,
+    );
+    let kept: String = conn
+        .query_row("SELECT c FROM sbinsert1 WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, "mine");
+}

@@ -62,6 +62,8 @@ proptest! {
                 Just("--table-prefix".to_string()), Just("--url".to_string()),
                 Just("--server".to_string()), Just("--max-price".to_string()),
                 Just("--sqlite-pragma".to_string()), Just("--index-ddl".to_string()),
+                Just("--max-error-rate".to_string()), Just("--scale".to_string()),
+                Just("nan".to_string()), Just("inf".to_string()), Just("1e300".to_string()),
                 "-?[0-9]{1,20}", "[a-z.,0-9=;:/@_-]{0,16}",
             ],
             0..8,
@@ -73,8 +75,13 @@ proptest! {
         if let Ok(cli) = Cli::try_parse_from(argv)
             && let Command::Run(run) = cli.command
         {
-            // Either a valid spec or a usage error; never a panic.
-            let _ = run.to_spec();
+            // Either a valid spec or a usage error; never a panic, and never a float the
+            // user gave that is not a finite number.
+            let floats = [run.workload.max_price, run.workload.max_error_rate, run.scale];
+            let spec = run.to_spec();
+            if floats.iter().any(|v| !v.is_finite()) {
+                prop_assert!(spec.is_err(), "{floats:?} accepted");
+            }
         }
     }
 
@@ -132,6 +139,12 @@ proptest! {
             }
             if problems.is_empty() {
                 prop_assert!(!plan.cells.is_empty());
+            }
+            // A float that is not a number never falls back to its default unnoticed.
+            if workload.iter().any(|(k, v)| {
+                matches!(*k, "max_price" | "max_error_rate") && matches!(v.as_str(), "nan" | "inf")
+            }) {
+                prop_assert!(!problems.is_empty(), "{workload:?} accepted");
             }
         }
     }
@@ -208,6 +221,8 @@ fn workload_key() -> impl Strategy<Value = &'static str> {
         "max_tries",
         "deletes",
         "table_prefix",
+        "max_price",
+        "max_error_rate",
         "nope",
     ])
 }
@@ -243,4 +258,40 @@ fn value() -> impl Strategy<Value = String> {
         Just("[\"glibc\", \"jemalloc\"]".to_string()),
         Just("\"l.i0,l.x,qr100\"".to_string()),
     ]
+}
+
+#[test]
+fn numbers_that_are_not_numbers_are_problems_at_their_key() {
+    // `nan` and `inf` used to pass a dry run: JSON has no such values, and the workload got
+    // its defaults instead.
+    let text = "name = \"e\"\n\
+                [workload]\n\
+                max_price = nan\n\
+                max_error_rate = inf\n\
+                [[target]]\n\
+                name = \"t\"\n\
+                dbms = \"sqlite\"\n\
+                start_timeout_seconds = 0\n\
+                [[config]]\n\
+                name = \"c\"\n\
+                options = { cache_size = -inf }\n";
+    let source = Source {
+        path: "e.toml".into(),
+        text: text.to_string(),
+    };
+    let (_, problems) = plan::build(model::parse(&source).unwrap(), source.clone(), None);
+    for (at, says) in [
+        ("e.toml:3", "max_price NaN is not a number"),
+        ("e.toml:4", "max_error_rate inf is not a number"),
+        ("e.toml:8", "start_timeout_seconds 0 is out of range"),
+        ("e.toml:11", "option cache_size is not a number"),
+    ] {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.at == at && p.message.contains(says)),
+            "{at}: {says}: {problems:?}"
+        );
+    }
+    assert_eq!(problems.len(), 4, "{problems:?}");
 }

@@ -363,3 +363,56 @@ fn plain_sql_on_sqlite_keeps_the_queue_and_finds_every_point() {
         assert_eq!(count, 3000, "{t}");
     }
 }
+
+#[test]
+fn a_failed_l_x_claims_no_rate_for_rows_it_never_indexed() {
+    let bench = Bench::new();
+    let db = bench.db();
+    bench
+        .run(&[
+            "--steps",
+            "l.i0",
+            "--path",
+            path_str(&db),
+            "--clients",
+            "1",
+            "--l0-rows",
+            "2000",
+        ])
+        .result();
+    // Hold the write lock past ibench's busy timeout: CREATE INDEX fails.
+    let conn = open_db(&db);
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let o = bench.run(&[
+        "--steps",
+        "l.x",
+        "--path",
+        path_str(&db),
+        "--clients",
+        "1",
+        "--l0-rows",
+        "2000",
+        "--busy-timeout-ms",
+        "200",
+        "--max-tries",
+        "1",
+    ]);
+    conn.execute_batch("COMMIT").unwrap();
+    assert_eq!(o.code, Some(1), "{}", o.describe());
+    assert!(o.stderr.contains("database is locked"), "{}", o.describe());
+    assert!(indexes(&conn, "pi1").is_empty(), "no index was built");
+    // It used to print `l.x: 3 index(es) on 1 table(s), 2000 rows, 9.90k rows/s`.
+    let line = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("l.x:"))
+        .unwrap_or_else(|| panic!("no l.x line:\n{}", o.describe()));
+    assert!(
+        line.contains("failed after") && line.contains("no rate") && !line.contains("rows/s"),
+        "{line}"
+    );
+    let run = ibench::results::file::load(&o.new_results[0]).unwrap();
+    let step = &run.steps[0];
+    assert_eq!(step.status, ibench::results::model::RunStatus::Failed);
+    assert_eq!(step.index_build.as_ref().unwrap().rows_per_s, 0.0);
+}

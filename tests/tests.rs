@@ -82,6 +82,10 @@ mod results_size;
 /// errors.
 mod store;
 
+/// `ibench import` of large documents: refused by size before reading, or by the memory their
+/// runs would take while reading; several documents stored together or not at all.
+mod import;
+
 /// Experiments (`ibench experiment`): a tiny matrix end to end on managed servers with each
 /// variant's settings in effect, resuming after a kill without redoing complete cells,
 /// validation with file:line, and the dry-run estimate.

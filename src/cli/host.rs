@@ -47,6 +47,15 @@ pub enum HostAction {
     },
 }
 
+impl HostAction {
+    /// The results database the action reads or changes.
+    pub fn store(&self) -> &std::path::Path {
+        match self {
+            HostAction::List { store } | HostAction::Price { store, .. } => &store.results,
+        }
+    }
+}
+
 /// One host as the stored runs describe it.
 struct HostRow {
     cpu: String,

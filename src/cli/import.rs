@@ -10,7 +10,7 @@ use crate::error::UsageError;
 use crate::output::stdout;
 use crate::results::file;
 use crate::results::model::SCHEMA_VERSION;
-use crate::results::store::Store;
+use crate::results::store::{Record, Store};
 
 /// Flags of `ibench import`.
 #[derive(Debug, Args)]
@@ -23,10 +23,12 @@ pub struct ImportArgs {
     pub store: StoreArgs,
 }
 
-/// Checks every file first (see `results::validate`), then stores them all (a bad file
-/// imports nothing).
+/// Checks every file first (see `results::validate`), then stores them all in one transaction
+/// (a bad file imports nothing). Each run is kept only as the store's record of it (its
+/// document as compact JSON) once checked: its per-second series take several times the
+/// memory of their text.
 pub fn execute(args: &ImportArgs) -> Result<()> {
-    let mut runs = Vec::new();
+    let mut records = Vec::new();
     for path in &args.files {
         let run = file::load(path).map_err(|e| UsageError::new(format!("{e:#}")))?;
         if run.schema_version > SCHEMA_VERSION {
@@ -39,13 +41,14 @@ pub fn execute(args: &ImportArgs) -> Result<()> {
         }
         crate::results::validate::check(&run)
             .map_err(|e| UsageError::new(format!("{}: {e}", path.display())))?;
-        runs.push(run);
+        records.push(Record::of(&run)?);
     }
+    let ids: Vec<String> = records.iter().map(|r| r.run_id().to_string()).collect();
     let mut store = Store::open(&args.store.results)?;
-    for run in &runs {
-        store.save(run)?;
+    store.save_all(records)?;
+    for id in ids {
         // Every run is stored even when nobody reads the list any more.
-        stdout::print_or_drop(&format!("imported {}\n", run.run_id));
+        stdout::print_or_drop(&format!("imported {id}\n"));
     }
     Ok(())
 }

@@ -15,7 +15,11 @@ pub mod server;
 pub mod show;
 pub mod target;
 
+use std::path::Path;
+
 use clap::{Parser, Subcommand};
+
+use crate::error::UsageError;
 
 /// ibench: the Insert Benchmark and OLTP microbenchmarks for database performance engineers.
 #[derive(Debug, Parser)]
@@ -24,6 +28,37 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The command line, parsed. As [`Parser::parse`], except that clap's error for a value holding
+/// a control character (a newline in `--server-option`) shows it escaped, so that the error
+/// is not broken over lines, or a terminal sequence sent, by what the user typed.
+pub fn parse_args() -> Cli {
+    use clap::error::ContextValue;
+    let e = match Cli::try_parse() {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    let mut raw: Vec<String> = e
+        .context()
+        .flat_map(|(_, v)| match v {
+            ContextValue::String(s) => vec![s.clone()],
+            ContextValue::Strings(v) => v.clone(),
+            _ => Vec::new(),
+        })
+        .filter(|s| crate::output::escape::line(s) != s.as_str())
+        .collect();
+    if raw.is_empty() || !e.use_stderr() {
+        e.exit()
+    }
+    // Longest first: a value containing another is escaped whole.
+    raw.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut text = e.render().to_string();
+    for s in &raw {
+        text = text.replace(s.as_str(), &crate::output::escape::line(s));
+    }
+    eprint!("{text}");
+    std::process::exit(e.exit_code())
 }
 
 /// Subcommands.
@@ -62,4 +97,33 @@ pub struct StoreArgs {
     /// the URL, where `ps` shows it until ibench has parsed its arguments).
     #[arg(long, value_name = "FILE|URL", default_value = crate::results::store::DEFAULT_PATH)]
     pub results: std::path::PathBuf,
+}
+
+impl Command {
+    /// The `--results` the command was given, if it takes one.
+    pub fn results(&self) -> Option<&Path> {
+        match self {
+            Command::Run(a) => a.output.results.as_deref(),
+            Command::Micro(a) => a.output.results.as_deref(),
+            Command::Experiment(a) => a.results.as_deref(),
+            Command::List(a) => Some(&a.store.results),
+            Command::Show(a) => Some(&a.store.results),
+            Command::Import(a) => Some(&a.store.results),
+            Command::Export(a) => Some(&a.store.results),
+            Command::Report(a) => Some(&a.store.results),
+            Command::Compare(a) => Some(&a.store.results),
+            Command::Host(a) => Some(a.action.store()),
+            Command::Server(_) => None,
+        }
+    }
+
+    /// Checks what the commands share, before one starts and creates anything: `--results`
+    /// names a file or a PostgreSQL database (any other `scheme://` is refused, naming the
+    /// scheme alone).
+    pub fn check(&self) -> Result<(), UsageError> {
+        match self.results() {
+            Some(path) => crate::results::store::location::check(path),
+            None => Ok(()),
+        }
+    }
 }

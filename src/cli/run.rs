@@ -32,6 +32,9 @@ pub struct RunArgs {
     pub group: GroupArgs,
 }
 
+/// Most hosts in a group.
+const MAX_HOSTS: usize = 64;
+
 /// Flags of a run across several client hosts (docs/multihost.md).
 #[derive(Debug, Args)]
 pub struct GroupArgs {
@@ -55,6 +58,14 @@ impl GroupArgs {
         spec: &RunSpec,
         output: &OutputArgs,
     ) -> Result<Option<crate::launch::group::GroupOptions>, UsageError> {
+        if let Some(hosts) = self.hosts
+            && !(1..=MAX_HOSTS).contains(&hosts)
+        {
+            return Err(UsageError::new(format!(
+                "--hosts {hosts} is out of range: a group (--group NAME) has 1 to {MAX_HOSTS} \
+                 hosts, each running this same command"
+            )));
+        }
         let Some(name) = &self.group else {
             if self.hosts.is_some() {
                 return Err(UsageError::new("--hosts needs --group NAME"));
@@ -73,27 +84,30 @@ impl GroupArgs {
             Some(p) if crate::results::store::is_postgres_url(p) => p.clone(),
             _ => {
                 return Err(UsageError::new(
-                    "--group needs --results postgres://...: the hosts meet in a PostgreSQL                      results store they can all reach",
+                    "--group needs --results postgres://...: the hosts meet in a PostgreSQL \
+                     results store they can all reach",
                 ));
             }
         };
         let WorkloadSpec::InsertBenchmark(w) = &spec.workload else {
             return Err(UsageError::new("--group runs the Insert Benchmark"));
         };
-        if !(1..=64).contains(&hosts) || hosts > w.clients {
+        if hosts > w.clients {
             return Err(UsageError::new(format!(
-                "--hosts {hosts} is out of range: 1 to 64, and at most --clients ({})",
+                "--hosts {hosts} is out of range: 1 to {MAX_HOSTS}, and at most --clients ({})",
                 w.clients
             )));
         }
         if w.table_mode != TableMode::PerClient {
             return Err(UsageError::new(
-                "--group needs --table-mode per-client: each host owns its clients' tables, so                  no two hosts work on one queue",
+                "--group needs --table-mode per-client: each host owns its clients' tables, so \
+                 no two hosts work on one queue",
             ));
         }
         if spec.server.is_some() || spec.target.kind.embedded() {
             return Err(UsageError::new(
-                "--group runs every host against one server: give its --url (not --server,                  which would start one per host, nor an embedded DBMS)",
+                "--group runs every host against one server: give its --url (not --server, \
+                 which would start one per host, nor an embedded DBMS)",
             ));
         }
         if !(1..=86_400).contains(&self.join_timeout) {
@@ -216,6 +230,18 @@ impl RunArgs {
                 "--scale {} is out of range: expected > 0 and <= 1000",
                 self.scale
             )));
+        }
+        // JSON has no NaN or infinity: serialized into the flags' layer they would become
+        // null, and the defaults would silently take their place.
+        for (flag, v) in [
+            ("--max-price", self.workload.max_price),
+            ("--max-error-rate", self.workload.max_error_rate),
+        ] {
+            if !v.is_finite() {
+                return Err(UsageError::new(format!(
+                    "{flag} {v} is not a number: expected a finite number"
+                )));
+            }
         }
         let layer = serde_json::to_value(&self.workload)
             .map_err(|e| UsageError::new(format!("invalid flags: {e}")))?;

@@ -204,6 +204,43 @@ fn server_parser() -> impl TypedValueParser<Value = DbmsKind> {
         .map(|name| crate::server::parse_server(&name).expect("a possible value names a family"))
 }
 
+/// `--path` of an embedded DBMS: absent (it is created), or what the DBMS keeps a database
+/// in, a regular file (SQLite) or a directory (RocksDB). `/dev/null`, a FIFO or a directory
+/// given to SQLite are refused before anything is created (SQLite used to write
+/// `/dev/null-journal`).
+fn check_database_path(kind: DbmsKind, path: &std::path::Path) -> Result<(), UsageError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(UsageError::new(format!(
+                "--path {}: {e}",
+                crate::output::escape::line(&path.display().to_string())
+            )));
+        }
+    };
+    let (ok, expected) = if kind.database_is_directory() {
+        (meta.is_dir(), "a directory")
+    } else {
+        (meta.is_file(), "a regular file")
+    };
+    if ok {
+        return Ok(());
+    }
+    let is = if meta.is_dir() {
+        "a directory"
+    } else if meta.is_file() {
+        "a regular file"
+    } else {
+        "a device, FIFO or socket"
+    };
+    Err(UsageError::new(format!(
+        "--path {} is {is}: expected {expected} (the {kind} database) or a path where nothing \
+         exists yet",
+        crate::output::escape::line(&path.display().to_string())
+    )))
+}
+
 /// The flag that gave a target setting.
 fn setting_flag(setting: &Setting) -> String {
     match setting {
@@ -228,13 +265,14 @@ impl TargetArgs {
         workload: WorkloadSpec,
         maintenance: bool,
     ) -> Result<RunSpec, UsageError> {
-        for (flag, v) in [
-            ("--report-interval", output.report_interval),
-            ("--server-start-timeout", self.server_start_timeout),
+        for (flag, v, min) in [
+            ("--report-interval", output.report_interval, 0),
+            // 0 s would give up on a managed server before it could start.
+            ("--server-start-timeout", self.server_start_timeout, 1),
         ] {
-            if v > MAX_SECONDS {
+            if !(min..=MAX_SECONDS).contains(&v) {
                 return Err(UsageError::new(format!(
-                    "{flag} {v} is out of range: expected at most {MAX_SECONDS}"
+                    "{flag} {v} is out of range: expected {min}..={MAX_SECONDS} seconds"
                 )));
             }
         }
@@ -243,6 +281,9 @@ impl TargetArgs {
             None => None,
         };
         let kind = self.dbms_kind(url.as_ref())?;
+        if let Some(path) = &self.path {
+            check_database_path(kind, path)?;
+        }
         let settings = TargetSettings {
             engine: self.engine.clone(),
             options: self.db_options.clone(),
@@ -349,8 +390,10 @@ impl TargetArgs {
         for (k, v) in &self.server_options {
             let ok = |s: &str| !s.is_empty() && !s.contains(['\n', '\r', '[', ']']);
             if !ok(k) || !ok(v) || k.contains(['=', ' ']) {
+                // Shown escaped: a newline in it must not start a second line.
+                let given = crate::output::escape::line(&format!("{k}={v}")).into_owned();
                 return Err(UsageError::new(format!(
-                    "invalid --server-option {k}={v}: expected KEY=VALUE on one line"
+                    "invalid --server-option {given}: expected KEY=VALUE on one line"
                 )));
             }
         }

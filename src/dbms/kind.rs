@@ -96,6 +96,11 @@ pub trait Descriptor: Sync {
         self.url_schemes().is_empty()
     }
 
+    /// Whether an embedded database is a directory (`--path DIR`) rather than a file.
+    fn database_is_directory(&self) -> bool {
+        false
+    }
+
     /// The files and directories holding an embedded database at `path`, for its size on disk
     /// (a directory is walked). Default: `path` itself (a database directory, or a file with
     /// nothing beside it).

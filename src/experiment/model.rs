@@ -71,7 +71,7 @@ pub struct TargetTable {
     pub version: Option<Spanned<String>>,
     /// Seconds to wait for the server to accept connections (default 120).
     #[serde(default)]
-    pub start_timeout_seconds: Option<u64>,
+    pub start_timeout_seconds: Option<Spanned<u64>>,
     /// Directory the server's data directory is created in (a mount of the file system or
     /// device under study; relative to the experiment file); a setup's wins.
     #[serde(default)]
@@ -287,7 +287,7 @@ pub struct WorkloadTable {
     pub products: Option<u32>,
     /// price range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_price: Option<f64>,
+    pub max_price: Option<Spanned<f64>>,
     /// Seed of the generated values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
@@ -303,7 +303,7 @@ pub struct WorkloadTable {
         rename(deserialize = "max_error_rate"),
         skip_serializing_if = "Option::is_none"
     )]
-    pub max_error_pct: Option<f64>,
+    pub max_error_pct: Option<Spanned<f64>>,
     /// Run the maintenance pause between load and query steps (default true).
     #[serde(default, skip_serializing)]
     pub maintenance: Option<bool>,

@@ -72,7 +72,13 @@ pub const THROUGHPUT: &[MetricDef] = &[
         label: "index rows/s",
         better: Better::Higher,
         digits: 0,
-        get: |s| s.index_build.as_ref().map(|i| i.rows_per_s),
+        // Only a completed l.x indexed its rows (older documents stored a rate anyway).
+        get: |s| {
+            s.index_build
+                .as_ref()
+                .filter(|_| s.status == crate::results::model::RunStatus::Complete)
+                .map(|i| i.rows_per_s)
+        },
     },
     MetricDef {
         key: "duration_s",

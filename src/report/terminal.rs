@@ -243,12 +243,21 @@ fn summary_text(run: &RunResult) -> String {
             }
         }
         if let Some(ix) = &s.index_build {
+            // Only a completed l.x indexed its rows (older documents stored a rate anyway).
+            let outcome = if s.status == RunStatus::Complete {
+                format!("{} rows/s", rate(ix.rows_per_s))
+            } else {
+                format!(
+                    "{} after {}: not all built, no rate",
+                    format!("{:?}", s.status).to_lowercase(),
+                    seconds(s.duration_s)
+                )
+            };
             out.push_str(&format!(
-                "\n{step}: {} index(es) on {} table(s), {} rows, {} rows/s\n",
+                "\n{step}: {} index(es) on {} table(s), {} rows, {outcome}\n",
                 ix.indexes.len(),
                 ix.tables,
                 ix.rows,
-                rate(ix.rows_per_s)
             ));
         }
     }

@@ -16,6 +16,58 @@ use crate::safe_fs;
 /// Largest results document `load` reads (hours of per-second series of many clients).
 pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
 
+/// Most memory `load` lets one document take as it reads it. A run's per-second series take
+/// up to 8 times their JSON text (`0,` is 2 bytes, the number 8): within the size limit, a
+/// document could otherwise take 8 GiB and abort ibench on a failed allocation.
+pub const MAX_DOCUMENT_MEMORY: u64 = 1 << 30;
+
+/// How often [`MemoryBound`] looks at the memory taken, in bytes read.
+const MEMORY_CHECK_EVERY: u64 = 1 << 20;
+
+/// A reader that fails once the process's resident memory has grown by more than its budget
+/// since it was created: what is read is being parsed into memory.
+struct MemoryBound<R> {
+    inner: R,
+    start: u64,
+    budget: u64,
+    unchecked: u64,
+}
+
+/// [`MAX_DOCUMENT_MEMORY`], or less for tests: `IBENCH_TEST_MAX_DOCUMENT_MEMORY` (bytes) lowers
+/// it so that a test need not build a gigabyte of runs; it never raises it.
+fn memory_budget() -> u64 {
+    std::env::var("IBENCH_TEST_MAX_DOCUMENT_MEMORY")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(MAX_DOCUMENT_MEMORY, |v| v.min(MAX_DOCUMENT_MEMORY))
+}
+
+/// The process's resident memory, bytes (0 where /proc cannot tell).
+fn resident_bytes() -> u64 {
+    procfs::process::Process::myself()
+        .and_then(|p| p.statm())
+        .map(|m| m.resident * procfs::page_size())
+        .unwrap_or(0)
+}
+
+impl<R: std::io::Read> std::io::Read for MemoryBound<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.unchecked += n as u64;
+        if self.unchecked >= MEMORY_CHECK_EVERY {
+            self.unchecked = 0;
+            if resident_bytes().saturating_sub(self.start) > self.budget {
+                return Err(std::io::Error::other(format!(
+                    "it takes more than {} MiB of memory to read, the most ibench spends on one \
+                     results document",
+                    self.budget >> 20
+                )));
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// The results file of one run.
 #[derive(Debug)]
 pub struct ResultsFile {
@@ -160,10 +212,26 @@ pub fn write_atomic(path: &Path, run: &RunResult) -> std::io::Result<()> {
     })
 }
 
-/// Reads a results document (at most [`MAX_DOCUMENT_BYTES`]).
+/// Reads a results document (at most [`MAX_DOCUMENT_BYTES`]: a larger file is refused by its
+/// size before it is read). The document is parsed as it is read, never held as text: only
+/// the run it describes is in memory, and at most [`MAX_DOCUMENT_MEMORY`] of it.
 pub fn load(path: &Path) -> Result<RunResult> {
-    let text = crate::bounded::read_to_string(path, MAX_DOCUMENT_BYTES)
-        .with_context(|| format!("cannot read results file {}", path.display()))?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("{} is not an ibench results document", path.display()))
+    let cannot_read = || format!("cannot read results file {}", path.display());
+    let file = crate::bounded::open(path, MAX_DOCUMENT_BYTES).with_context(cannot_read)?;
+    let bounded = MemoryBound {
+        inner: file,
+        start: resident_bytes(),
+        budget: memory_budget(),
+        unchecked: 0,
+    };
+    serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, bounded)).map_err(|e| {
+        if e.is_io() {
+            anyhow::Error::from(std::io::Error::from(e)).context(cannot_read())
+        } else {
+            anyhow::Error::from(e).context(format!(
+                "{} is not an ibench results document",
+                path.display()
+            ))
+        }
+    })
 }

@@ -17,7 +17,11 @@ use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
 use crate::results::model::RunResult;
 
+pub mod location;
+mod record;
 mod schema;
+pub use location::is_postgres_url;
+pub use record::Record;
 
 /// Default location of the results database.
 pub const DEFAULT_PATH: &str = "ibench-results/results.db";
@@ -154,12 +158,6 @@ fn store_error(path: &Path, e: anyhow::Error) -> anyhow::Error {
     }
 }
 
-/// Whether `--results` names a PostgreSQL database rather than a file.
-pub fn is_postgres_url(path: &Path) -> bool {
-    let s = path.to_string_lossy();
-    s.starts_with("postgres://") || s.starts_with("postgresql://")
-}
-
 /// Connects to the PostgreSQL store at URL `text` (password from the URL or `PGPASSWORD`) as
 /// application `application`; returns the client and the URL without its password.
 pub fn connect_postgres(text: &str, application: &str) -> Result<(postgres::Client, PathBuf)> {
@@ -188,6 +186,7 @@ impl Store {
     /// Opens (creating it and its directory if needed) and migrates the store at `path`: an
     /// SQLite file, or a `postgres://` URL (password from the URL or `PGPASSWORD`).
     pub fn open(path: &Path) -> Result<Self> {
+        location::check(path)?;
         if is_postgres_url(path) {
             return Self::open_postgres(&path.to_string_lossy());
         }
@@ -238,6 +237,7 @@ impl Store {
 
     /// Opens an existing store; a missing file is a usage error (nothing to read).
     pub fn open_existing(path: &Path) -> Result<Self> {
+        location::check(path)?;
         if !is_postgres_url(path) && !path.exists() {
             return Err(UsageError::new(format!(
                 "no results database at {} (run `ibench run` first, or give --results)",
@@ -404,61 +404,67 @@ impl Store {
 
     /// Writes `run` (replacing an earlier version of it) in one transaction.
     pub fn save(&mut self, run: &RunResult) -> Result<()> {
-        let document = serde_json::to_string(run)?;
-        let steps: Vec<&str> = run.steps.iter().map(|s| s.name.as_str()).collect();
-        let status = serde_json::to_value(run.status)?
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let mut statements = vec![
-            (
-                "DELETE FROM steps WHERE run_id = ?1",
-                vec![text(&run.run_id)],
-            ),
-            ("DELETE FROM runs WHERE id = ?1", vec![text(&run.run_id)]),
-            (
-                "INSERT INTO runs (id, started_at, finished_at, dbms, dbms_version, label, \
-                 status, steps, schema_version, document, experiment, cell, repeat) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                vec![
-                    text(&run.run_id),
-                    text(run.started_at.to_rfc3339()),
-                    Param::Text(run.finished_at.map(|t| t.to_rfc3339())),
-                    text(&run.environment.dbms.name),
-                    text(&run.environment.dbms.version),
-                    Param::Text(run.config.label.clone()),
-                    text(status),
-                    text(steps.join(",")),
-                    Param::Int(Some(i64::from(run.schema_version))),
-                    text(document),
-                    Param::Text(run.experiment.as_ref().map(|t| t.name.clone())),
-                    Param::Text(run.experiment.as_ref().map(|t| t.cell.clone())),
-                    Param::Int(run.experiment.as_ref().map(|t| i64::from(t.repeat))),
-                ],
-            ),
-        ];
-        for (i, s) in run.steps.iter().enumerate() {
-            let step_status = serde_json::to_value(s.status)?
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            statements.push((
-                "INSERT INTO steps (run_id, idx, name, status, duration_s, inserts_per_s, \
-                 deletes_per_s, queries_per_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                vec![
-                    text(&run.run_id),
-                    Param::Int(Some(i as i64)),
-                    text(&s.name),
-                    text(step_status),
-                    Param::Real(s.duration_s),
-                    Param::Real(s.inserts_per_s),
-                    Param::Real(s.deletes_per_s),
-                    Param::Real(s.queries_per_s),
-                ],
-            ));
+        self.save_all(vec![Record::of(run)?])
+    }
+
+    /// Writes `records` (replacing earlier versions of their runs) in one transaction: all of
+    /// them or, on an error, none. Their documents move into the statements uncopied.
+    pub fn save_all(&mut self, records: Vec<Record>) -> Result<()> {
+        let ids: Vec<String> = records.iter().map(|r| r.run_id.clone()).collect();
+        let mut statements = Vec::new();
+        for r in records {
+            let names: Vec<&str> = r.steps.iter().map(|s| s.name.as_str()).collect();
+            let names = names.join(",");
+            let (experiment, cell, repeat) = match r.experiment {
+                Some((e, c, n)) => (Some(e), Some(c), Some(n)),
+                None => (None, None, None),
+            };
+            statements.extend([
+                ("DELETE FROM steps WHERE run_id = ?1", vec![text(&r.run_id)]),
+                ("DELETE FROM runs WHERE id = ?1", vec![text(&r.run_id)]),
+                (
+                    "INSERT INTO runs (id, started_at, finished_at, dbms, dbms_version, label, \
+                     status, steps, schema_version, document, experiment, cell, repeat) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    vec![
+                        text(&r.run_id),
+                        text(r.started_at),
+                        Param::Text(r.finished_at),
+                        text(r.dbms),
+                        text(r.dbms_version),
+                        Param::Text(r.label),
+                        text(r.status),
+                        text(names),
+                        Param::Int(Some(r.schema_version)),
+                        text(r.document),
+                        Param::Text(experiment),
+                        Param::Text(cell),
+                        Param::Int(repeat),
+                    ],
+                ),
+            ]);
+            for (i, s) in r.steps.into_iter().enumerate() {
+                statements.push((
+                    "INSERT INTO steps (run_id, idx, name, status, duration_s, inserts_per_s, \
+                     deletes_per_s, queries_per_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    vec![
+                        text(&r.run_id),
+                        Param::Int(Some(i as i64)),
+                        text(s.name),
+                        text(s.status),
+                        Param::Real(s.duration_s),
+                        Param::Real(s.inserts_per_s),
+                        Param::Real(s.deletes_per_s),
+                        Param::Real(s.queries_per_s),
+                    ],
+                ));
+            }
         }
         self.write(&statements)
-            .with_context(|| format!("cannot save run {}", run.run_id))
+            .with_context(|| match ids.as_slice() {
+                [id] => format!("cannot save run {id}"),
+                _ => format!("cannot save runs {}", ids.join(", ")),
+            })
     }
 
     /// Every run, oldest first.

@@ -13,6 +13,10 @@ use super::{
 use crate::dbms::SecondaryIndex;
 use crate::error::UsageError;
 
+/// Largest `max_price` (a typo beyond it): prices stay exact in cents, far within MySQL's
+/// `float` column.
+pub const MAX_PRICE: f64 = 1e9;
+
 /// Whether each client has its own table or all share one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -473,13 +477,13 @@ impl InsertBenchmarkSpec {
                 );
             }
         }
-        if !(self.max_price.is_finite() && self.max_price > 0.0) {
+        if !(self.max_price.is_finite() && self.max_price > 0.0 && self.max_price <= MAX_PRICE) {
             return err(
                 "max_price",
                 format!(
-                    "{} {} is out of range: expected a positive number",
+                    "{} {} is out of range: expected a positive number up to {MAX_PRICE:e}",
                     n("max_price"),
-                    self.max_price
+                    super::number(self.max_price)
                 ),
             );
         }

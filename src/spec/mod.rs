@@ -56,6 +56,15 @@ impl std::fmt::Display for SpecError {
     }
 }
 
+/// `v` as a message shows it: `1e300` rather than 301 digits.
+pub(crate) fn number(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// Checks the retry policy every workload shares: tries per statement at least 1, the error
 /// rate a percent.
 pub(crate) fn check_retries(
@@ -67,8 +76,9 @@ pub(crate) fn check_retries(
         return Err(SpecError {
             field: "max_error_pct",
             message: format!(
-                "{} {max_error_pct} is out of range: expected a percent, 0..=100",
-                n("max_error_pct")
+                "{} {} is out of range: expected a percent, 0..=100",
+                n("max_error_pct"),
+                number(max_error_pct)
             ),
         });
     }

@@ -127,6 +127,10 @@ impl Descriptor for RocksDescriptor {
         true
     }
 
+    fn database_is_directory(&self) -> bool {
+        true
+    }
+
     fn capabilities(&self) -> &'static [Capability] {
         &[Capability::InsertBenchmark]
     }

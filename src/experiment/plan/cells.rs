@@ -245,7 +245,10 @@ fn build_cell(
                 options,
                 malloc,
                 keep: false,
-                start_timeout_s: t.start_timeout_seconds.unwrap_or(120),
+                start_timeout_s: t
+                    .start_timeout_seconds
+                    .as_ref()
+                    .map_or(120, |v| *v.get_ref()),
                 data_root: setup.data_dir.clone().or_else(|| target.data_dir.clone()),
                 pooler: setup.pooler.as_ref().map(|(spec, _)| *spec),
                 user: target.user.clone(),

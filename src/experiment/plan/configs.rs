@@ -174,6 +174,10 @@ pub(super) fn resolve(
                 v,
                 format!("config {name}: option {key} must be a string, number or boolean"),
             ),
+            _ if matches!(v.get_ref(), toml::Value::Float(f) if !f.is_finite()) => p.at(
+                v,
+                format!("config {name}: option {key} is not a number: expected a finite number"),
+            ),
             Some(s) if s.contains(['\n', '\r']) => p.at(
                 v,
                 format!("config {name}: option {key} must be on one line"),

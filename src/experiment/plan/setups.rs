@@ -92,6 +92,7 @@ pub(super) fn setup(
     scale: f64,
     at: String,
 ) -> Setup {
+    numbers(p, workload);
     let spec = match workload.kind.unwrap_or_default() {
         WorkloadKind::InsertBenchmark => insert_benchmark(p, workload, s, scale, &at),
         WorkloadKind::Micro => micro(p, workload, s, scale, &at),
@@ -126,6 +127,28 @@ pub(super) fn setup(
         cache,
         data_dir: None,
         pooler: None,
+    }
+}
+
+/// The workload's floats that are not numbers (`nan`, `inf`), each a problem at its key: JSON
+/// has no such values, so the spec would silently get its default instead (the spec checks
+/// the ranges of finite ones).
+fn numbers(p: &mut Problems<'_>, w: &WorkloadTable) {
+    for (key, value) in [
+        ("max_price", &w.max_price),
+        ("max_error_rate", &w.max_error_pct),
+    ] {
+        if let Some(v) = value
+            && !v.get_ref().is_finite()
+        {
+            p.at(
+                v,
+                format!(
+                    "{key} {} is not a number: expected a finite number",
+                    v.get_ref()
+                ),
+            );
+        }
     }
 }
 

@@ -69,6 +69,18 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
             Params::new()
         }
     };
+    if let Some(v) = &t.start_timeout_seconds
+        && !(1..=crate::spec::MAX_SECONDS).contains(v.get_ref())
+    {
+        p.at(
+            v,
+            format!(
+                "target {name}: start_timeout_seconds {} is out of range: expected 1..={}",
+                v.get_ref(),
+                crate::spec::MAX_SECONDS
+            ),
+        );
+    }
     let family = crate::server::family(kind);
     let data_dir = data_dir(p, t.data_dir.as_ref(), dir);
     let mut target = Target {

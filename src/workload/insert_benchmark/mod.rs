@@ -275,11 +275,17 @@ impl InsertBenchmark {
         let outcome = env.run_threads(threads, Expect::Spinner);
         let secs = outcome.duration.as_secs_f64();
         let mut result = self.summarize(env, outcome, Vec::new(), None, None);
+        // A failed or interrupted l.x did not index its rows: it claims no rate.
+        let built = result.status == crate::results::model::RunStatus::Complete;
         result.index_build = Some(IndexBuild {
             indexes: indexes.iter().map(|i| i.suffix().to_string()).collect(),
             tables: self.tables.len(),
             rows,
-            rows_per_s: if secs > 0.0 { rows as f64 / secs } else { 0.0 },
+            rows_per_s: if built && secs > 0.0 {
+                rows as f64 / secs
+            } else {
+                0.0
+            },
         });
         Ok(result)
     }

@@ -127,7 +127,15 @@ impl Micro {
     /// Refuses when a table the run would replace was not created by ibench (sysbench's).
     fn check_replaceable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
         let location = self.dbms.location();
-        let also = "give --no-prepare to use sysbench's tables as they are";
+        // --no-prepare keeps sysbench's sbtestN tables; the insert benchmarks' own tables are
+        // created at the start of their steps either way.
+        let also = if self.spec.prepare {
+            "give --no-prepare to use sysbench's sbtestN tables as they are (insert and \
+             insert-random-pk always create their own sbinsertN / sbrandpkN tables)"
+        } else {
+            "insert and insert-random-pk create their own sbinsertN / sbrandpkN tables even \
+             with --no-prepare: rename or drop that table"
+        };
         super::super::check_replaceable(&self.replaced(), self.foreign, &location, also, |t| {
             conn.table_origin(t)
         })
