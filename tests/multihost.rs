@@ -296,7 +296,7 @@ fn three_hosts_in_namespaces_make_one_run() {
         assert_eq!(step.queries, of_parts(&|s| s.queries));
         assert_eq!(step.clients, 5);
         // Each client's summary is its host's; they add up to the merged series.
-        crate::results_size::check_clients(step);
+        crate::results_size::check_clients(step, true);
         let summaries = of_parts(&|s| s.per_second.client_summaries.len() as u64);
         assert_eq!(step.per_second.client_summaries.len() as u64, summaries);
         for (op, r) in &step.ops {
