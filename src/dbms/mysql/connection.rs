@@ -406,7 +406,7 @@ impl InsertBenchmarkConnection for MyConnection {
         };
         if self.plain {
             let value = match query {
-                RangeQuery::Register => Literal::Int(start as i64),
+                RangeQuery::Register => Literal::Int(start.ceil() as i64),
                 _ => Literal::Float(start),
             };
             return Ok(self.plain_query(sql, &[value], table)?.0.len());
@@ -423,7 +423,7 @@ impl InsertBenchmarkConnection for MyConnection {
             }
         };
         let param = match query {
-            RangeQuery::Register => Param::Int(start as i64),
+            RangeQuery::Register => Param::Int(start.ceil() as i64),
             _ => Param::Double(start),
         };
         let mut n = 0;

@@ -388,13 +388,13 @@ impl InsertBenchmarkConnection for PgConnection {
         if self.plain {
             let (sql, value) = match query {
                 RangeQuery::Market => (QUERY_MARKET, Literal::Float(start)),
-                RangeQuery::Register => (QUERY_REGISTER, Literal::Int(start as i64)),
+                RangeQuery::Register => (QUERY_REGISTER, Literal::Int(start.ceil() as i64)),
                 RangeQuery::Pdc => (QUERY_PDC, Literal::Float(start)),
             };
             return Ok(simple(&mut self.wire, sql, &[value], table)?.0.len());
         }
         let (wire, s) = self.parts(table)?;
-        let register = start as i32;
+        let register = start.ceil() as i32;
         let (stmt, param): (&Statement, &(dyn ToSql + Sync)) = match query {
             RangeQuery::Market => (&s.market, &start),
             RangeQuery::Register => (&s.register, &register),

@@ -352,7 +352,7 @@ impl InsertBenchmarkConnection for SqliteConnection {
         let (conn, sql) = self.parts(table);
         let (text, value) = match query {
             RangeQuery::Market => (&sql.market, Literal::Float(start)),
-            RangeQuery::Register => (&sql.register, Literal::Int(start as i64)),
+            RangeQuery::Register => (&sql.register, Literal::Int(start.ceil() as i64)),
             RangeQuery::Pdc => (&sql.pdc, Literal::Float(start)),
         };
         let mut stmt = statement_for(conn, text, &[value], plain)?;
