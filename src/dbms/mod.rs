@@ -12,8 +12,9 @@
 //!
 //! * A [`Dbms`] is shared by every client thread (`Send + Sync`); it opens one connection per
 //!   client connection, and each connection is used by exactly one thread.
-//! * Connections prepare their statements once (per table and batch size) and reuse them: the
-//!   methods are on the hot path and must not allocate or format SQL per call where avoidable.
+//! * Connections prepare their statements once (per table and batch size) and reuse them,
+//!   keeping them in a [`StatementCache`]: the methods are on the hot path and must not
+//!   allocate or format SQL per call where avoidable.
 //! * `transactionid` is assigned by the DBMS (auto-increment / bigserial) and must grow
 //!   monotonically; [`InsertBenchmarkConnection::insert`] returns the largest id it inserted so
 //!   the workload knows which rows exist without asking.
@@ -29,6 +30,7 @@ pub mod kind;
 pub mod literal;
 pub mod micro;
 pub mod socket;
+pub mod statement_cache;
 pub mod url;
 
 use std::collections::BTreeMap;
@@ -46,6 +48,7 @@ pub use kind::{
     TargetSettings, TargetSpec, from_params, to_params,
 };
 pub use micro::{MicroConnection, SbtestRows, Transactions};
+pub use statement_cache::StatementCache;
 
 /// The registry: declares each DBMS's module and lists its descriptor, in the order `--help`
 /// shows them (the first embedded one is the default target). An entry may carry attributes,
