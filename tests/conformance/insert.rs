@@ -178,6 +178,56 @@ pub fn check(db: &dyn Dbms, t: &Target, prefix: &str) {
     assert!(more > last[2], "{who}: id {more} after {}", last[2]);
     assert_eq!(c.count_rows(&t1).unwrap(), after.len() as u64 + 2, "{who}");
     recreated(db, &mut *c, t, &t1);
+    concurrent(db, t, &table(2, &format!("{prefix}c")));
+}
+
+/// An inserter and a deleter on one table at once, each with its connection, as l.i1 runs
+/// them: the deleter deletes every other batch as soon as it is inserted, by the ids the
+/// inserter returned; every delete removes exactly its batch, and the rows left are exactly
+/// the other batches'.
+fn concurrent(db: &dyn Dbms, t: &Target, tbl: &Table) {
+    const BATCHES: usize = 20;
+    const ROWS: usize = 5;
+    let who = &t.label;
+    let mut inserter = db.connect_insert_benchmark().expect("connect");
+    let mut deleter = db.connect_insert_benchmark().expect("connect");
+    inserter.create_table(tbl).unwrap();
+    let (sent, received) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            for b in 0..BATCHES {
+                let last = inserter.insert(tbl, &rows(b * ROWS, (b + 1) * ROWS));
+                sent.send(last.map_err(|e| format!("{e:#}"))).unwrap();
+            }
+        });
+        let mut before = 0;
+        for (b, last) in received.iter().enumerate() {
+            let last = last.unwrap_or_else(|e| panic!("{who}: insert beside a deleter: {e}"));
+            assert!(last > before, "{who}: id {last} after {before}");
+            if b % 2 == 0 {
+                let n = deleter.delete_range(tbl, before + 1, last + 1).unwrap();
+                assert_eq!(
+                    n, ROWS as u64,
+                    "{who}: delete of batch {b} beside an inserter"
+                );
+            }
+            before = last;
+        }
+    });
+    let left: Vec<i64> = t
+        .own
+        .ib_rows(&tbl.name)
+        .iter()
+        .map(|r| r.customerid)
+        .collect();
+    let expected: Vec<i64> = (0..BATCHES * ROWS)
+        .filter(|i| (i / ROWS) % 2 == 1)
+        .map(|i| i as i64)
+        .collect();
+    assert_eq!(
+        left, expected,
+        "{who}: rows left by an inserter and a deleter"
+    );
 }
 
 /// A table re-created by another connection, which this one's prepared statements then reach:
