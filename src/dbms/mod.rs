@@ -3,10 +3,11 @@
 //! ([`InsertBenchmarkConnection`], [`MicroConnection`]).
 //!
 //! All SQL lives in the DBMS files; workloads call typed methods (or name microbenchmark
-//! statements in [`micro::Statement`]'s vocabulary) and never build SQL. A new DBMS is one file
-//! here and one line in [`registry!`]; for a server, its lifecycle is one more file in
+//! statements in [`micro::Statement`]'s vocabulary) and never build SQL. A new DBMS is one
+//! folder here and one line in [`registry!`]; for a server, its lifecycle is one more file in
 //! `server/` and one line in that registry. Nothing in `runner/`, `workload/`, `cli/` or
-//! `experiment/` names a DBMS.
+//! `experiment/` names a DBMS. docs/design.md has the recipe and what it costs; the
+//! conformance suite (tests/conformance.rs) checks every registered DBMS alike.
 //!
 //! # Contract for implementors
 //!
