@@ -137,6 +137,14 @@ mod waits;
 /// ibench itself) with the DBMS's function names; without perf, one line.
 mod profile;
 
+/// The conformance suite: every registered DBMS (embedded in a temporary directory; servers as
+/// a managed throwaway server of each family and engine: PostgreSQL, MariaDB InnoDB and
+/// MyRocks) opened through the library and put through the same checks: tables marked as
+/// ibench's and foreign ones refused, ids that grow, the rows each operation and statement
+/// must return or change (counted with the test's own client), error classes, counters,
+/// gauges and what the DBMS says about itself; what a DBMS lacks is read from its capabilities.
+mod conformance;
+
 /// Embedded RocksDB (cargo feature `rocksdb`): the queue invariant and every index family read
 /// back through the test's own handle, RocksDB's counters and properties against the test's
 /// own reading, options RocksDB refuses, the default step sequence, report and compare columns.

@@ -202,7 +202,8 @@ pub trait InsertBenchmarkConnection: Send {
     fn count_rows(&mut self, table: &Table) -> Result<u64>;
 
     /// Runs a covering range query starting at `start` (a price, or a cashregisterid for
-    /// [`RangeQuery::Register`]) and returns the number of rows read (at most 10).
+    /// [`RangeQuery::Register`], where a start between two integers starts at the next one, as
+    /// `cashregisterid >= start` does) and returns the number of rows read (at most 10).
     fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize>;
 
     /// Runs a point query for `ids` (at most [`POINT_QUERY_IDS`]); clears `found` and fills it

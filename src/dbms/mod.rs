@@ -3,17 +3,19 @@
 //! ([`InsertBenchmarkConnection`], [`MicroConnection`]).
 //!
 //! All SQL lives in the DBMS files; workloads call typed methods (or name microbenchmark
-//! statements in [`micro::Statement`]'s vocabulary) and never build SQL. A new DBMS is one file
-//! here and one line in [`registry!`]; for a server, its lifecycle is one more file in
+//! statements in [`micro::Statement`]'s vocabulary) and never build SQL. A new DBMS is one
+//! folder here and one line in [`registry!`]; for a server, its lifecycle is one more file in
 //! `server/` and one line in that registry. Nothing in `runner/`, `workload/`, `cli/` or
-//! `experiment/` names a DBMS.
+//! `experiment/` names a DBMS. docs/design.md has the recipe and what it costs; the
+//! conformance suite (tests/conformance.rs) checks every registered DBMS alike.
 //!
 //! # Contract for implementors
 //!
 //! * A [`Dbms`] is shared by every client thread (`Send + Sync`); it opens one connection per
 //!   client connection, and each connection is used by exactly one thread.
-//! * Connections prepare their statements once (per table and batch size) and reuse them: the
-//!   methods are on the hot path and must not allocate or format SQL per call where avoidable.
+//! * Connections prepare their statements once (per table and batch size) and reuse them,
+//!   keeping them in a [`StatementCache`]: the methods are on the hot path and must not
+//!   allocate or format SQL per call where avoidable.
 //! * `transactionid` is assigned by the DBMS (auto-increment / bigserial) and must grow
 //!   monotonically; [`InsertBenchmarkConnection::insert`] returns the largest id it inserted so
 //!   the workload knows which rows exist without asking.
@@ -29,6 +31,7 @@ pub mod kind;
 pub mod literal;
 pub mod micro;
 pub mod socket;
+pub mod statement_cache;
 pub mod url;
 
 use std::collections::BTreeMap;
@@ -46,6 +49,7 @@ pub use kind::{
     TargetSettings, TargetSpec, from_params, to_params,
 };
 pub use micro::{MicroConnection, SbtestRows, Transactions};
+pub use statement_cache::StatementCache;
 
 /// The registry: declares each DBMS's module and lists its descriptor, in the order `--help`
 /// shows them (the first embedded one is the default target). An entry may carry attributes,

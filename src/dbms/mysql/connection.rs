@@ -1,8 +1,6 @@
 //! One MariaDB/MySQL client connection over the lean wire client (see `wire.rs` for why):
 //! the Insert Benchmark's and the microbenchmarks' operations, statements prepared once.
 
-use std::collections::HashMap;
-
 use anyhow::{Result, bail};
 
 use super::Engine;
@@ -14,8 +12,8 @@ use crate::dbms::micro::{
 };
 use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
 use crate::dbms::{
-    InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
-    TableOrigin,
+    InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex,
+    StatementCache, Table, TableOrigin,
 };
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
@@ -104,7 +102,6 @@ struct TableStatements {
     point: Statement,
     /// Range queries are prepared on first use: FORCE INDEX fails before the index exists.
     ranges: [Option<Statement>; 3],
-    inserts: HashMap<usize, Statement>,
 }
 
 /// A client thread's connection, over the lean wire client (see `wire.rs` for why).
@@ -112,8 +109,10 @@ pub(super) struct MyConnection {
     wire: MyWire,
     engine: Engine,
     tables: Vec<Option<TableStatements>>,
-    /// Microbenchmark statements prepared on this connection: (statement key, table id).
-    micro: Vec<((usize, usize), Statement)>,
+    /// Multi-row INSERTs prepared on this connection, by table and batch size.
+    inserts: StatementCache<usize, Statement>,
+    /// Microbenchmark statements prepared on this connection, by table and statement.
+    micro: StatementCache<usize, Statement>,
     /// Plain-SQL mode: text protocol with values inlined, nothing prepared.
     plain: bool,
     /// `auto_increment_increment` of the server.
@@ -146,7 +145,8 @@ impl MyConnection {
             wire,
             engine,
             tables: Vec::new(),
-            micro: Vec::new(),
+            inserts: StatementCache::new(),
+            micro: StatementCache::new(),
             plain,
             id_step,
         }
@@ -170,7 +170,6 @@ impl MyConnection {
                 count_rows: prep(COUNT_ROWS)?,
                 point: prep(QUERY_POINT)?,
                 ranges: [None, None, None],
-                inserts: HashMap::new(),
             };
             self.tables[table.id] = Some(s);
         }
@@ -267,6 +266,7 @@ impl InsertBenchmarkConnection for MyConnection {
         if let Some(s) = self.tables.get_mut(table.id) {
             *s = None;
         }
+        self.inserts.forget(table);
         self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
         let create = t(CREATE_TABLE, table).replace("{e}", self.engine.sql_name());
         self.run(&create, "create table", &table.name)
@@ -350,19 +350,15 @@ impl InsertBenchmarkConnection for MyConnection {
                 Param::Bytes(rows.data(i).as_bytes()),
             ]);
         }
-        let (wire, s) = self.parts(table)?;
-        let stmt = match s.inserts.get(&n) {
-            Some(s) => *s,
-            None => {
-                let mut sql = t(INSERT_PREFIX, table);
-                sql.push_str(&vec![INSERT_ROW; n].join(","));
-                let stmt = wire
-                    .prepare(&sql)
-                    .map_err(sql_err("prepare insert into", &table.name))?;
-                s.inserts.insert(n, stmt);
-                stmt
-            }
-        };
+        // A table's first statement, whichever, prepares its other statements too.
+        self.parts(table)?;
+        let wire = &mut self.wire;
+        let stmt = *self.inserts.get_or_try_insert_with(table, n, || {
+            let mut sql = t(INSERT_PREFIX, table);
+            sql.push_str(&vec![INSERT_ROW; n].join(","));
+            wire.prepare(&sql)
+                .map_err(sql_err("prepare insert into", &table.name))
+        })?;
         let done = wire
             .execute(&stmt, &params, no_rows)
             .map_err(sql_err("insert into", &table.name))?;
@@ -406,7 +402,7 @@ impl InsertBenchmarkConnection for MyConnection {
         };
         if self.plain {
             let value = match query {
-                RangeQuery::Register => Literal::Int(start as i64),
+                RangeQuery::Register => Literal::Int(start.ceil() as i64),
                 _ => Literal::Float(start),
             };
             return Ok(self.plain_query(sql, &[value], table)?.0.len());
@@ -423,7 +419,7 @@ impl InsertBenchmarkConnection for MyConnection {
             }
         };
         let param = match query {
-            RangeQuery::Register => Param::Int(start as i64),
+            RangeQuery::Register => Param::Int(start.ceil() as i64),
             _ => Param::Double(start),
         };
         let mut n = 0;
@@ -515,7 +511,7 @@ impl MicroConnection for MyConnection {
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
-        self.micro.retain(|((_, t), _)| *t != table.id);
+        self.micro.forget(table);
         self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
         let create = match shape {
             Shape::Sbtest => CREATE_SBTEST,
@@ -567,18 +563,11 @@ impl MicroConnection for MyConnection {
                 rows.len() as u64
             });
         }
-        let key = (statement.key(), table.id);
-        let stmt = match self.micro.iter().find(|(k, _)| *k == key) {
-            Some((_, s)) => *s,
-            None => {
-                let s = self
-                    .wire
-                    .prepare(&statement.sql(&table.name, &DIALECT))
-                    .map_err(sql_err("prepare statement on", &table.name))?;
-                self.micro.push((key, s));
-                s
-            }
-        };
+        let wire = &mut self.wire;
+        let stmt = *self.micro.get_or_try_insert_with(table, statement.key(), || {
+            wire.prepare(&statement.sql(&table.name, &DIALECT))
+                .map_err(sql_err("prepare statement on", &table.name))
+        })?;
         let param = |i: usize| match args.get(i) {
             Literal::Int(v) => Param::Int(v),
             Literal::Float(v) => Param::Double(v),

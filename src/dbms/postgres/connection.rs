@@ -1,8 +1,6 @@
 //! One PostgreSQL client connection over the lean wire client (see `wire.rs` for why): the
 //! Insert Benchmark's and the microbenchmarks' operations, statements prepared once.
 
-use std::collections::HashMap;
-
 use anyhow::{Context, Result, bail};
 use postgres::types::{IsNull, ToSql, Type};
 
@@ -14,8 +12,8 @@ use crate::dbms::micro::{
 };
 use super::wire::{PgWire, Row, Statement};
 use crate::dbms::{
-    InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex, Table,
-    TableOrigin,
+    InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex,
+    StatementCache, Table, TableOrigin,
 };
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
@@ -104,15 +102,16 @@ struct TableStatements {
     register: Statement,
     pdc: Statement,
     point: Statement,
-    inserts: HashMap<usize, Statement>,
 }
 
 /// A client thread's connection, over the lean wire client (see `wire.rs` for why).
 pub(super) struct PgConnection {
     wire: PgWire,
     tables: Vec<Option<TableStatements>>,
-    /// Microbenchmark statements prepared on this connection: (statement key, table id).
-    micro: Vec<((usize, usize), Statement)>,
+    /// Multi-row INSERTs prepared on this connection, by table and batch size.
+    inserts: StatementCache<usize, Statement>,
+    /// Microbenchmark statements prepared on this connection, by table and statement.
+    micro: StatementCache<usize, Statement>,
     /// Plain-SQL mode: simple-query protocol with values inlined, nothing prepared.
     plain: bool,
 }
@@ -139,7 +138,8 @@ impl PgConnection {
         PgConnection {
             wire,
             tables: Vec::new(),
-            micro: Vec::new(),
+            inserts: StatementCache::new(),
+            micro: StatementCache::new(),
             plain,
         }
     }
@@ -162,7 +162,6 @@ impl PgConnection {
                 register: prep(QUERY_REGISTER)?,
                 pdc: prep(QUERY_PDC)?,
                 point: prep(QUERY_POINT)?,
-                inserts: HashMap::new(),
             };
             self.tables[table.id] = Some(s);
         }
@@ -176,33 +175,30 @@ impl PgConnection {
         table: &Table,
         rows: usize,
     ) -> Result<(&mut PgWire, &Statement)> {
-        let (wire, s) = self.parts(table)?;
-        let stmt = match s.inserts.entry(rows) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                let mut sql = INSERT_PREFIX.replace("{t}", &table.name);
-                for i in 0..rows {
-                    let p = i * 6;
-                    if i > 0 {
-                        sql.push(',');
-                    }
-                    sql.push_str(&format!(
-                        "(${},${},${},${},${},${})",
-                        p + 1,
-                        p + 2,
-                        p + 3,
-                        p + 4,
-                        p + 5,
-                        p + 6
-                    ));
+        // A table's first statement, whichever, prepares its other statements too.
+        self.parts(table)?;
+        let wire = &mut self.wire;
+        let stmt = self.inserts.get_or_try_insert_with(table, rows, || {
+            let mut sql = INSERT_PREFIX.replace("{t}", &table.name);
+            for i in 0..rows {
+                let p = i * 6;
+                if i > 0 {
+                    sql.push(',');
                 }
-                sql.push_str(INSERT_SUFFIX);
-                e.insert(
-                    wire.prepare(&sql)
-                        .map_err(sql_err("prepare insert into", table))?,
-                )
+                sql.push_str(&format!(
+                    "(${},${},${},${},${},${})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 6
+                ));
             }
-        };
+            sql.push_str(INSERT_SUFFIX);
+            wire.prepare(&sql)
+                .map_err(sql_err("prepare insert into", table))
+        })?;
         Ok((wire, stmt))
     }
 
@@ -266,6 +262,7 @@ impl InsertBenchmarkConnection for PgConnection {
         if let Some(t) = self.tables.get_mut(table.id) {
             *t = None;
         }
+        self.inserts.forget(table);
         simple(&mut self.wire, DROP_TABLE, &[], table)?;
         simple(&mut self.wire, CREATE_TABLE, &[], table)?;
         simple(&mut self.wire, MARK_TABLE, &[], table)?;
@@ -388,13 +385,13 @@ impl InsertBenchmarkConnection for PgConnection {
         if self.plain {
             let (sql, value) = match query {
                 RangeQuery::Market => (QUERY_MARKET, Literal::Float(start)),
-                RangeQuery::Register => (QUERY_REGISTER, Literal::Int(start as i64)),
+                RangeQuery::Register => (QUERY_REGISTER, Literal::Int(start.ceil() as i64)),
                 RangeQuery::Pdc => (QUERY_PDC, Literal::Float(start)),
             };
             return Ok(simple(&mut self.wire, sql, &[value], table)?.0.len());
         }
         let (wire, s) = self.parts(table)?;
-        let register = start as i32;
+        let register = start.ceil() as i32;
         let (stmt, param): (&Statement, &(dyn ToSql + Sync)) = match query {
             RangeQuery::Market => (&s.market, &start),
             RangeQuery::Register => (&s.register, &register),
@@ -487,7 +484,7 @@ impl MicroConnection for PgConnection {
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
-        self.micro.retain(|((_, t), _)| *t != table.id);
+        self.micro.forget(table);
         simple(&mut self.wire, DROP_TABLE, &[], table)?;
         let create = match shape {
             Shape::Sbtest => CREATE_SBTEST,
@@ -559,23 +556,15 @@ impl MicroConnection for PgConnection {
                 rows.len() as u64
             });
         }
-        let key = (statement.key(), table.id);
-        let pos = match self.micro.iter().position(|(k, _)| *k == key) {
-            Some(pos) => pos,
-            None => {
-                let prepared = self
-                    .wire
-                    .prepare(&statement.sql(&table.name, &DIALECT))
-                    .map_err(sql_err("prepare on", table))?;
-                self.micro.push((key, prepared));
-                self.micro.len() - 1
-            }
-        };
+        let wire = &mut self.wire;
+        let stmt = self.micro.get_or_try_insert_with(table, statement.key(), || {
+            wire.prepare(&statement.sql(&table.name, &DIALECT))
+                .map_err(sql_err("prepare on", table))
+        })?;
         let mut rows = 0;
-        let affected = self
-            .wire
+        let affected = wire
             .query_with(
-                &self.micro[pos].1,
+                stmt,
                 args.len(),
                 |i, ty, buf| Bound(args.get(i)).to_sql(ty, buf),
                 |r| {

@@ -14,7 +14,8 @@ use crate::dbms::micro::{
     question_mark,
 };
 use crate::dbms::{
-    InsertBenchmarkConnection, RangeQuery, RowBatch, SecondaryIndex, TABLE_MARK, Table, TableOrigin,
+    InsertBenchmarkConnection, RangeQuery, RowBatch, SecondaryIndex, StatementCache, TABLE_MARK,
+    Table, TableOrigin,
 };
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
@@ -93,8 +94,6 @@ struct TableSql {
     register: String,
     pdc: String,
     point: String,
-    /// Multi-row INSERT per batch size.
-    inserts: Vec<(usize, String)>,
 }
 
 impl TableSql {
@@ -109,27 +108,20 @@ impl TableSql {
             register: t(QUERY_REGISTER),
             pdc: t(QUERY_PDC),
             point: t(QUERY_POINT),
-            inserts: Vec::new(),
         }
     }
+}
 
-    fn insert(&mut self, table: &str, rows: usize) -> &str {
-        let pos = match self.inserts.iter().position(|(n, _)| *n == rows) {
-            Some(pos) => pos,
-            None => {
-                let mut sql = INSERT_PREFIX.replace("{t}", table);
-                for i in 0..rows {
-                    if i > 0 {
-                        sql.push(',');
-                    }
-                    sql.push_str(INSERT_ROW);
-                }
-                self.inserts.push((rows, sql));
-                self.inserts.len() - 1
-            }
-        };
-        &self.inserts[pos].1
+/// The multi-row INSERT of `rows` rows into `table`.
+fn insert_sql(table: &str, rows: usize) -> String {
+    let mut sql = INSERT_PREFIX.replace("{t}", table);
+    for i in 0..rows {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push_str(INSERT_ROW);
     }
+    sql
 }
 
 /// One SQLite connection with its statement texts; statements are prepared once and kept in
@@ -137,8 +129,10 @@ impl TableSql {
 pub(super) struct SqliteConnection {
     conn: RawConnection,
     sql: Vec<Option<TableSql>>,
-    /// SQL text of each microbenchmark statement on each table: (statement key, table id).
-    micro_sql: Vec<((usize, usize), String)>,
+    /// SQL text of each multi-row INSERT, by table and batch size.
+    inserts: StatementCache<usize, String>,
+    /// SQL text of each microbenchmark statement, by table and statement.
+    micro_sql: StatementCache<usize, String>,
     /// Last formatted `dateandtime` (Unix seconds, text), so a batch formats it once per second.
     date_cache: (i64, String),
     /// Plain-SQL mode: values inlined, statements compiled every time (no statement cache).
@@ -201,7 +195,8 @@ impl SqliteConnection {
         SqliteConnection {
             conn,
             sql: Vec::new(),
-            micro_sql: Vec::new(),
+            inserts: StatementCache::new(),
+            micro_sql: StatementCache::new(),
             date_cache: (i64::MIN, String::new()),
             plain,
             counters,
@@ -300,9 +295,12 @@ impl InsertBenchmarkConnection for SqliteConnection {
             self.conn.execute_batch(&text)?;
             return Ok(self.conn.last_insert_rowid());
         }
-        let (conn, sql) = self.parts(table);
+        let sql = self
+            .inserts
+            .get_or_insert_with(table, n, || insert_sql(&table.name, n));
+        let conn = &self.conn;
         let result = (|| {
-            let mut stmt = conn.prepare_cached(sql.insert(&table.name, n))?;
+            let mut stmt = conn.prepare_cached(sql)?;
             let mut p = 1;
             for i in 0..n {
                 stmt.raw_bind_parameter(p, date_cache.as_str())?;
@@ -352,7 +350,7 @@ impl InsertBenchmarkConnection for SqliteConnection {
         let (conn, sql) = self.parts(table);
         let (text, value) = match query {
             RangeQuery::Market => (&sql.market, Literal::Float(start)),
-            RangeQuery::Register => (&sql.register, Literal::Int(start as i64)),
+            RangeQuery::Register => (&sql.register, Literal::Int(start.ceil() as i64)),
             RangeQuery::Pdc => (&sql.pdc, Literal::Float(start)),
         };
         let mut stmt = statement_for(conn, text, &[value], plain)?;
@@ -432,7 +430,7 @@ impl MicroConnection for SqliteConnection {
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: its statements' texts are the same, but keep nothing of the old.
-        self.micro_sql.retain(|((_, t), _)| *t != table.id);
+        self.micro_sql.forget(table);
         self.conn.flush_prepared_statement_cache();
         let t = |sql: &str| sql.replace("{t}", &table.name);
         self.conn.execute_batch(&t(DROP_TABLE))?;
@@ -483,16 +481,11 @@ impl MicroConnection for SqliteConnection {
         statement: &'static Statement,
         args: Args<'_>,
     ) -> Result<u64> {
-        let key = (statement.key(), table.id);
-        let pos = match self.micro_sql.iter().position(|(k, _)| *k == key) {
-            Some(pos) => pos,
-            None => {
-                self.micro_sql
-                    .push((key, statement.sql(&table.name, &DIALECT)));
-                self.micro_sql.len() - 1
-            }
-        };
-        let sql = &self.micro_sql[pos].1;
+        let sql = self
+            .micro_sql
+            .get_or_insert_with(table, statement.key(), || {
+                statement.sql(&table.name, &DIALECT)
+            });
         let mut stmt = if self.plain {
             let values: Vec<Literal<'_>> = args.iter().collect();
             statement_for(&self.conn, sql, &values, true)?
