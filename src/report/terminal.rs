@@ -210,59 +210,67 @@ fn summary_text(run: &RunResult) -> String {
         out.push_str(&eff.to_text());
     }
     for s in &run.steps {
-        let step = escape::line(&s.name);
-        if let Some(m) = s.point_query_misses
-            && m > 0
-        {
-            out.push_str(&format!(
-                "\nwarning: {step}: {m} point-query ids were not found (rows deleted while asked for)\n",
-            ));
-        }
-        if let Some(q) = &s.queue_check {
-            if q.ok {
-                out.push_str(&format!(
-                    "\n{step}: queue checked after {} reconnects / retries: {} rows, as counted, no gaps\n",
-                    s.reconnects, q.rows_counted
-                ));
-            } else {
-                out.push_str(&format!(
-                    "\nwarning: {step}: queue invariant broken after {} reconnects / retries: {} rows \
-                     in the tables, {} expected ({} at start + {} inserted - {} deleted); gaps in: {}\n",
-                    s.reconnects,
-                    q.rows_counted,
-                    q.rows_expected,
-                    q.rows_at_start,
-                    s.rows_inserted,
-                    s.rows_deleted,
-                    if q.tables_with_gaps.is_empty() {
-                        "none".to_string()
-                    } else {
-                        escape::line(&q.tables_with_gaps.join(", ")).into_owned()
-                    }
-                ));
-            }
-        }
-        if let Some(ix) = &s.index_build {
-            // Only a completed l.x indexed its rows (older documents stored a rate anyway).
-            let outcome = if s.status == RunStatus::Complete {
-                format!("{} rows/s", rate(ix.rows_per_s))
-            } else {
-                format!(
-                    "{} after {}: not all built, no rate",
-                    format!("{:?}", s.status).to_lowercase(),
-                    seconds(s.duration_s)
-                )
-            };
-            out.push_str(&format!(
-                "\n{step}: {} index(es) on {} table(s), {} rows, {outcome}\n",
-                ix.indexes.len(),
-                ix.tables,
-                ix.rows,
-            ));
-        }
+        out.push_str(&step_notes(s));
     }
     if let Some(hosts) = crate::report::group::hosts_section(run) {
         out.push_str(&hosts);
+    }
+    out
+}
+
+/// What the summary says of step `s` beyond its tables: point-query ids not found, the queue
+/// checked after reconnects, what l.x built.
+fn step_notes(s: &crate::results::model::StepResult) -> String {
+    let mut out = String::new();
+    let step = escape::line(&s.name);
+    if let Some(m) = s.point_query_misses
+        && m > 0
+    {
+        out.push_str(&format!(
+            "\nwarning: {step}: {m} point-query ids were not found (rows deleted while asked for)\n",
+        ));
+    }
+    if let Some(q) = &s.queue_check {
+        if q.ok {
+            out.push_str(&format!(
+                "\n{step}: queue checked after {} reconnects / retries: {} rows, as counted, no gaps\n",
+                s.reconnects, q.rows_counted
+            ));
+        } else {
+            out.push_str(&format!(
+                "\nwarning: {step}: queue invariant broken after {} reconnects / retries: {} rows \
+                 in the tables, {} expected ({} at start + {} inserted - {} deleted); gaps in: {}\n",
+                s.reconnects,
+                q.rows_counted,
+                q.rows_expected,
+                q.rows_at_start,
+                s.rows_inserted,
+                s.rows_deleted,
+                if q.tables_with_gaps.is_empty() {
+                    "none".to_string()
+                } else {
+                    escape::line(&q.tables_with_gaps.join(", ")).into_owned()
+                }
+            ));
+        }
+    }
+    if let Some(ix) = &s.index_build {
+        // Only a completed l.x indexed its rows (older documents stored a rate anyway).
+        let outcome = if s.status == RunStatus::Complete {
+            format!("{} rows/s", rate(ix.rows_per_s))
+        } else {
+            format!(
+                "{} after {}: not all built, no rate",
+                format!("{:?}", s.status).to_lowercase(),
+                seconds(s.duration_s)
+            )
+        };
+        out.push_str(&format!(
+            "\n{step}: {} index(es) on {} table(s), {} rows, {outcome}\n",
+            ix.indexes.len(),
+            ix.tables,
+            ix.rows,
+        ));
     }
     out
 }
