@@ -106,6 +106,43 @@ fn check_step(at: &str, s: &StepResult, clients_max: usize) -> Result<(), String
             s.clients
         ));
     }
+    check_op_names(at, s)?;
+    check_clients(at, s)?;
+    check_op_results(at, s)?;
+    if let Some(sla) = &s.sla {
+        for (name, v) in [
+            ("target_inserts_per_s", sla.target_inserts_per_s),
+            ("inserts_per_s", sla.inserts_per_s),
+            ("deletes_per_s", sla.deletes_per_s),
+            ("ratio", sla.ratio),
+            ("seconds_met_share", sla.seconds_met_share),
+        ] {
+            figure(&format!("{at}.sla.{name}"), v)?;
+        }
+        if sla.seconds_met_share > 1.0 {
+            return Err(format!(
+                "{at}.sla.seconds_met_share is {}: expected a share in 0..=1",
+                sla.seconds_met_share
+            ));
+        }
+    }
+    if let Some(ix) = &s.index_build {
+        figure(&format!("{at}.index_build.rows_per_s"), ix.rows_per_s)?;
+    }
+    if let Some(e) = &s.efficiency {
+        check_efficiency(&format!("{at}.efficiency"), e)?;
+    }
+    for (name, v) in &s.wait_events {
+        figure(&format!("{at}.wait_events[{name:?}]"), *v)?;
+    }
+    if let Some(p) = &s.profile {
+        check_profile_path(&format!("{at}.profile"), p)?;
+    }
+    Ok(())
+}
+
+/// Every op a step names, wherever it names one, is one of ibench's.
+fn check_op_names(at: &str, s: &StepResult) -> Result<(), String> {
     let ops = [
         ("ops", s.ops.keys().collect::<Vec<_>>()),
         ("service_time", s.service_time.keys().collect()),
@@ -136,6 +173,11 @@ fn check_step(at: &str, s: &StepResult, clients_max: usize) -> Result<(), String
             ));
         }
     }
+    Ok(())
+}
+
+/// Per-client figures name clients of the step.
+fn check_clients(at: &str, s: &StepResult) -> Result<(), String> {
     if s.per_second.clients.len() > s.clients {
         return Err(format!(
             "{at}.per_second.clients has {} series for {} clients",
@@ -154,6 +196,12 @@ fn check_step(at: &str, s: &StepResult, clients_max: usize) -> Result<(), String
             c.client, s.clients
         ));
     }
+    Ok(())
+}
+
+/// Each op's results: per-client histograms of the step's clients, as many bucket shares as
+/// bucket labels, each a figure.
+fn check_op_results(at: &str, s: &StepResult) -> Result<(), String> {
     for (kind, ops) in [("ops", &s.ops), ("service_time", &s.service_time)] {
         for (op, r) in ops {
             if let Some(c) = r.per_client.iter().find(|c| c.client >= s.clients) {
@@ -174,68 +222,45 @@ fn check_step(at: &str, s: &StepResult, clients_max: usize) -> Result<(), String
             }
         }
     }
-    if let Some(sla) = &s.sla {
-        for (name, v) in [
-            ("target_inserts_per_s", sla.target_inserts_per_s),
-            ("inserts_per_s", sla.inserts_per_s),
-            ("deletes_per_s", sla.deletes_per_s),
-            ("ratio", sla.ratio),
-            ("seconds_met_share", sla.seconds_met_share),
-        ] {
-            figure(&format!("{at}.sla.{name}"), v)?;
-        }
-        if sla.seconds_met_share > 1.0 {
-            return Err(format!(
-                "{at}.sla.seconds_met_share is {}: expected a share in 0..=1",
-                sla.seconds_met_share
-            ));
-        }
+    Ok(())
+}
+
+/// A step's cost figures (`at` is the field's path): each finite and not negative.
+fn check_efficiency(at: &str, e: &crate::results::model::Efficiency) -> Result<(), String> {
+    let mut figures = vec![
+        ("host_cpu_s", e.host_cpu_s),
+        ("sampler_cpu_ms", e.sampler_cpu_ms),
+        ("client.cpu_s", e.client.cpu_s),
+        ("client.user_s", e.client.user_s),
+        ("client.sys_s", e.client.sys_s),
+    ];
+    if let Some(d) = &e.dbms {
+        figures.extend([
+            ("dbms.cpu_s", d.cpu_s),
+            ("dbms.user_s", d.user_s),
+            ("dbms.sys_s", d.sys_s),
+        ]);
     }
-    if let Some(ix) = &s.index_build {
-        figure(&format!("{at}.index_build.rows_per_s"), ix.rows_per_s)?;
-    }
-    if let Some(e) = &s.efficiency {
-        let mut figures = vec![
-            ("host_cpu_s", e.host_cpu_s),
-            ("sampler_cpu_ms", e.sampler_cpu_ms),
-            ("client.cpu_s", e.client.cpu_s),
-            ("client.user_s", e.client.user_s),
-            ("client.sys_s", e.client.sys_s),
+    if let Some(p) = &e.per_op {
+        figures.extend([
+            ("per_op.client_cpu_us", p.client_cpu_us),
+            ("per_op.host_cpu_us", p.host_cpu_us),
+            ("per_op.host_cs", p.host_cs),
+        ]);
+        let optional = [
+            ("per_op.dbms_cpu_us", p.dbms_cpu_us),
+            ("per_op.kb_read", p.kb_read),
+            ("per_op.kb_written", p.kb_written),
+            ("per_op.reads", p.reads),
+            ("per_op.writes", p.writes),
+            ("per_op.dbms_kb_read", p.dbms_kb_read),
+            ("per_op.dbms_kb_written", p.dbms_kb_written),
+            ("per_op.dbms_cs", p.dbms_cs),
         ];
-        if let Some(d) = &e.dbms {
-            figures.extend([
-                ("dbms.cpu_s", d.cpu_s),
-                ("dbms.user_s", d.user_s),
-                ("dbms.sys_s", d.sys_s),
-            ]);
-        }
-        if let Some(p) = &e.per_op {
-            figures.extend([
-                ("per_op.client_cpu_us", p.client_cpu_us),
-                ("per_op.host_cpu_us", p.host_cpu_us),
-                ("per_op.host_cs", p.host_cs),
-            ]);
-            let optional = [
-                ("per_op.dbms_cpu_us", p.dbms_cpu_us),
-                ("per_op.kb_read", p.kb_read),
-                ("per_op.kb_written", p.kb_written),
-                ("per_op.reads", p.reads),
-                ("per_op.writes", p.writes),
-                ("per_op.dbms_kb_read", p.dbms_kb_read),
-                ("per_op.dbms_kb_written", p.dbms_kb_written),
-                ("per_op.dbms_cs", p.dbms_cs),
-            ];
-            figures.extend(optional.iter().filter_map(|(n, v)| Some((*n, (*v)?))));
-        }
-        for (name, v) in figures {
-            figure(&format!("{at}.efficiency.{name}"), v)?;
-        }
+        figures.extend(optional.iter().filter_map(|(n, v)| Some((*n, (*v)?))));
     }
-    for (name, v) in &s.wait_events {
-        figure(&format!("{at}.wait_events[{name:?}]"), *v)?;
-    }
-    if let Some(p) = &s.profile {
-        check_profile_path(&format!("{at}.profile"), p)?;
+    for (name, v) in figures {
+        figure(&format!("{at}.{name}"), v)?;
     }
     Ok(())
 }
