@@ -182,8 +182,10 @@ pub trait InsertBenchmarkConnection: Send {
     /// Names of the secondary indexes on `table`.
     fn index_names(&mut self, table: &Table) -> Result<Vec<String>>;
 
-    /// Whether `table` exists.
-    fn table_exists(&mut self, table: &Table) -> Result<bool>;
+    /// Whether `table` exists. Default: [`InsertBenchmarkConnection::table_origin`] says so.
+    fn table_exists(&mut self, table: &Table) -> Result<bool> {
+        Ok(self.table_origin(table)? != TableOrigin::Missing)
+    }
 
     /// Inserts `rows` in one statement (autocommit) and returns the largest `transactionid`
     /// it assigned.

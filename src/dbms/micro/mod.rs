@@ -139,8 +139,10 @@ pub trait MicroConnection: Transactions + Send {
     /// How this DBMS writes statements (placeholders, index hints).
     fn dialect(&self) -> &'static Dialect;
 
-    /// Whether `table` exists.
-    fn table_exists(&mut self, table: &Table) -> Result<bool>;
+    /// Whether `table` exists. Default: [`MicroConnection::table_origin`] says so.
+    fn table_exists(&mut self, table: &Table) -> Result<bool> {
+        Ok(self.table_origin(table)? != TableOrigin::Missing)
+    }
 
     /// Whether `table` exists and who created it (sysbench's tables are not ibench's).
     fn table_origin(&mut self, table: &Table) -> Result<TableOrigin>;

@@ -55,8 +55,6 @@ const INDEX_NAMES: &str = "SELECT DISTINCT index_name FROM information_schema.st
 const TABLE_ORIGIN: &str = "SELECT CASE WHEN count(*) = 0 THEN 'missing' \
      WHEN max(table_comment) = 'created by ibench' THEN 'ibench' ELSE 'other' END \
      FROM information_schema.tables WHERE table_schema = database() AND table_name = ?";
-const TABLE_EXISTS: &str = "SELECT count(*) FROM information_schema.tables \
-     WHERE table_schema = database() AND table_name = ?";
 /// sysbench's table.
 const CREATE_SBTEST: &str = "CREATE TABLE {t} (
     id int NOT NULL,
@@ -317,18 +315,6 @@ impl InsertBenchmarkConnection for MyConnection {
         Ok(names)
     }
 
-    fn table_exists(&mut self, table: &Table) -> Result<bool> {
-        let sql = literal::bind(TABLE_EXISTS, &[Literal::Str(&table.name)], true);
-        let mut n = 0;
-        self.wire
-            .query(&sql, |v| {
-                n = v.as_i64().unwrap_or(0);
-                Ok(())
-            })
-            .map_err(sql_err("look up table", &table.name))?;
-        Ok(n > 0)
-    }
-
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
         let n = rows.len();
         if self.plain {
@@ -503,10 +489,6 @@ impl MicroConnection for MyConnection {
 
     fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
         self.origin(table)
-    }
-
-    fn table_exists(&mut self, table: &Table) -> Result<bool> {
-        InsertBenchmarkConnection::table_exists(self, table)
     }
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {

@@ -53,7 +53,6 @@ const SCAN_INDEX: &str = "BEGIN; SET LOCAL enable_seqscan = off; \
 const INDEX_NAMES: &str = "SELECT indexname::text FROM pg_indexes \
      WHERE schemaname = current_schema() AND tablename = $1 AND indexname <> $1 || '_pkey' \
      ORDER BY indexname";
-const TABLE_EXISTS: &str = "SELECT to_regclass($1) IS NOT NULL";
 /// ibench marks its tables with a comment.
 const MARK_TABLE: &str = "COMMENT ON TABLE {t} IS 'created by ibench'";
 const TABLE_ORIGIN: &str = "SELECT CASE WHEN to_regclass($1) IS NULL THEN 'missing' \
@@ -303,16 +302,6 @@ impl InsertBenchmarkConnection for PgConnection {
         Ok(names.into_iter().flatten().collect())
     }
 
-    fn table_exists(&mut self, table: &Table) -> Result<bool> {
-        let (rows, _) = simple(
-            &mut self.wire,
-            TABLE_EXISTS,
-            &[Literal::Str(&table.name)],
-            table,
-        )?;
-        Ok(rows.first() == Some(&Some("t".to_string())))
-    }
-
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
         let date = crate::dbms::datetime(rows.dateandtime);
         if self.plain {
@@ -476,10 +465,6 @@ impl MicroConnection for PgConnection {
 
     fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
         origin(&mut self.wire, table)
-    }
-
-    fn table_exists(&mut self, table: &Table) -> Result<bool> {
-        InsertBenchmarkConnection::table_exists(self, table)
     }
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {

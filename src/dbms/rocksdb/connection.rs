@@ -314,10 +314,6 @@ impl InsertBenchmarkConnection for RocksConnection {
         Ok(names)
     }
 
-    fn table_exists(&mut self, table: &Table) -> Result<bool> {
-        Ok(self.shared.db.cf(&table.name).is_some())
-    }
-
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
         let n = rows.len() as i64;
         let h = resolve(&self.shared, &mut self.tables, table)?;

@@ -49,7 +49,6 @@ const SCAN_PK: &str = "SELECT count(dateandtime) FROM {t} NOT INDEXED";
 const SCAN_INDEX: &str = "SELECT count({c}) FROM {t} INDEXED BY {i}";
 const INDEX_NAMES: &str = "SELECT name FROM sqlite_master \
      WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL ORDER BY name";
-const TABLE_EXISTS: &str = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1";
 /// SQLite keeps no table comments, but it keeps the table's SQL with the comment in it.
 const TABLE_SQL: &str = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1";
 const CREATE_SBTEST: &str = "CREATE TABLE {t} (
@@ -272,13 +271,6 @@ impl InsertBenchmarkConnection for SqliteConnection {
         Ok(names)
     }
 
-    fn table_exists(&mut self, table: &Table) -> Result<bool> {
-        let n: i64 = self
-            .conn
-            .query_row(TABLE_EXISTS, params![table.name], |r| r.get(0))?;
-        Ok(n > 0)
-    }
-
     fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
         if self.date_cache.0 != rows.dateandtime {
             self.date_cache = (rows.dateandtime, crate::dbms::datetime_text(rows.dateandtime));
@@ -422,10 +414,6 @@ impl MicroConnection for SqliteConnection {
 
     fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
         self.origin(table)
-    }
-
-    fn table_exists(&mut self, table: &Table) -> Result<bool> {
-        InsertBenchmarkConnection::table_exists(self, table)
     }
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
