@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use toml::Spanned;
 
 use super::super::estimate;
-use super::super::model::{ConfigTable, ExperimentFile, TargetTable, WorkloadTable};
+use super::super::file::{ConfigTable, ExperimentFile, TargetTable, WorkloadTable};
 use super::configs::Resolved;
 use super::fingerprint::{self, Definition};
 use super::problems::Problems;

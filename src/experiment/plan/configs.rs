@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::super::file::{ConfigTable, Source};
 use super::super::limits;
-use super::super::model::{ConfigTable, Source};
 use super::problems::Problems;
 use crate::server::{Located, normalize};
 

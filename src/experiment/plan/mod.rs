@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use super::model::{ConfigTable, ExperimentFile, Problem, SetupTable, Source, WorkloadTable};
+use super::file::{ConfigTable, ExperimentFile, Problem, SetupTable, Source, WorkloadTable};
 use crate::dbms::{StatementMode, TargetSpec};
 pub use crate::server::SettingsCheck;
 use crate::spec::{Malloc, RunSpec, ServerSpec, WorkloadSpec};
@@ -499,7 +499,7 @@ mod tests {
             path: PathBuf::from("e.toml"),
             text: text.to_string(),
         };
-        let file = super::super::model::parse(&source).expect("parses");
+        let file = super::super::file::parse(&source).expect("parses");
         build(file, source, scale)
     }
 
@@ -683,7 +683,7 @@ dbms_cache = "8M"
                 .join("examples")
                 .join(format!("{file}.toml"));
             let source = Source::read(&path).unwrap();
-            let parsed = super::super::model::parse(&source).unwrap();
+            let parsed = super::super::file::parse(&source).unwrap();
             let (p, _) = build(parsed, source, Some(0.1));
             let cell = p
                 .cells

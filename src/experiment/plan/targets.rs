@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::super::model::TargetTable;
+use super::super::file::TargetTable;
 use super::problems::Problems;
 use crate::dbms::{Params, Setting, TargetSettings};
 use crate::server::{Binaries, BinaryField, ServerFamily};
