@@ -302,9 +302,11 @@ impl TargetArgs {
         }
         let server = self.server_spec(kind, &params)?;
         if let Some(p) = server.as_ref().and_then(|s| s.pooler.as_ref()) {
-            if kind.server_name() != "postgres" {
+            if !crate::server::family(kind).is_some_and(|f| f.poolers().contains(&p.kind)) {
                 return Err(UsageError::new(format!(
-                    "--pooler pgbouncer is for a postgres server, not {}",
+                    "--pooler {} is for a {} server, not {}",
+                    p.kind.name(),
+                    crate::server::pooler_servers(p.kind),
                     kind.server_name()
                 )));
             }

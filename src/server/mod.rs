@@ -39,7 +39,7 @@ use nix::unistd::{Pid, User};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Params};
 use crate::error::{Interrupted, UsageError};
-use crate::spec::ServerSpec;
+use crate::spec::{Pooler, ServerSpec};
 pub use binaries::{Binaries, BinaryField, BinaryProblem, find_binary};
 pub use check::{Located, SettingProblem, SettingsCheck, normalize};
 pub use process::{free_port, log_error_line, log_tail};
@@ -111,6 +111,18 @@ pub trait ServerFamily: Sync {
         Ok(())
     }
 
+    /// Builds of it installed by the operating system's packages, each with its version, for
+    /// `ibench server list` (Debian's PostgreSQL: one directory per major). Default: none
+    /// listed.
+    fn system_builds(&self) -> Vec<(String, PathBuf)> {
+        Vec::new()
+    }
+
+    /// The connection poolers ibench can start in front of it. Default: none.
+    fn poolers(&self) -> &'static [Pooler] {
+        &[]
+    }
+
     /// A value as written into its config file (PostgreSQL quotes what is not a word).
     fn config_value(&self, value: &str) -> String {
         value.to_string()
@@ -137,6 +149,21 @@ pub trait ServerFamily: Sync {
 /// The family that manages `kind`, if any.
 pub fn family(kind: DbmsKind) -> Option<&'static dyn ServerFamily> {
     REGISTRY.iter().copied().find(|f| f.dbms() == kind)
+}
+
+/// Every family ibench can manage, in registry order.
+pub fn families() -> &'static [&'static dyn ServerFamily] {
+    REGISTRY
+}
+
+/// Names of the families `pooler` can be started in front of (`postgres`), for messages.
+pub fn pooler_servers(pooler: Pooler) -> String {
+    REGISTRY
+        .iter()
+        .filter(|f| f.poolers().contains(&pooler))
+        .map(|f| f.dbms().server_name())
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 /// Names of the families (`postgres, mariadb`), for messages.

@@ -253,13 +253,15 @@ fn build_cell(
                 pooler: setup.pooler.as_ref().map(|(spec, _)| *spec),
                 user: target.user.clone(),
             };
-            if let Some((_, span)) = &setup.pooler
-                && kind.server_name() != "postgres"
+            if let (Some((pooler, span)), Some(family)) = (&setup.pooler, target.family)
+                && !family.poolers().contains(&pooler.kind)
             {
                 p.push(
                     p.source.at_span(span.clone()),
                     format!(
-                        "pooler pgbouncer is for postgres targets, not target {} ({kind})",
+                        "pooler {} is for {} targets, not target {} ({kind})",
+                        pooler.kind.name(),
+                        crate::server::pooler_servers(pooler.kind),
                         t.name.get_ref()
                     ),
                 );
