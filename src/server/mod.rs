@@ -1,7 +1,8 @@
 //! Managed throwaway servers: a [`ServerFamily`] per server DBMS (one file each, listed once
 //! in the registry below) knows its binaries, how to initialise a data directory, its config
 //! file, how to start and stop it and how to ask it about settings; [`ManagedServer`] is one
-//! running server.
+//! running server. A server's settings as a user gives them (flags, an experiment's keys) are
+//! checked in [`settings`], for both.
 //!
 //! Every managed server is reachable by ibench alone: it runs as an unprivileged account
 //! (never root, nor the host DBMS's own account: when ibench runs as root, the dedicated
@@ -23,6 +24,7 @@ pub mod install;
 pub mod libs;
 pub mod pooler;
 mod process;
+pub mod settings;
 mod socket_dir;
 pub mod version;
 
@@ -43,6 +45,7 @@ use crate::spec::{Pooler, ServerSpec};
 pub use binaries::{Binaries, BinaryField, BinaryProblem, find_binary};
 pub use check::{Located, SettingProblem, SettingsCheck, normalize};
 pub use process::{free_port, log_error_line, log_tail};
+pub use settings::{Refusal, ServerProblem, ServerSetting, ServerSettings};
 
 /// The registry: declares each server family's module and lists it.
 macro_rules! registry {

@@ -16,7 +16,7 @@ use super::setups::{self, Setup};
 use super::targets::{self, Target};
 use super::{Cell, SettingsCheck};
 use crate::dbms::{Setting, StatementMode, TargetSpec};
-use crate::server::Located;
+use crate::server::{Located, Refusal, ServerSettings};
 use crate::spec::{Malloc, ServerSpec};
 
 /// A cell of the matrix: its label and the indexes of its target, config, allocator, setup.
@@ -253,18 +253,24 @@ fn build_cell(
                 pooler: setup.pooler.as_ref().map(|(spec, _)| *spec),
                 user: target.user.clone(),
             };
-            if let (Some((pooler, span)), Some(family)) = (&setup.pooler, target.family)
-                && !family.poolers().contains(&pooler.kind)
-            {
-                p.push(
-                    p.source.at_span(span.clone()),
-                    format!(
-                        "pooler {} is for {} targets, not target {} ({kind})",
-                        pooler.kind.name(),
-                        crate::server::pooler_servers(pooler.kind),
-                        t.name.get_ref()
-                    ),
-                );
+            let pooler = ServerSettings {
+                family: target.family,
+                pooler: setup.pooler.as_ref().map(|(spec, _)| spec.kind),
+                ..Default::default()
+            };
+            for problem in pooler.check(&mut |_, _| {}) {
+                if let (Refusal::PoolerIsFor { pooler, servers }, Some((_, span))) =
+                    (problem.refusal, &setup.pooler)
+                {
+                    p.push(
+                        p.source.at_span(span.clone()),
+                        format!(
+                            "pooler {} is for {servers} targets, not target {} ({kind})",
+                            pooler.name(),
+                            t.name.get_ref()
+                        ),
+                    );
+                }
             }
             let key = format!(
                 "{:?}|{:?}|{:?}|{:?}|{:?}",

@@ -27,6 +27,7 @@ use toml::Spanned;
 use super::file::{ConfigTable, ExperimentFile, Problem, SetupTable, Source, WorkloadTable};
 use crate::dbms::{StatementMode, TargetSpec};
 pub use crate::server::SettingsCheck;
+use crate::server::{Refusal, ServerSettings};
 use crate::spec::{Malloc, RunSpec, ServerSpec, WorkloadSpec};
 use problems::{Problems, check_name, unique};
 pub use setups::{estimated_loaded_bytes, key_name, parse_size};
@@ -454,8 +455,14 @@ fn allocators(p: &mut Problems<'_>, file: &ExperimentFile) -> Vec<Spanned<Malloc
         if !seen.insert(name) {
             p.at(a, format!("allocator {name} is listed twice"));
         }
-        if let Err(msg) = a.get_ref().find_library() {
-            p.at(a, format!("allocator {msg}"));
+        let malloc = ServerSettings {
+            malloc: Some(*a.get_ref()),
+            ..Default::default()
+        };
+        for problem in malloc.check(&mut |_, _| {}) {
+            if let Refusal::Said(msg) = problem.refusal {
+                p.at(a, format!("allocator {msg}"));
+            }
         }
     }
     allocators
