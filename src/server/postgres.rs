@@ -344,3 +344,16 @@ impl PgScratch {
         problems
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_quoted_when_needed() {
+        assert_eq!(POSTGRES.config_value("128MB"), "128MB");
+        assert_eq!(POSTGRES.config_value("%m [%p] "), "'%m [%p] '");
+        assert_eq!(POSTGRES.config_value("'x'"), "'x'");
+        assert_eq!(POSTGRES.config_value("it's"), "'it''s'");
+    }
+}

@@ -137,15 +137,6 @@ fn a_huge_matrix_is_refused_before_it_is_built() {
     );
 }
 
-#[test]
-fn pg_values_are_quoted_when_needed() {
-    let pg = crate::server::family(crate::dbms::DbmsKind::find("postgres").unwrap()).unwrap();
-    assert_eq!(pg.config_value("128MB"), "128MB");
-    assert_eq!(pg.config_value("%m [%p] "), "'%m [%p] '");
-    assert_eq!(pg.config_value("'x'"), "'x'");
-    assert_eq!(pg.config_value("it's"), "'it''s'");
-}
-
 /// Resuming an experiment refuses completed cells whose fingerprint changed: the example
 /// experiments' fingerprints are what earlier versions of ibench computed for them.
 #[test]
