@@ -6,7 +6,7 @@
 use clap::Parser;
 use ibench::cli::{Cli, Command};
 use ibench::dbms::url::ServerUrl;
-use ibench::experiment::model::{self, Source};
+use ibench::experiment::file::{self, Source};
 use ibench::experiment::plan;
 use ibench::spec::Step;
 use proptest::prelude::*;
@@ -126,7 +126,7 @@ proptest! {
         // Parsing and planning (everything short of asking servers) never panics and never
         // builds more than MAX_CELLS cells (nor any when repeats is out of range); every
         // problem points at the file.
-        if let Ok(file) = model::parse(&source) {
+        if let Ok(file) = file::parse(&source) {
             let repeats = file.repeats.as_ref().map(|r| *r.get_ref());
             let (plan, problems) = plan::build(file, source.clone(), None);
             prop_assert!(plan.cells.len() <= plan::MAX_CELLS, "{} cells", plan.cells.len());
@@ -161,7 +161,7 @@ fn huge_repeats_are_a_located_problem_without_cells() {
             path: "e.toml".into(),
             text,
         };
-        let (plan, problems) = plan::build(model::parse(&source).unwrap(), source.clone(), None);
+        let (plan, problems) = plan::build(file::parse(&source).unwrap(), source.clone(), None);
         assert_eq!(plan.cells.len(), cells, "repeats {repeats}");
         if cells == 0 {
             assert!(
@@ -186,7 +186,7 @@ fn huge_repeats_are_a_located_problem_without_cells() {
         path: "e.toml".into(),
         text,
     };
-    let (plan, problems) = plan::build(model::parse(&source).unwrap(), source.clone(), None);
+    let (plan, problems) = plan::build(file::parse(&source).unwrap(), source.clone(), None);
     assert!(plan.cells.is_empty());
     assert!(
         problems.iter().any(|p| p.message.contains("20000 cells")),
@@ -279,7 +279,7 @@ fn numbers_that_are_not_numbers_are_problems_at_their_key() {
         path: "e.toml".into(),
         text: text.to_string(),
     };
-    let (_, problems) = plan::build(model::parse(&source).unwrap(), source.clone(), None);
+    let (_, problems) = plan::build(file::parse(&source).unwrap(), source.clone(), None);
     for (at, says) in [
         ("e.toml:3", "max_price NaN is not a number"),
         ("e.toml:4", "max_error_rate inf is not a number"),

@@ -92,18 +92,16 @@ fn list() -> Result<()> {
             b.bin_dir().display().to_string(),
         ]);
     }
-    let family = crate::server::family(crate::dbms::DbmsKind::of(&crate::dbms::postgres::POSTGRES));
-    for dir in family.map(|f| f.default_bin_dirs()).unwrap_or_default() {
-        let Some(version) = crate::server::binaries::binary_version(&dir.join("postgres")) else {
-            continue;
-        };
-        any = true;
-        t.row([
-            "postgres".to_string(),
-            version,
-            "system package".to_string(),
-            dir.display().to_string(),
-        ]);
+    for family in crate::server::families() {
+        for (version, dir) in family.system_builds() {
+            any = true;
+            t.row([
+                family.dbms().server_name().to_string(),
+                version,
+                "system package".to_string(),
+                dir.display().to_string(),
+            ]);
+        }
     }
     if !any {
         return stdout::print(&format!(

@@ -11,6 +11,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Setting, SettingError, StatementMode, TargetSettings, TargetSpec};
 use crate::error::UsageError;
+use crate::server::{Refusal, ServerProblem, ServerSetting, ServerSettings};
 use crate::spec::{
     MAX_SECONDS, Malloc, PoolMode, Pooler, PoolerSpec, RunSpec, ServerSpec, WorkloadSpec,
 };
@@ -250,6 +251,34 @@ fn setting_flag(setting: &Setting) -> String {
     }
 }
 
+/// The flag that gave a managed server's setting.
+fn server_flag(setting: ServerSetting) -> &'static str {
+    match setting {
+        ServerSetting::User => "--server-user",
+        ServerSetting::Malloc => "--malloc",
+        ServerSetting::Engine => "--engine",
+        ServerSetting::DataRoot => "--server-data-root",
+        ServerSetting::Pooler => "--pooler",
+    }
+}
+
+/// A managed server's refused setting (of a `kind` server), naming its flag.
+fn server_problem(kind: DbmsKind, p: &ServerProblem) -> UsageError {
+    let flag = server_flag(p.setting);
+    UsageError::new(match &p.refusal {
+        Refusal::Said(m) => format!("{flag} {m}"),
+        Refusal::NotADirectory(root) => format!(
+            "{flag} {} is not a directory (create or mount it first)",
+            root.display()
+        ),
+        Refusal::PoolerIsFor { pooler, servers } => format!(
+            "{flag} {} is for a {servers} server, not {}",
+            pooler.name(),
+            kind.server_name()
+        ),
+    })
+}
+
 /// A target setting's refusal, naming its flag.
 fn setting_error(e: SettingError) -> UsageError {
     UsageError::new(format!("{}: {}", setting_flag(&e.setting), e.message))
@@ -302,12 +331,6 @@ impl TargetArgs {
         }
         let server = self.server_spec(kind, &params)?;
         if let Some(p) = server.as_ref().and_then(|s| s.pooler.as_ref()) {
-            if kind.server_name() != "postgres" {
-                return Err(UsageError::new(format!(
-                    "--pooler pgbouncer is for a postgres server, not {}",
-                    kind.server_name()
-                )));
-            }
             crate::server::pooler::binary()?;
             p.check(
                 crate::server::pooler::connections(&workload),
@@ -357,19 +380,22 @@ impl TargetArgs {
             return Ok(None);
         }
         let family = crate::server::require_family(kind)?;
-        if let Some(name) = &self.server_user {
-            let warning = crate::server::account::check_named(name)
-                .map_err(|m| UsageError::new(format!("--server-user {m}")))?;
-            if let Some(w) = warning {
-                eprintln!("warning: --server-user {w}");
-            }
+        let problems = ServerSettings {
+            family: Some(family),
+            user: self.server_user.as_deref(),
+            malloc: Some(self.malloc),
+            params: Some(params),
+            data_root: self.server_data_root.as_deref(),
+            pooler: self.pooler,
         }
-        self.malloc
-            .find_library()
-            .map_err(|m| UsageError::new(format!("--malloc {m}")))?;
-        family
-            .check_params(params)
-            .map_err(|m| UsageError::new(format!("--engine {m}")))?;
+        .check(&mut |setting, w| eprintln!("warning: {} {w}", server_flag(setting)));
+        // The first problem, in the flags' order: the config file is read once the account,
+        // allocator and engine are known to be good, the data root checked after it.
+        let refused = |upto: ServerSetting| match problems.iter().find(|p| p.setting <= upto) {
+            Some(p) => Err(server_problem(kind, p)),
+            None => Ok(()),
+        };
+        refused(ServerSetting::Engine)?;
         let config_text = match &self.server_config {
             Some(path) => Some(crate::bounded::read_to_string(path, 1 << 20).map_err(|e| {
                 UsageError::new(format!(
@@ -379,14 +405,7 @@ impl TargetArgs {
             })?),
             None => None,
         };
-        if let Some(root) = &self.server_data_root
-            && !root.is_dir()
-        {
-            return Err(UsageError::new(format!(
-                "--server-data-root {} is not a directory (create or mount it first)",
-                root.display()
-            )));
-        }
+        refused(ServerSetting::DataRoot)?;
         for (k, v) in &self.server_options {
             let ok = |s: &str| !s.is_empty() && !s.contains(['\n', '\r', '[', ']']);
             if !ok(k) || !ok(v) || k.contains(['=', ' ']) {
@@ -397,6 +416,7 @@ impl TargetArgs {
                 )));
             }
         }
+        refused(ServerSetting::Pooler)?;
         Ok(Some(ServerSpec {
             kind,
             bin_dir: self.server_bin.clone(),

@@ -3,15 +3,16 @@
 //! results database tagged with the experiment and cell, resumable, and reported at the end
 //! against a base cell. See docs/experiments.md.
 //!
-//! * [`model`] — the file as written (serde, `deny_unknown_fields`, spans for `file:line`).
+//! * [`file`] — the experiment file as written (serde, `deny_unknown_fields`, spans for
+//!   `file:line`).
 //! * [`plan`] — validation and expansion into cells.
 //! * [`estimate`] — how long a cell should take.
 //! * [`limits`] — bounds on what a file can make ibench build.
 //! * [`runner`] — running the cells, resuming, progress, cool-down, cache ratio.
 
 pub mod estimate;
+pub mod file;
 pub mod limits;
-pub mod model;
 pub mod plan;
 pub mod runner;
 
@@ -23,7 +24,7 @@ use anyhow::Result;
 
 use crate::error::UsageError;
 use crate::spec::WorkloadSpec;
-use model::{Problem, Source};
+use file::{Problem, Source};
 pub use plan::{Cell, Plan};
 
 /// Reads, validates and expands the experiment at `path`, and asks the servers about its
@@ -35,8 +36,8 @@ pub fn load(path: &Path, scale: Option<f64>) -> Result<Plan> {
             path.display()
         ))
     })?;
-    let file = model::parse(&source).map_err(|p| problems(vec![p]))?;
-    let (plan, mut found) = plan::build(file, source, scale);
+    let parsed = file::parse(&source).map_err(|p| problems(vec![p]))?;
+    let (plan, mut found) = plan::build(parsed, source, scale);
     // Asking the servers whether they know every setting (each family's own binaries).
     for p in crate::server::check::check_all(&plan.server_checks) {
         let p = Problem {

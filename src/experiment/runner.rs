@@ -163,10 +163,61 @@ fn cool_down(d: Duration, quiet: bool) -> Result<()> {
 /// cells, in cell order.
 pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
     let out = &options.out;
+    let (_lock, prior, done) = prepare(plan, options)?;
+    let total = plan.cells.len();
+    let todo: Vec<usize> = (0..total)
+        .filter(|&i| !done.contains_key(&(plan.cells[i].label.clone(), plan.cells[i].repeat)))
+        .collect();
+    announce(plan, &todo, &done, out);
+    let mut progress = Progress {
+        total,
+        ids: BTreeMap::new(),
+        failed: Vec::new(),
+        spent: Duration::ZERO,
+        estimated_spent: Duration::ZERO,
+    };
+    for (i, c) in plan.cells.iter().enumerate() {
+        if let Some(id) = done.get(&(c.label.clone(), c.repeat)) {
+            progress.ids.insert(i, id.clone());
+        }
+    }
+    for (n, &i) in todo.iter().enumerate() {
+        let cell = &plan.cells[i];
+        if crate::interrupt::requested() {
+            return Err(Interrupted.into());
+        }
+        if n > 0 {
+            cool_down(plan.cooldown, options.quiet)?;
+        }
+        drop_stale(cell, &prior, options)?;
+        progress.announce(plan, i, &todo[n..]);
+        let started = Instant::now();
+        let result = run_cell(plan, cell, options);
+        progress.record(i, cell, started.elapsed(), result)?;
+    }
+    if !progress.failed.is_empty() {
+        anyhow::bail!(
+            "{} of {total} cells failed ({}); run the same command again to rerun them",
+            progress.failed.len(),
+            progress.failed.join(", ")
+        );
+    }
+    let run_ids: Vec<String> = progress.ids.into_values().collect();
+    super::write_report(&options.store, &run_ids, &plan.base, out)?;
+    Ok(run_ids)
+}
+
+/// The run ids of the complete cells, by (label, repeat).
+type Done = BTreeMap<(String, u32), String>;
+
+/// Makes the output directory ready and takes its lock (held while the returned guard
+/// lives); returns the experiment's runs from before and, of those, the complete cells.
+fn prepare(plan: &Plan, options: &Options) -> Result<(DirLock, Vec<ExperimentRun>, Done)> {
+    let out = &options.out;
     fs::create_dir_all(out)
         .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
     crate::safe_fs::check_dir(out, "--out")?;
-    let _lock = DirLock::take(out)?;
+    let lock = DirLock::take(out)?;
     // Cells an earlier ibench left `running` when it was killed: marked abandoned.
     crate::results::abandoned::sweep(out, &options.store);
     // Cells run one at a time and their data directories are removed after each: room for
@@ -181,11 +232,12 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
     let prior = Store::open(&options.store)?.experiment_runs(&plan.name)?;
     let done = completed(plan, &prior)?;
     crate::interrupt::install_handler();
+    Ok((lock, prior, done))
+}
 
-    let total = plan.cells.len();
-    let todo: Vec<usize> = (0..total)
-        .filter(|&i| !done.contains_key(&(plan.cells[i].label.clone(), plan.cells[i].repeat)))
-        .collect();
+/// The experiment's first line: its cells, how many are complete from before, the estimate of
+/// the cells `todo`, where results go.
+fn announce(plan: &Plan, todo: &[usize], done: &Done, out: &Path) {
     let cooldowns = plan.cooldown * todo.len().saturating_sub(1) as u32;
     let estimate: Duration = todo
         .iter()
@@ -193,8 +245,9 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
         .sum::<Duration>()
         + cooldowns;
     eprintln!(
-        "experiment {}: {total} cells{}, estimated {}; results in {}",
+        "experiment {}: {} cells{}, estimated {}; results in {}",
         plan.name,
+        plan.cells.len(),
         if done.is_empty() {
             String::new()
         } else {
@@ -203,70 +256,90 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
         human(estimate),
         out.display()
     );
+}
 
-    let mut ids: BTreeMap<usize, String> = BTreeMap::new();
-    for (i, c) in plan.cells.iter().enumerate() {
-        if let Some(id) = done.get(&(c.label.clone(), c.repeat)) {
-            ids.insert(i, id.clone());
+/// Half-finished attempts of `cell` (in `prior`): out of the store, and their data
+/// directories off the disk; their results files and logs stay.
+fn drop_stale(cell: &Cell, prior: &[ExperimentRun], options: &Options) -> Result<()> {
+    let stale: Vec<&ExperimentRun> = prior
+        .iter()
+        .filter(|r| r.cell == cell.label && r.repeat == cell.repeat && r.status != "complete")
+        .collect();
+    if stale.is_empty() {
+        return Ok(());
+    }
+    let out = &options.out;
+    let mut store = Store::open(&options.store)?;
+    for r in stale {
+        store.delete(&r.id)?;
+        let _ = fs::remove_dir_all(out.join(format!("{}.server", r.id)));
+        let _ = fs::remove_dir_all(out.join(format!("{}.data", r.id)));
+        if !options.quiet {
+            eprintln!(
+                "cell {}: rerunning; the earlier attempt {} ({}) is dropped",
+                cell.name(),
+                r.id,
+                r.status
+            );
         }
     }
-    let mut failed: Vec<String> = Vec::new();
-    let (mut spent, mut estimated_spent) = (Duration::ZERO, Duration::ZERO);
-    for (n, &i) in todo.iter().enumerate() {
-        let cell = &plan.cells[i];
-        if crate::interrupt::requested() {
-            return Err(Interrupted.into());
-        }
-        if n > 0 {
-            cool_down(plan.cooldown, options.quiet)?;
-        }
-        // Half-finished attempts of this cell: out of the store (and their data directories
-        // off the disk); their results files and logs stay.
-        let stale: Vec<&ExperimentRun> = prior
-            .iter()
-            .filter(|r| r.cell == cell.label && r.repeat == cell.repeat && r.status != "complete")
-            .collect();
-        if !stale.is_empty() {
-            let mut store = Store::open(&options.store)?;
-            for r in stale {
-                store.delete(&r.id)?;
-                let _ = fs::remove_dir_all(out.join(format!("{}.server", r.id)));
-                let _ = fs::remove_dir_all(out.join(format!("{}.data", r.id)));
-                if !options.quiet {
-                    eprintln!(
-                        "cell {}: rerunning; the earlier attempt {} ({}) is dropped",
-                        cell.name(),
-                        r.id,
-                        r.status
-                    );
-                }
-            }
-        }
-        let factor = if estimated_spent.is_zero() {
+    Ok(())
+}
+
+/// How the run of the cells goes: the run ids so far (by cell index), the cells that failed,
+/// and the time taken against the time estimated.
+struct Progress {
+    total: usize,
+    ids: BTreeMap<usize, String>,
+    failed: Vec<String>,
+    spent: Duration,
+    estimated_spent: Duration,
+}
+
+impl Progress {
+    /// How much longer than estimated the cells so far took (1 before any).
+    fn factor(&self) -> f64 {
+        if self.estimated_spent.is_zero() {
             1.0
         } else {
-            spent.as_secs_f64() / estimated_spent.as_secs_f64()
-        };
-        let remaining: Duration = todo[n..]
+            self.spent.as_secs_f64() / self.estimated_spent.as_secs_f64()
+        }
+    }
+
+    /// The line of cell `i`, the first of the cells still to run (`rest`): its estimate and
+    /// the experiment's, rescaled by how long the cells so far took.
+    fn announce(&self, plan: &Plan, i: usize, rest: &[usize]) {
+        let factor = self.factor();
+        let remaining: Duration = rest
             .iter()
             .map(|&j| plan.cells[j].estimate.mul_f64(factor))
             .sum::<Duration>()
-            + plan.cooldown * (todo.len() - n - 1) as u32;
+            + plan.cooldown * (rest.len() - 1) as u32;
         let finish =
             chrono::Local::now() + chrono::Duration::from_std(remaining).unwrap_or_default();
+        let cell = &plan.cells[i];
         eprintln!(
-            "cell {}/{total}: {} (~{}; experiment ETA {}, done ~{})",
+            "cell {}/{}: {} (~{}; experiment ETA {}, done ~{})",
             i + 1,
+            self.total,
             cell.name(),
             human(cell.estimate.mul_f64(factor)),
             human(remaining),
             finish.format("%H:%M")
         );
-        let started = Instant::now();
-        let result = run_cell(plan, cell, options);
-        let took = started.elapsed();
-        spent += took;
-        estimated_spent += cell.estimate;
+    }
+
+    /// Records how cell `i` ended after `took`; an interruption ends the experiment.
+    fn record(
+        &mut self,
+        i: usize,
+        cell: &Cell,
+        took: Duration,
+        result: Result<RunResult>,
+    ) -> Result<()> {
+        let total = self.total;
+        self.spent += took;
+        self.estimated_spent += cell.estimate;
         match result {
             Ok(run) => {
                 let fit = run
@@ -282,7 +355,7 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
                     human(took),
                     run.run_id
                 );
-                ids.insert(i, run.run_id);
+                self.ids.insert(i, run.run_id);
             }
             Err(e) if e.chain().any(|c| c.is::<Interrupted>()) => {
                 eprintln!(
@@ -294,20 +367,11 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
             }
             Err(e) => {
                 eprintln!("cell {}/{total}: {} failed: {e:#}", i + 1, cell.name());
-                failed.push(cell.name());
+                self.failed.push(cell.name());
             }
         }
+        Ok(())
     }
-    if !failed.is_empty() {
-        anyhow::bail!(
-            "{} of {total} cells failed ({}); run the same command again to rerun them",
-            failed.len(),
-            failed.join(", ")
-        );
-    }
-    let run_ids: Vec<String> = ids.into_values().collect();
-    super::write_report(&options.store, &run_ids, &plan.base, out)?;
-    Ok(run_ids)
 }
 
 /// Runs one cell; the run as saved when it completed, else the error.

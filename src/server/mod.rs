@@ -1,7 +1,8 @@
 //! Managed throwaway servers: a [`ServerFamily`] per server DBMS (one file each, listed once
 //! in the registry below) knows its binaries, how to initialise a data directory, its config
 //! file, how to start and stop it and how to ask it about settings; [`ManagedServer`] is one
-//! running server.
+//! running server. A server's settings as a user gives them (flags, an experiment's keys) are
+//! checked in [`settings`], for both.
 //!
 //! Every managed server is reachable by ibench alone: it runs as an unprivileged account
 //! (never root, nor the host DBMS's own account: when ibench runs as root, the dedicated
@@ -23,6 +24,7 @@ pub mod install;
 pub mod libs;
 pub mod pooler;
 mod process;
+pub mod settings;
 mod socket_dir;
 pub mod version;
 
@@ -39,10 +41,11 @@ use nix::unistd::{Pid, User};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Params};
 use crate::error::{Interrupted, UsageError};
-use crate::spec::ServerSpec;
+use crate::spec::{Pooler, ServerSpec};
 pub use binaries::{Binaries, BinaryField, BinaryProblem, find_binary};
 pub use check::{Located, SettingProblem, SettingsCheck, normalize};
 pub use process::{free_port, log_error_line, log_tail};
+pub use settings::{Refusal, ServerProblem, ServerSetting, ServerSettings};
 
 /// The registry: declares each server family's module and lists it.
 macro_rules! registry {
@@ -111,6 +114,18 @@ pub trait ServerFamily: Sync {
         Ok(())
     }
 
+    /// Builds of it installed by the operating system's packages, each with its version, for
+    /// `ibench server list` (Debian's PostgreSQL: one directory per major). Default: none
+    /// listed.
+    fn system_builds(&self) -> Vec<(String, PathBuf)> {
+        Vec::new()
+    }
+
+    /// The connection poolers ibench can start in front of it. Default: none.
+    fn poolers(&self) -> &'static [Pooler] {
+        &[]
+    }
+
     /// A value as written into its config file (PostgreSQL quotes what is not a word).
     fn config_value(&self, value: &str) -> String {
         value.to_string()
@@ -137,6 +152,21 @@ pub trait ServerFamily: Sync {
 /// The family that manages `kind`, if any.
 pub fn family(kind: DbmsKind) -> Option<&'static dyn ServerFamily> {
     REGISTRY.iter().copied().find(|f| f.dbms() == kind)
+}
+
+/// Every family ibench can manage, in registry order.
+pub fn families() -> &'static [&'static dyn ServerFamily] {
+    REGISTRY
+}
+
+/// Names of the families `pooler` can be started in front of (`postgres`), for messages.
+pub fn pooler_servers(pooler: Pooler) -> String {
+    REGISTRY
+        .iter()
+        .filter(|f| f.poolers().contains(&pooler))
+        .map(|f| f.dbms().server_name())
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 /// Names of the families (`postgres, mariadb`), for messages.

@@ -21,6 +21,7 @@ use super::{
 };
 use crate::dbms::DbmsKind;
 use crate::dbms::url::ServerUrl;
+use crate::spec::Pooler;
 
 /// The registry's PostgreSQL server family.
 pub static POSTGRES: PostgresFamily = PostgresFamily;
@@ -54,6 +55,21 @@ impl ServerFamily for PostgresFamily {
 
     fn default_bin_dirs(&self) -> Vec<PathBuf> {
         debian_bin_dirs()
+    }
+
+    /// Debian's packages, one directory per major, newest first.
+    fn system_builds(&self) -> Vec<(String, PathBuf)> {
+        debian_bin_dirs()
+            .into_iter()
+            .filter_map(|dir| {
+                let version = super::binaries::binary_version(&dir.join(self.binaries()[1]))?;
+                Some((version, dir))
+            })
+            .collect()
+    }
+
+    fn poolers(&self) -> &'static [Pooler] {
+        &[Pooler::Pgbouncer]
     }
 
     /// Debian's /usr/lib/postgresql/<major>/bin, else the newest matching build installed
@@ -326,5 +342,18 @@ impl PgScratch {
             )));
         }
         problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_quoted_when_needed() {
+        assert_eq!(POSTGRES.config_value("128MB"), "128MB");
+        assert_eq!(POSTGRES.config_value("%m [%p] "), "'%m [%p] '");
+        assert_eq!(POSTGRES.config_value("'x'"), "'x'");
+        assert_eq!(POSTGRES.config_value("it's"), "'it''s'");
     }
 }

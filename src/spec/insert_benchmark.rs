@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     FieldNames, MAX_BATCH, MAX_ROWS, MAX_SECONDS, SpecError, check_retries, default_max_error_pct,
-    default_max_reconnects, default_max_tries,
+    default_max_reconnects, default_max_tries, in_range, out_of_range, refuse,
 };
 use crate::dbms::SecondaryIndex;
 use crate::error::UsageError;
@@ -281,120 +281,69 @@ impl InsertBenchmarkSpec {
 
     /// Checks every value; the first problem found is returned, naming fields as `names` does.
     pub fn validate(&self, names: FieldNames) -> Result<(), SpecError> {
-        let n = names;
-        let err = |field: &'static str, message: String| Err(SpecError { field, message });
-        if self.clients == 0 || self.clients > 1024 {
-            return err(
-                "clients",
-                format!(
-                    "{} {} is out of range: expected 1..=1024",
-                    n("clients"),
-                    self.clients
-                ),
-            );
-        }
+        self.check_load(names)?;
+        self.check_queries(names)?;
+        check_retries(self.max_tries, self.max_error_pct, names)?;
+        self.check_values(names)?;
+        self.check_table_prefix(names)
+    }
+
+    /// Clients, steps, and each load step's rows and batch.
+    fn check_load(&self, n: FieldNames) -> Result<(), SpecError> {
+        in_range(n, "clients", self.clients, 1..=1024)?;
         if self.steps.is_empty() {
-            return err(
+            return refuse(
                 "steps",
                 format!("{} is empty: name at least one step", n("steps")),
             );
         }
-        let rows = [
-            (
-                "l0_rows",
-                self.l0_rows,
-                self.l0_batch,
-                "l0_batch",
-                Step::LoadInitial,
-            ),
-            (
-                "l1_rows",
-                self.l1_rows,
-                self.l1_batch,
-                "l1_batch",
-                Step::LoadMore,
-            ),
-            (
-                "l2_rows",
-                self.l2_rows,
-                self.l2_batch,
-                "l2_batch",
-                Step::LoadMoreSmall,
-            ),
+        let loads = [
+            ("l0_rows", self.l0_rows, "l0_batch", self.l0_batch),
+            ("l1_rows", self.l1_rows, "l1_batch", self.l1_batch),
+            ("l2_rows", self.l2_rows, "l2_batch", self.l2_batch),
         ];
-        for (field, rows, batch, batch_field, step) in rows {
-            if !(1..=10_000).contains(&batch) {
-                return err(
-                    batch_field,
-                    format!(
-                        "{} {batch} is out of range: expected 1..=10000",
-                        n(batch_field)
-                    ),
+        let steps = [Step::LoadInitial, Step::LoadMore, Step::LoadMoreSmall];
+        for ((field, rows, batch_field, batch), step) in loads.into_iter().zip(steps) {
+            in_range(n, batch_field, batch, 1..=10_000)?;
+            if rows > MAX_ROWS {
+                let expected = format!("expected at most {MAX_ROWS} rows per client");
+                return Err(out_of_range(n, field, rows, expected));
+            }
+            if !self.steps.contains(&step) {
+                continue;
+            }
+            if rows == 0 {
+                return refuse(
+                    field,
+                    format!("{} must be greater than 0 when step {step} runs", n(field)),
                 );
             }
-            if rows > MAX_ROWS {
-                return err(
-                    field,
+            if batch as u64 > rows {
+                return refuse(
+                    batch_field,
                     format!(
-                        "{} {rows} is out of range: expected at most {MAX_ROWS} rows per client",
+                        "{} {batch} is larger than {} {rows}: a batch cannot exceed the rows",
+                        n(batch_field),
                         n(field)
                     ),
                 );
             }
-            if self.steps.contains(&step) {
-                if rows == 0 {
-                    return err(
-                        field,
-                        format!("{} must be greater than 0 when step {step} runs", n(field)),
-                    );
-                }
-                if batch as u64 > rows {
-                    return err(
-                        batch_field,
-                        format!(
-                            "{} {batch} is larger than {} {rows}: a batch cannot exceed the rows",
-                            n(batch_field),
-                            n(field)
-                        ),
-                    );
-                }
-            }
         }
-        if !(1..=MAX_BATCH).contains(&self.writer_batch) {
-            return err(
-                "writer_batch",
-                format!(
-                    "{} {} is out of range: expected 1..={MAX_BATCH}",
-                    n("writer_batch"),
-                    self.writer_batch
-                ),
-            );
+        Ok(())
+    }
+
+    /// The query steps: their writer's batch and their seconds; the secondary indexes range
+    /// queries (and l.x) need, created before them.
+    fn check_queries(&self, n: FieldNames) -> Result<(), SpecError> {
+        in_range(n, "writer_batch", self.writer_batch, 1..=MAX_BATCH)?;
+        if self.steps.iter().any(|s| s.is_query()) {
+            in_range(n, "query_seconds", self.query_seconds, 1..=MAX_SECONDS)?;
         }
-        let has_query = self.steps.iter().any(|s| s.is_query());
-        if has_query && !(1..=MAX_SECONDS).contains(&self.query_seconds) {
-            return err(
-                "query_seconds",
-                format!(
-                    "{} {} is out of range: expected 1..={MAX_SECONDS}",
-                    n("query_seconds"),
-                    self.query_seconds
-                ),
-            );
-        }
-        if self.secondary_indexes > 3 {
-            return err(
-                "secondary_indexes",
-                format!(
-                    "{} {} is out of range: expected 0..=3",
-                    n("secondary_indexes"),
-                    self.secondary_indexes
-                ),
-            );
-        }
+        in_range(n, "secondary_indexes", self.secondary_indexes, 0..=3)?;
         if self.steps.iter().any(|s| matches!(s, Step::QueryRange(_)))
             && self.secondary_indexes == 0
         {
-            return err(
+            return refuse(
                 "secondary_indexes",
                 format!(
                     "qrN steps need at least one secondary index: set {} 1..=3",
@@ -411,7 +360,7 @@ impl InsertBenchmarkSpec {
                 .map(|q| load + q)
             && !self.steps[load..q].contains(&Step::CreateIndexes)
         {
-            return err(
+            return refuse(
                 "steps",
                 format!(
                     "{} runs {} after l.i0 without l.x: range queries need the secondary \
@@ -423,14 +372,18 @@ impl InsertBenchmarkSpec {
             );
         }
         if self.steps.contains(&Step::CreateIndexes) && self.secondary_indexes == 0 {
-            return err(
+            return refuse(
                 "secondary_indexes",
                 format!("step l.x needs {} 1..=3", n("secondary_indexes")),
             );
         }
-        check_retries(self.max_tries, self.max_error_pct, n)?;
+        Ok(())
+    }
+
+    /// The generated values: `data`'s lengths and randomness, the id ranges, the price.
+    fn check_values(&self, n: FieldNames) -> Result<(), SpecError> {
         if self.data_min > self.data_max {
-            return err(
+            return refuse(
                 "data_min",
                 format!(
                     "{} {} is larger than {} {}",
@@ -442,73 +395,47 @@ impl InsertBenchmarkSpec {
             );
         }
         if self.data_max > 4000 {
-            return err(
-                "data_max",
-                format!(
-                    "{} {} is out of range: data is varchar(4000)",
-                    n("data_max"),
-                    self.data_max
-                ),
-            );
+            let expected = "data is varchar(4000)";
+            return Err(out_of_range(n, "data_max", self.data_max, expected));
         }
-        if self.data_random_pct > 100 {
-            return err(
-                "data_random_pct",
-                format!(
-                    "{} {} is out of range: expected 0..=100",
-                    n("data_random_pct"),
-                    self.data_random_pct
-                ),
-            );
-        }
+        in_range(n, "data_random_pct", self.data_random_pct, 0..=100)?;
         for (field, v) in [
             ("cashregisters", self.cashregisters),
             ("customers", self.customers),
             ("products", self.products),
         ] {
-            if v == 0 || v > i32::MAX as u32 {
-                return err(
-                    field,
-                    format!(
-                        "{} {v} is out of range: expected 1..={}",
-                        n(field),
-                        i32::MAX
-                    ),
-                );
-            }
+            in_range(n, field, v, 1..=i32::MAX as u32)?;
         }
         if !(self.max_price.is_finite() && self.max_price > 0.0 && self.max_price <= MAX_PRICE) {
-            return err(
-                "max_price",
-                format!(
-                    "{} {} is out of range: expected a positive number up to {MAX_PRICE:e}",
-                    n("max_price"),
-                    super::number(self.max_price)
-                ),
-            );
+            let price = super::number(self.max_price);
+            let expected = format!("expected a positive number up to {MAX_PRICE:e}");
+            return Err(out_of_range(n, "max_price", price, expected));
         }
-        let prefix_ok = self
-            .table_prefix
+        Ok(())
+    }
+
+    /// The table name prefix: the start of an SQL identifier.
+    fn check_table_prefix(&self, n: FieldNames) -> Result<(), SpecError> {
+        let prefix = &self.table_prefix;
+        let ok = prefix
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && self
-                .table_prefix
+            && prefix
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && self.table_prefix.len() <= 32;
-        if !prefix_ok {
-            return err(
-                "table_prefix",
-                format!(
-                    "{} {:?} is not allowed: use letters, digits and _ (max 32), starting with a \
-                     letter",
-                    n("table_prefix"),
-                    self.table_prefix
-                ),
-            );
+            && prefix.len() <= 32;
+        if ok {
+            return Ok(());
         }
-        Ok(())
+        refuse(
+            "table_prefix",
+            format!(
+                "{} {prefix:?} is not allowed: use letters, digits and _ (max 32), starting with a \
+                 letter",
+                n("table_prefix")
+            ),
+        )
     }
 
     /// The spec from `ibench run`'s defaults overridden by `layers` in order (each a JSON

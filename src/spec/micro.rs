@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     FieldNames, MAX_SECONDS, SpecError, check_retries, default_max_error_pct,
-    default_max_reconnects, default_max_tries,
+    default_max_reconnects, default_max_tries, in_range, refuse,
 };
 
 /// Parameters of the OLTP microbenchmarks: `tables` sysbench-style tables (`sbtest1`...) of
@@ -123,50 +123,27 @@ impl MicroSpec {
     /// (Benchmark names are checked against the registry where they are parsed.)
     pub fn validate(&self, names: FieldNames) -> Result<(), SpecError> {
         let n = names;
-        let err = |field: &'static str, message: String| Err(SpecError { field, message });
         if self.benchmarks.is_empty() {
-            return err(
+            return refuse(
                 "benchmarks",
                 format!("{} is empty: name at least one benchmark", n("benchmarks")),
             );
         }
         if self.clients.is_empty() {
-            return err(
+            return refuse(
                 "clients",
                 format!("{} is empty: give at least one client count", n("clients")),
             );
         }
-        if let Some(c) = self.clients.iter().find(|&&c| c == 0 || c > 1024) {
-            return err(
-                "clients",
-                format!("{} {c} is out of range: expected 1..=1024", n("clients")),
-            );
+        for &c in &self.clients {
+            in_range(n, "clients", c, 1..=1024)?;
         }
-        if !(1..=1024).contains(&self.tables) {
-            return err(
-                "tables",
-                format!(
-                    "{} {} is out of range: expected 1..=1024",
-                    n("tables"),
-                    self.tables
-                ),
-            );
-        }
-        if !(1..=i32::MAX as u64).contains(&self.table_rows) {
-            return err(
-                "table_rows",
-                format!(
-                    "{} {} is out of range: expected 1..={}",
-                    n("table_rows"),
-                    self.table_rows,
-                    i32::MAX
-                ),
-            );
-        }
+        in_range(n, "tables", self.tables, 1..=1024)?;
+        in_range(n, "table_rows", self.table_rows, 1..=i32::MAX as u64)?;
         if let Some(&c) = self.clients.iter().max()
             && self.table_rows < c as u64
         {
-            return err(
+            return refuse(
                 "table_rows",
                 format!(
                     "{} {} is below {} {c}: every client needs rows of its own (deletes and \
@@ -177,26 +154,8 @@ impl MicroSpec {
                 ),
             );
         }
-        if self.warmup > MAX_SECONDS {
-            return err(
-                "warmup",
-                format!(
-                    "{} {} is out of range: expected 0..={MAX_SECONDS}",
-                    n("warmup"),
-                    self.warmup
-                ),
-            );
-        }
-        if !(1..=MAX_SECONDS).contains(&self.seconds) {
-            return err(
-                "seconds",
-                format!(
-                    "{} {} is out of range: expected 1..={MAX_SECONDS}",
-                    n("seconds"),
-                    self.seconds
-                ),
-            );
-        }
+        in_range(n, "warmup", self.warmup, 0..=MAX_SECONDS)?;
+        in_range(n, "seconds", self.seconds, 1..=MAX_SECONDS)?;
         check_retries(self.max_tries, self.max_error_pct, n)?;
         Ok(())
     }

@@ -65,28 +65,60 @@ pub(crate) fn number(v: f64) -> String {
     }
 }
 
+/// `field` refused with `message`, one line that names it (as the caller's [`FieldNames`] do).
+pub(crate) fn refuse(field: &'static str, message: String) -> Result<(), SpecError> {
+    Err(SpecError { field, message })
+}
+
+/// `field`'s `value` refused in one line naming the field as `n` does: `{name} {value} is out
+/// of range: {expected}`.
+pub(crate) fn out_of_range(
+    n: FieldNames,
+    field: &'static str,
+    value: impl std::fmt::Display,
+    expected: impl std::fmt::Display,
+) -> SpecError {
+    SpecError {
+        field,
+        message: format!("{} {value} is out of range: {expected}", n(field)),
+    }
+}
+
+/// `field`'s `value` within `range`, else [`out_of_range`], expecting `start..=end`.
+pub(crate) fn in_range<T: PartialOrd + std::fmt::Display>(
+    n: FieldNames,
+    field: &'static str,
+    value: T,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<(), SpecError> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    let expected = format!("expected {}..={}", range.start(), range.end());
+    Err(out_of_range(n, field, value, expected))
+}
+
 /// Checks the retry policy every workload shares: tries per statement at least 1, the error
-/// rate a percent.
+/// rate a percent (a finite one).
 pub(crate) fn check_retries(
     max_tries: u32,
     max_error_pct: f64,
     n: FieldNames,
 ) -> Result<(), SpecError> {
     if !(0.0..=100.0).contains(&max_error_pct) {
-        return Err(SpecError {
-            field: "max_error_pct",
-            message: format!(
-                "{} {} is out of range: expected a percent, 0..=100",
-                n("max_error_pct"),
-                number(max_error_pct)
-            ),
-        });
+        let pct = number(max_error_pct);
+        return Err(out_of_range(
+            n,
+            "max_error_pct",
+            pct,
+            "expected a percent, 0..=100",
+        ));
     }
     if max_tries == 0 {
-        return Err(SpecError {
-            field: "max_tries",
-            message: format!("{} must be at least 1 (1 = no retries)", n("max_tries")),
-        });
+        return refuse(
+            "max_tries",
+            format!("{} must be at least 1 (1 = no retries)", n("max_tries")),
+        );
     }
     Ok(())
 }

@@ -125,6 +125,15 @@ pub struct PoolerSpec {
     pub pool_mode: PoolMode,
 }
 
+impl Pooler {
+    /// Name as written (`pgbouncer`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pooler::Pgbouncer => "pgbouncer",
+        }
+    }
+}
+
 impl PoolMode {
     /// Name as written (`session`, `transaction`).
     pub fn name(self) -> &'static str {

@@ -8,15 +8,15 @@ use std::path::PathBuf;
 use toml::Spanned;
 
 use super::super::estimate;
-use super::super::model::{ConfigTable, ExperimentFile, TargetTable, WorkloadTable};
+use super::super::file::{ConfigTable, ExperimentFile, TargetTable, WorkloadTable};
 use super::configs::Resolved;
 use super::fingerprint::{self, Definition};
 use super::problems::Problems;
 use super::setups::{self, Setup};
 use super::targets::{self, Target};
 use super::{Cell, SettingsCheck};
-use crate::dbms::{Setting, StatementMode, TargetSpec};
-use crate::server::Located;
+use crate::dbms::{DbmsKind, Params, Setting, StatementMode, TargetSpec};
+use crate::server::{Located, Refusal, ServerSettings};
 use crate::spec::{Malloc, ServerSpec};
 
 /// A cell of the matrix: its label and the indexes of its target, config, allocator, setup.
@@ -128,161 +128,257 @@ pub(super) fn build(
             p.push(p.file_start(), msg);
             break;
         }
-        if let Some(cell) = build_cell(p, m, l, &mut checks, &mut check_keys) {
-            bytes += cell.bytes();
-            cells.push(cell);
-        }
+        let cell = build_cell(p, m, l, &mut checks, &mut check_keys);
+        bytes += cell.bytes();
+        cells.push(cell);
     }
     (cells, checks)
 }
 
+/// One cell's parts, looked up from its label.
+struct Parts<'a> {
+    /// Its target as written.
+    table: &'a TargetTable,
+    /// Its target, checked.
+    target: &'a Target,
+    /// Its config as written.
+    config: &'a ConfigTable,
+    /// Its config along `extends`.
+    resolved: Resolved,
+    /// Where problems with its config point (the file's start for the default config).
+    config_at: String,
+    /// Its allocator.
+    malloc: Malloc,
+    /// Its setup.
+    setup: &'a Setup,
+}
+
+impl<'a> Parts<'a> {
+    fn of(p: &Problems<'_>, m: &Matrix<'a>, l: &Label) -> Self {
+        let config = m.configs[l.config];
+        Parts {
+            table: &m.file.targets[l.target],
+            target: &m.targets[l.target],
+            config,
+            resolved: m
+                .resolved
+                .get(config.name.get_ref())
+                .cloned()
+                .unwrap_or_default(),
+            config_at: if config.name.span() == (0..0) {
+                p.file_start()
+            } else {
+                p.source.at_span(config.name.span())
+            },
+            malloc: *m.allocators[l.allocator].get_ref(),
+            setup: &m.setups[l.setup],
+        }
+    }
+
+    fn kind(&self) -> DbmsKind {
+        *self.table.dbms.get_ref()
+    }
+}
+
+/// A cell's settings: its options in order (the setup's cache, unless the config sets it,
+/// then the config's options), and every setting with where it was written (the config's
+/// fragments' first).
+struct CellSettings {
+    options: Vec<(String, String)>,
+    located: Vec<Located>,
+}
+
+impl CellSettings {
+    fn of(p: &Problems<'_>, parts: &Parts<'_>) -> Self {
+        let r = &parts.resolved;
+        let mut located: Vec<Located> = r.fragments.iter().flat_map(|f| f.settings()).collect();
+        let cache = parts.kind().cache(&parts.target.params);
+        let config_sets_cache = located
+            .iter()
+            .map(|l| crate::server::normalize(&l.key))
+            .chain(r.options.iter().map(|o| crate::server::normalize(&o.0)))
+            .any(|k| k == cache.name);
+        let mut options: Vec<(String, String)> = Vec::new();
+        let setup = parts.setup;
+        if let Some((size, span)) = &setup.cache
+            && !config_sets_cache
+        {
+            let bytes = setups::cache_bytes(*size, &setup.workload);
+            options.push((cache.name.to_string(), setups::cache_value(&cache, bytes)));
+            located.push(Located {
+                key: cache.name.to_string(),
+                at: p.source.at_span(span.clone()),
+            });
+        }
+        for (k, v, at) in &r.options {
+            let v = match parts.target.family {
+                Some(f) => f.config_value(v),
+                None => v.clone(),
+            };
+            options.push((k.clone(), v));
+            located.push(Located {
+                key: k.clone(),
+                at: at.clone(),
+            });
+        }
+        CellSettings { options, located }
+    }
+
+    /// Where `key` was last set; `config_at` when nowhere.
+    fn locate(&self, key: &str, config_at: &str) -> String {
+        self.located
+            .iter()
+            .rev()
+            .find(|l| l.key == key)
+            .map_or_else(|| config_at.to_string(), |l| l.at.clone())
+    }
+}
+
+/// Builds the cell of label `l`; a server's configuration to check goes to `checks` unless
+/// `check_keys` says it is there already.
 fn build_cell(
     p: &mut Problems<'_>,
     m: &Matrix<'_>,
     l: &Label,
     checks: &mut Vec<SettingsCheck>,
     check_keys: &mut BTreeSet<String>,
-) -> Option<Cell> {
-    let t = &m.file.targets[l.target];
-    let target = &m.targets[l.target];
-    let c = m.configs[l.config];
-    let malloc = *m.allocators[l.allocator].get_ref();
-    let setup = &m.setups[l.setup];
-    let kind = *t.dbms.get_ref();
-    let r = m
-        .resolved
-        .get(c.name.get_ref())
-        .cloned()
-        .unwrap_or_default();
-    let mut settings: Vec<Located> = r.fragments.iter().flat_map(|f| f.settings()).collect();
-    let cache = kind.cache(&target.params);
-    let config_sets_cache = settings
-        .iter()
-        .map(|l| crate::server::normalize(&l.key))
-        .chain(r.options.iter().map(|o| crate::server::normalize(&o.0)))
-        .any(|k| k == cache.name);
-    let mut options: Vec<(String, String)> = Vec::new();
-    if let Some((size, span)) = &setup.cache
-        && !config_sets_cache
-    {
-        let bytes = setups::cache_bytes(*size, &setup.workload);
-        options.push((cache.name.to_string(), setups::cache_value(&cache, bytes)));
-        settings.push(Located {
-            key: cache.name.to_string(),
-            at: p.source.at_span(span.clone()),
-        });
-    }
-    for (k, v, at) in &r.options {
-        let v = match target.family {
-            Some(f) => f.config_value(v),
-            None => v.clone(),
-        };
-        options.push((k.clone(), v));
-        settings.push(Located {
-            key: k.clone(),
-            at: at.clone(),
-        });
-    }
-    let config_at = if c.name.span() == (0..0) {
-        p.file_start()
-    } else {
-        p.source.at_span(c.name.span())
-    };
-    let locate = |key: &str| {
-        settings
-            .iter()
-            .rev()
-            .find(|l| l.key == key)
-            .map(|l| l.at.clone())
-            .unwrap_or_else(|| config_at.clone())
-    };
-    let (server, params, pragmas) = match target.family {
+) -> Cell {
+    let parts = Parts::of(p, m, l);
+    let settings = CellSettings::of(p, &parts);
+    let (server, params, pragmas) = match parts.target.family {
         None => {
-            for f in &r.fragments {
-                p.push(
-                    format!("{}:{}", f.path, f.first_line),
-                    format!(
-                        "config {}: {kind} target {} takes options, not a config file fragment",
-                        c.name.get_ref(),
-                        t.name.get_ref()
-                    ),
-                );
-            }
-            if setup.data_dir.is_some() || setup.pooler.is_some() {
-                p.push(
-                    config_at.clone(),
-                    format!(
-                        "target {}: data_dir and pooler are for server targets ({kind} runs \
-                         inside ibench, its scratch database beside the results)",
-                        t.name.get_ref()
-                    ),
-                );
-            }
-            // An embedded DBMS's options are its own settings (SQLite pragmas).
-            let mut embedded = targets::settings(t);
-            embedded.options = options.clone();
-            let params = match kind.params(&embedded) {
-                Ok(params) => params,
-                Err(e) => {
-                    let at = match &e.setting {
-                        Setting::Option(name) => locate(name),
-                        _ => config_at.clone(),
-                    };
-                    p.push(at, e.message);
-                    target.params.clone()
-                }
-            };
-            (None, params, options)
+            let params = embedded_params(p, &parts, &settings);
+            (None, params, settings.options)
         }
         Some(_) => {
-            let text: Vec<&str> = r.fragments.iter().map(|f| f.text.as_str()).collect();
-            let files: Vec<&PathBuf> = r.fragments.iter().filter_map(|f| f.file.as_ref()).collect();
-            let spec = ServerSpec {
-                kind,
-                bin_dir: target.bin_dir.clone(),
-                config_text: (!text.is_empty()).then(|| text.join("\n")),
-                config_file: (files.len() == 1).then(|| files[0].clone()),
-                options,
-                malloc,
-                keep: false,
-                start_timeout_s: t
-                    .start_timeout_seconds
-                    .as_ref()
-                    .map_or(120, |v| *v.get_ref()),
-                data_root: setup.data_dir.clone().or_else(|| target.data_dir.clone()),
-                pooler: setup.pooler.as_ref().map(|(spec, _)| *spec),
-                user: target.user.clone(),
-            };
-            if let Some((_, span)) = &setup.pooler
-                && kind.server_name() != "postgres"
-            {
-                p.push(
-                    p.source.at_span(span.clone()),
-                    format!(
-                        "pooler pgbouncer is for postgres targets, not target {} ({kind})",
-                        t.name.get_ref()
-                    ),
-                );
-            }
-            let key = format!(
-                "{:?}|{:?}|{:?}|{:?}|{:?}",
-                spec.kind, target.params, spec.bin_dir, spec.config_text, spec.options
-            );
-            if check_keys.insert(key) {
-                checks.push(SettingsCheck {
-                    server: ServerSpec {
-                        malloc: Malloc::Glibc,
-                        ..spec.clone()
-                    },
-                    params: target.params.clone(),
-                    settings: settings.clone(),
-                    at: config_at.clone(),
-                });
-            }
-            (Some(spec), target.params.clone(), Vec::new())
+            let spec = server_spec(p, &parts, settings, checks, check_keys);
+            (Some(spec), parts.target.params.clone(), Vec::new())
         }
     };
-    let w = m.workload;
+    cell(m.workload, l, &parts, server, params, &pragmas)
+}
+
+/// An embedded target's parameters with the cell's options (its own settings: SQLite
+/// pragmas); what only a server takes is a problem.
+fn embedded_params(p: &mut Problems<'_>, parts: &Parts<'_>, settings: &CellSettings) -> Params {
+    let (kind, name) = (parts.kind(), parts.table.name.get_ref());
+    for f in &parts.resolved.fragments {
+        p.push(
+            format!("{}:{}", f.path, f.first_line),
+            format!(
+                "config {}: {kind} target {name} takes options, not a config file fragment",
+                parts.config.name.get_ref(),
+            ),
+        );
+    }
+    if parts.setup.data_dir.is_some() || parts.setup.pooler.is_some() {
+        p.push(
+            parts.config_at.clone(),
+            format!(
+                "target {name}: data_dir and pooler are for server targets ({kind} runs inside \
+                 ibench, its scratch database beside the results)"
+            ),
+        );
+    }
+    let mut embedded = targets::settings(parts.table);
+    embedded.options = settings.options.clone();
+    match kind.params(&embedded) {
+        Ok(params) => params,
+        Err(e) => {
+            let at = match &e.setting {
+                Setting::Option(name) => settings.locate(name, &parts.config_at),
+                _ => parts.config_at.clone(),
+            };
+            p.push(at, e.message);
+            parts.target.params.clone()
+        }
+    }
+}
+
+/// A server target's managed server with the cell's config, allocator, data directory and
+/// pooler; its configuration goes to `checks` (each distinct one once, by `check_keys`).
+fn server_spec(
+    p: &mut Problems<'_>,
+    parts: &Parts<'_>,
+    settings: CellSettings,
+    checks: &mut Vec<SettingsCheck>,
+    check_keys: &mut BTreeSet<String>,
+) -> ServerSpec {
+    let (t, target, setup) = (parts.table, parts.target, parts.setup);
+    let fragments = &parts.resolved.fragments;
+    let text: Vec<&str> = fragments.iter().map(|f| f.text.as_str()).collect();
+    let files: Vec<&PathBuf> = fragments.iter().filter_map(|f| f.file.as_ref()).collect();
+    let spec = ServerSpec {
+        kind: parts.kind(),
+        bin_dir: target.bin_dir.clone(),
+        config_text: (!text.is_empty()).then(|| text.join("\n")),
+        config_file: (files.len() == 1).then(|| files[0].clone()),
+        options: settings.options,
+        malloc: parts.malloc,
+        keep: false,
+        start_timeout_s: t
+            .start_timeout_seconds
+            .as_ref()
+            .map_or(120, |v| *v.get_ref()),
+        data_root: setup.data_dir.clone().or_else(|| target.data_dir.clone()),
+        pooler: setup.pooler.as_ref().map(|(spec, _)| *spec),
+        user: target.user.clone(),
+    };
+    check_pooler(p, parts);
+    let key = format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}",
+        spec.kind, target.params, spec.bin_dir, spec.config_text, spec.options
+    );
+    if check_keys.insert(key) {
+        checks.push(SettingsCheck {
+            server: ServerSpec {
+                malloc: Malloc::Glibc,
+                ..spec.clone()
+            },
+            params: target.params.clone(),
+            settings: settings.located,
+            at: parts.config_at.clone(),
+        });
+    }
+    spec
+}
+
+/// The setup's pooler, which the target's server family must take.
+fn check_pooler(p: &mut Problems<'_>, parts: &Parts<'_>) {
+    let Some((spec, span)) = &parts.setup.pooler else {
+        return;
+    };
+    let pooler = ServerSettings {
+        family: parts.target.family,
+        pooler: Some(spec.kind),
+        ..Default::default()
+    };
+    for problem in pooler.check(&mut |_, _| {}) {
+        if let Refusal::PoolerIsFor { pooler, servers } = problem.refusal {
+            p.push(
+                p.source.at_span(span.clone()),
+                format!(
+                    "pooler {} is for {servers} targets, not target {} ({})",
+                    pooler.name(),
+                    parts.table.name.get_ref(),
+                    parts.kind()
+                ),
+            );
+        }
+    }
+}
+
+/// The cell of label `l` from its parts: the workload's run settings, the estimate, and the
+/// fingerprint of everything that defines its results.
+fn cell(
+    w: &WorkloadTable,
+    l: &Label,
+    parts: &Parts<'_>,
+    server: Option<ServerSpec>,
+    params: Params,
+    pragmas: &[(String, String)],
+) -> Cell {
+    let (kind, setup) = (parts.kind(), parts.setup);
     let maintenance = w.maintenance.unwrap_or(true);
     let statements = if w.plain_sql == Some(true) {
         StatementMode::Plain
@@ -302,13 +398,13 @@ fn build_cell(
         }),
         data_dir: server.as_ref().and_then(|s| s.data_root.as_deref()),
         pooler: server.as_ref().and_then(|s| s.pooler.as_ref()),
-        version: t.version.as_ref().map(|v| v.get_ref().as_str()),
-        pragmas: &pragmas,
+        version: parts.table.version.as_ref().map(|v| v.get_ref().as_str()),
+        pragmas,
         workload: &setup.workload,
         maintenance,
         statements,
     };
-    Some(Cell {
+    Cell {
         label: l.label.clone(),
         repeat: 1,
         fingerprint: definition.fingerprint(),
@@ -325,5 +421,5 @@ fn build_cell(
         maintenance,
         statements,
         report_interval_s: w.report_interval.unwrap_or(0),
-    })
+    }
 }

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::super::file::{ConfigTable, Source};
 use super::super::limits;
-use super::super::model::{ConfigTable, Source};
 use super::problems::Problems;
 use crate::server::{Located, normalize};
 
@@ -80,24 +80,7 @@ pub(super) fn resolve(
     stack: &mut Vec<String>,
 ) -> Resolved {
     let name = c.name.get_ref().clone();
-    if stack.contains(&name) {
-        p.at(
-            &c.name,
-            format!(
-                "config {name} extends itself ({} -> {name})",
-                stack.join(" -> ")
-            ),
-        );
-        return Resolved::default();
-    }
-    if stack.len() >= limits::MAX_EXTENDS {
-        p.at(
-            &c.name,
-            format!(
-                "config {name}: extends is more than {} configs deep",
-                limits::MAX_EXTENDS
-            ),
-        );
+    if !may_extend(p, c, stack) {
         return Resolved::default();
     }
     stack.push(name.clone());
@@ -118,6 +101,54 @@ pub(super) fn resolve(
         },
     };
     stack.pop();
+    add_fragments(p, c, &mut r, dir, source);
+    add_options(p, c, &mut r, source);
+    if c.targets.is_some() {
+        r.targets = c
+            .targets
+            .as_ref()
+            .map(|ts| ts.iter().map(|t| t.get_ref().clone()).collect());
+    }
+    r
+}
+
+/// Whether `c` may be resolved below the configs of `stack`: not when it is one of them (a
+/// cycle), nor when they are as many as configs may extend.
+fn may_extend(p: &mut Problems<'_>, c: &ConfigTable, stack: &[String]) -> bool {
+    let name = c.name.get_ref();
+    if stack.contains(name) {
+        p.at(
+            &c.name,
+            format!(
+                "config {name} extends itself ({} -> {name})",
+                stack.join(" -> ")
+            ),
+        );
+        return false;
+    }
+    if stack.len() >= limits::MAX_EXTENDS {
+        p.at(
+            &c.name,
+            format!(
+                "config {name}: extends is more than {} configs deep",
+                limits::MAX_EXTENDS
+            ),
+        );
+        return false;
+    }
+    true
+}
+
+/// Adds `c`'s config-file fragments (its file, then its text) after its parents', all of them
+/// together within the size limit.
+fn add_fragments(
+    p: &mut Problems<'_>,
+    c: &ConfigTable,
+    r: &mut Resolved,
+    dir: &Path,
+    source: &Source,
+) {
+    let name = c.name.get_ref();
     if c.file.is_some() && c.text.is_some() {
         p.at(
             &c.name,
@@ -161,6 +192,12 @@ pub(super) fn resolve(
         );
         r.fragments.clear();
     }
+}
+
+/// Adds `c`'s options after its parents', each replacing an earlier one of the same key; an
+/// option must be a string, number or boolean on one line.
+fn add_options(p: &mut Problems<'_>, c: &ConfigTable, r: &mut Resolved, source: &Source) {
+    let name = c.name.get_ref();
     for (k, v) in &c.options {
         let key = k.get_ref();
         let bad_key = key.is_empty() || key.contains(['=', ' ', '\t', '\n', '\r', '[', ']', '#']);
@@ -190,13 +227,6 @@ pub(super) fn resolve(
             }
         }
     }
-    if c.targets.is_some() {
-        r.targets = c
-            .targets
-            .as_ref()
-            .map(|ts| ts.iter().map(|t| t.get_ref().clone()).collect());
-    }
-    r
 }
 
 #[cfg(test)]

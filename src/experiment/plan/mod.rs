@@ -16,6 +16,8 @@ mod problems;
 mod setups;
 mod targets;
 #[cfg(test)]
+mod tests;
+#[cfg(test)]
 mod tests_micro;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,9 +26,10 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use super::model::{ConfigTable, ExperimentFile, Problem, SetupTable, Source, WorkloadTable};
+use super::file::{ConfigTable, ExperimentFile, Problem, SetupTable, Source, WorkloadTable};
 use crate::dbms::{StatementMode, TargetSpec};
 pub use crate::server::SettingsCheck;
+use crate::server::{Refusal, ServerSettings};
 use crate::spec::{Malloc, RunSpec, ServerSpec, WorkloadSpec};
 use problems::{Problems, check_name, unique};
 pub use setups::{estimated_loaded_bytes, key_name, parse_size};
@@ -166,163 +169,16 @@ pub fn build(
     check_name(&mut p, "experiment", &file.name);
     let (scale, repeats, cooldown) = top_level(&mut p, &file, scale_override);
     let allocators = allocators(&mut p, &file);
-
-    // Targets.
-    if file.targets.is_empty() {
-        p.push(
-            p.file_start(),
-            "no [[target]]: name at least one (dbms = \"mariadb\", \"postgres\" or \"sqlite\")",
-        );
-    }
-    for t in &file.targets {
-        check_name(&mut p, "target", &t.name);
-    }
-    unique(&mut p, "target", file.targets.iter().map(|t| &t.name));
-    let targets: Vec<targets::Target> = file
-        .targets
-        .iter()
-        .map(|t| targets::check(&mut p, t, &dir))
-        .collect();
-    for (t, checked) in file.targets.iter().zip(&targets) {
-        if checked.family.is_none() {
-            for a in &allocators {
-                if *a.get_ref() != Malloc::Glibc {
-                    p.at(
-                        &t.dbms,
-                        format!(
-                            "target {}: {} runs inside ibench, so allocator {} cannot apply \
-                             (use a separate experiment for the allocators of server targets)",
-                            t.name.get_ref(),
-                            t.dbms.get_ref(),
-                            a.get_ref().name()
-                        ),
-                    );
-                }
-            }
-        }
-    }
-
-    // Configs.
-    let default_config;
-    let configs: Vec<&ConfigTable> = if file.configs.is_empty() {
-        default_config = ConfigTable {
-            name: Spanned::new(0..0, "default".to_string()),
-            description: None,
-            extends: None,
-            targets: None,
-            file: None,
-            text: None,
-            options: BTreeMap::new(),
-        };
-        vec![&default_config]
-    } else {
-        file.configs.iter().collect()
-    };
-    for c in &configs {
-        check_name(&mut p, "config", &c.name);
-    }
-    unique(&mut p, "config", configs.iter().map(|c| &c.name));
-    let target_names: BTreeSet<&str> = file
-        .targets
-        .iter()
-        .map(|t| t.name.get_ref().as_str())
-        .collect();
-    let mut resolved = BTreeMap::new();
-    for c in &configs {
-        let r = configs::resolve(&mut p, c, &configs, &dir, &source, &mut Vec::new());
-        for t in c.targets.iter().flatten() {
-            if !target_names.contains(t.get_ref().as_str()) {
-                p.at(
-                    t,
-                    format!(
-                        "config {} names target {:?}, which is not defined (targets: {}{})",
-                        c.name.get_ref(),
-                        t.get_ref(),
-                        target_names
-                            .iter()
-                            .take(6)
-                            .copied()
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        if target_names.len() > 6 { ", ..." } else { "" }
-                    ),
-                );
-            }
-        }
-        resolved.insert(c.name.get_ref().clone(), r);
-    }
-
-    // Workload and setups.
-    let empty_workload = WorkloadTable::default();
-    let workload = file
-        .workload
-        .as_ref()
-        .map(|w| w.get_ref())
-        .unwrap_or(&empty_workload);
-    let workload_at = file
-        .workload
-        .as_ref()
-        .map(|w| source.at_span(w.span()))
-        .unwrap_or_else(|| p.file_start());
-    let default_setup;
-    let setup_tables: Vec<&SetupTable> = if file.setups.is_empty() {
-        default_setup = SetupTable {
-            name: Spanned::new(0..0, "default".to_string()),
-            description: None,
-            clients: None,
-            table_rows: None,
-            rows_per_client: None,
-            l1_rows: None,
-            l2_rows: None,
-            dbms_cache: None,
-            data_dir: None,
-            pooler: None,
-            pool_size: None,
-            pool_mode: None,
-        };
-        vec![&default_setup]
-    } else {
-        file.setups.iter().collect()
-    };
-    for s in &setup_tables {
-        check_name(&mut p, "setup", &s.name);
-    }
-    unique(&mut p, "setup", setup_tables.iter().map(|s| &s.name));
-    let setups: Vec<setups::Setup> = setup_tables
-        .iter()
-        .map(|s| {
-            let at = if s.name.span() == (0..0) {
-                workload_at.clone()
-            } else {
-                source.at_span(s.name.span())
-            };
-            let mut setup = setups::setup(&mut p, workload, s, scale, at);
-            setup.data_dir = targets::data_dir(&mut p, s.data_dir.as_ref(), &dir);
-            setup.pooler = setups::pooler(&mut p, s, &setup.workload);
-            setup
-        })
-        .collect();
-    if let Some(r) = workload.report_interval
-        && r > crate::spec::MAX_SECONDS
-    {
-        p.push(
-            workload_at.clone(),
-            format!("report_interval {r} is out of range"),
-        );
-    }
-    if workload.index_ddl == Some(crate::spec::IndexDdl::Combined) {
-        for (t, checked) in file.targets.iter().zip(&targets) {
-            if !t.dbms.get_ref().combined_index_ddl(&checked.params) {
-                p.push(
-                    workload_at.clone(),
-                    format!(
-                        "index_ddl combined is not supported by target {} (InnoDB only)",
-                        t.name.get_ref()
-                    ),
-                );
-            }
-        }
-    }
+    let targets = check_targets(&mut p, &file, &allocators, &dir);
+    let default_config = default_config();
+    let configs = given_or(&file.configs, &default_config);
+    let resolved = resolve_configs(&mut p, &file, &configs, &dir);
+    let no_workload = WorkloadTable::default();
+    let (workload, workload_at) = workload(&p, &file, &no_workload);
+    let default_setup = default_setup();
+    let setup_tables = given_or(&file.setups, &default_setup);
+    let setups = check_setups(&mut p, workload, &workload_at, &setup_tables, scale, &dir);
+    check_workload(&mut p, &file, workload, &workload_at, &targets);
 
     // Cells: every combination, then the repeats.
     let setup_names: Vec<&Spanned<String>> = setup_tables.iter().map(|s| &s.name).collect();
@@ -347,22 +203,7 @@ pub fn build(
         targets: &targets,
     };
     let (cells_once, server_checks) = cells::build(&mut p, &matrix, &labels);
-    // Each cell holds its own copy of its settings: their memory is bounded too.
-    let once_bytes: usize = cells_once.iter().map(Cell::bytes).sum();
-    let too_large = super::limits::too_large(once_bytes, repeats);
-    if let Some(msg) = &too_large {
-        p.push(p.file_start(), msg.clone());
-    }
-    let built = if too_large.is_some() { 0 } else { repeats };
-    let mut cells = Vec::with_capacity(cells_once.len() * built as usize);
-    for r in 1..=built {
-        for c in &cells_once {
-            cells.push(Cell {
-                repeat: r,
-                ..c.clone()
-            });
-        }
-    }
+    let cells = repeat(&mut p, &cells_once, repeats);
     let problems = p.list;
     let plan = Plan {
         name_line: source.line_of(file.name.span().start),
@@ -382,6 +223,232 @@ pub fn build(
         server_checks,
     };
     (plan, problems)
+}
+
+/// The tables given, else the one `default` (a file without `[[config]]` has the config
+/// `default`, one without `[[setup]]` the setup `default`).
+fn given_or<'a, T>(given: &'a [T], default: &'a T) -> Vec<&'a T> {
+    if given.is_empty() {
+        vec![default]
+    } else {
+        given.iter().collect()
+    }
+}
+
+/// The targets, named once each and checked; an allocator other than glibc cannot apply to
+/// an embedded one.
+fn check_targets(
+    p: &mut Problems<'_>,
+    file: &ExperimentFile,
+    allocators: &[Spanned<Malloc>],
+    dir: &Path,
+) -> Vec<targets::Target> {
+    if file.targets.is_empty() {
+        p.push(
+            p.file_start(),
+            "no [[target]]: name at least one (dbms = \"mariadb\", \"postgres\" or \"sqlite\")",
+        );
+    }
+    for t in &file.targets {
+        check_name(p, "target", &t.name);
+    }
+    unique(p, "target", file.targets.iter().map(|t| &t.name));
+    let targets: Vec<targets::Target> = file
+        .targets
+        .iter()
+        .map(|t| targets::check(p, t, dir))
+        .collect();
+    for (t, checked) in file.targets.iter().zip(&targets) {
+        if checked.family.is_some() {
+            continue;
+        }
+        for a in allocators.iter().filter(|a| *a.get_ref() != Malloc::Glibc) {
+            p.at(
+                &t.dbms,
+                format!(
+                    "target {}: {} runs inside ibench, so allocator {} cannot apply (use a \
+                     separate experiment for the allocators of server targets)",
+                    t.name.get_ref(),
+                    t.dbms.get_ref(),
+                    a.get_ref().name()
+                ),
+            );
+        }
+    }
+    targets
+}
+
+/// The config a file without `[[config]]` has: `default`, empty.
+fn default_config() -> ConfigTable {
+    ConfigTable {
+        name: Spanned::new(0..0, "default".to_string()),
+        description: None,
+        extends: None,
+        targets: None,
+        file: None,
+        text: None,
+        options: BTreeMap::new(),
+    }
+}
+
+/// The configs, named once each, resolved along `extends` (by name), each naming only
+/// targets that are defined.
+fn resolve_configs(
+    p: &mut Problems<'_>,
+    file: &ExperimentFile,
+    configs: &[&ConfigTable],
+    dir: &Path,
+) -> BTreeMap<String, configs::Resolved> {
+    for c in configs {
+        check_name(p, "config", &c.name);
+    }
+    unique(p, "config", configs.iter().map(|c| &c.name));
+    let target_names: BTreeSet<&str> = file
+        .targets
+        .iter()
+        .map(|t| t.name.get_ref().as_str())
+        .collect();
+    let mut resolved = BTreeMap::new();
+    for c in configs {
+        let source = p.source;
+        let r = configs::resolve(p, c, configs, dir, source, &mut Vec::new());
+        for t in c.targets.iter().flatten() {
+            if !target_names.contains(t.get_ref().as_str()) {
+                p.at(
+                    t,
+                    format!(
+                        "config {} names target {:?}, which is not defined (targets: {}{})",
+                        c.name.get_ref(),
+                        t.get_ref(),
+                        target_names
+                            .iter()
+                            .take(6)
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if target_names.len() > 6 { ", ..." } else { "" }
+                    ),
+                );
+            }
+        }
+        resolved.insert(c.name.get_ref().clone(), r);
+    }
+    resolved
+}
+
+/// `[workload]` (`none` when absent) and where problems with it point (its table, else the
+/// file's start).
+fn workload<'f>(
+    p: &Problems<'_>,
+    file: &'f ExperimentFile,
+    none: &'f WorkloadTable,
+) -> (&'f WorkloadTable, String) {
+    match &file.workload {
+        Some(w) => (w.get_ref(), p.source.at_span(w.span())),
+        None => (none, p.file_start()),
+    }
+}
+
+/// The setup a file without `[[setup]]` has: `default`, the workload as `[workload]` gives it.
+fn default_setup() -> SetupTable {
+    SetupTable {
+        name: Spanned::new(0..0, "default".to_string()),
+        description: None,
+        clients: None,
+        table_rows: None,
+        rows_per_client: None,
+        l1_rows: None,
+        l2_rows: None,
+        dbms_cache: None,
+        data_dir: None,
+        pooler: None,
+        pool_size: None,
+        pool_mode: None,
+    }
+}
+
+/// The setups, named once each: each one's workload (scaled), cache, data directory and
+/// pooler, checked. Problems with the default setup point at `[workload]` (`workload_at`).
+fn check_setups(
+    p: &mut Problems<'_>,
+    workload: &WorkloadTable,
+    workload_at: &str,
+    tables: &[&SetupTable],
+    scale: f64,
+    dir: &Path,
+) -> Vec<setups::Setup> {
+    for s in tables {
+        check_name(p, "setup", &s.name);
+    }
+    unique(p, "setup", tables.iter().map(|s| &s.name));
+    tables
+        .iter()
+        .map(|s| {
+            let at = if s.name.span() == (0..0) {
+                workload_at.to_string()
+            } else {
+                p.source.at_span(s.name.span())
+            };
+            let mut setup = setups::setup(p, workload, s, scale, at);
+            setup.data_dir = targets::data_dir(p, s.data_dir.as_ref(), dir);
+            setup.pooler = setups::pooler(p, s, &setup.workload);
+            setup
+        })
+        .collect()
+}
+
+/// What `[workload]` asks of every target: a progress interval in range, and combined index
+/// DDL only where the target supports it.
+fn check_workload(
+    p: &mut Problems<'_>,
+    file: &ExperimentFile,
+    workload: &WorkloadTable,
+    workload_at: &str,
+    targets: &[targets::Target],
+) {
+    if let Some(r) = workload.report_interval
+        && r > crate::spec::MAX_SECONDS
+    {
+        p.push(
+            workload_at.to_string(),
+            format!("report_interval {r} is out of range"),
+        );
+    }
+    if workload.index_ddl != Some(crate::spec::IndexDdl::Combined) {
+        return;
+    }
+    for (t, checked) in file.targets.iter().zip(targets) {
+        if !t.dbms.get_ref().combined_index_ddl(&checked.params) {
+            p.push(
+                workload_at.to_string(),
+                format!(
+                    "index_ddl combined is not supported by target {} (InnoDB only)",
+                    t.name.get_ref()
+                ),
+            );
+        }
+    }
+}
+
+/// Every repeat of the cells built once, repeat 1 of every cell first; none when the copies
+/// would take more memory than the limit (each cell holds its own copy of its settings).
+fn repeat(p: &mut Problems<'_>, once: &[Cell], repeats: u32) -> Vec<Cell> {
+    let once_bytes: usize = once.iter().map(Cell::bytes).sum();
+    let too_large = super::limits::too_large(once_bytes, repeats);
+    if let Some(msg) = &too_large {
+        p.push(p.file_start(), msg.clone());
+    }
+    let built = if too_large.is_some() { 0 } else { repeats };
+    let mut cells = Vec::with_capacity(once.len() * built as usize);
+    for r in 1..=built {
+        for c in once {
+            cells.push(Cell {
+                repeat: r,
+                ..c.clone()
+            });
+        }
+    }
+    cells
 }
 
 /// `scale` (`--scale` wins), `repeats` and `cooldown_seconds`, checked.
@@ -454,8 +521,14 @@ fn allocators(p: &mut Problems<'_>, file: &ExperimentFile) -> Vec<Spanned<Malloc
         if !seen.insert(name) {
             p.at(a, format!("allocator {name} is listed twice"));
         }
-        if let Err(msg) = a.get_ref().find_library() {
-            p.at(a, format!("allocator {msg}"));
+        let malloc = ServerSettings {
+            malloc: Some(*a.get_ref()),
+            ..Default::default()
+        };
+        for problem in malloc.check(&mut |_, _| {}) {
+            if let Refusal::Said(msg) = problem.refusal {
+                p.at(a, format!("allocator {msg}"));
+            }
         }
     }
     allocators
@@ -485,212 +558,5 @@ fn base_cell(p: &mut Problems<'_>, file: &ExperimentFile, labels: &[cells::Label
             b.get_ref().clone()
         }
         None => labels.first().map(|l| l.label.clone()).unwrap_or_default(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::PathBuf;
-
-    use super::*;
-
-    fn plan(text: &str, scale: Option<f64>) -> (Plan, Vec<Problem>) {
-        let source = Source {
-            path: PathBuf::from("e.toml"),
-            text: text.to_string(),
-        };
-        let file = super::super::model::parse(&source).expect("parses");
-        build(file, source, scale)
-    }
-
-    const MATRIX: &str = r#"name = "e"
-repeats = 2
-[workload]
-steps = "l.i0,l.x,qp100"
-query_seconds = 10
-[[target]]
-name = "a"
-dbms = "sqlite"
-[[target]]
-name = "b"
-dbms = "sqlite"
-[[config]]
-name = "base"
-options = { synchronous = "FULL", temp_store = 2 }
-[[config]]
-name = "v"
-extends = "base"
-targets = ["b"]
-options = { temp_store = 1 }
-[[setup]]
-name = "s"
-rows_per_client = 1000
-dbms_cache = "8M"
-"#;
-
-    #[test]
-    fn cells_expand_repeat_by_repeat_with_merged_options() {
-        let (p, problems) = plan(MATRIX, None);
-        assert!(problems.is_empty(), "{problems:?}");
-        let names: Vec<String> = p.cells.iter().map(|c| c.name()).collect();
-        assert_eq!(
-            names,
-            [
-                "a/base/glibc/s #1",
-                "b/base/glibc/s #1",
-                "b/v/glibc/s #1",
-                "a/base/glibc/s #2",
-                "b/base/glibc/s #2",
-                "b/v/glibc/s #2"
-            ]
-        );
-        assert_eq!(p.base, "a/base/glibc/s");
-        let pragmas = |i: usize| -> Vec<(String, String)> {
-            serde_json::from_value(p.cells[i].target.params["pragmas"].clone()).unwrap()
-        };
-        let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
-            v.iter()
-                .map(|(a, b)| (a.to_string(), b.to_string()))
-                .collect()
-        };
-        // The setup's cache first, then the config's options; the variant's value replaces
-        // the base's.
-        assert_eq!(
-            pragmas(1),
-            pairs(&[
-                ("cache_size", "-8192"),
-                ("synchronous", "FULL"),
-                ("temp_store", "2")
-            ])
-        );
-        assert_eq!(
-            pragmas(2),
-            pairs(&[
-                ("cache_size", "-8192"),
-                ("synchronous", "FULL"),
-                ("temp_store", "1")
-            ])
-        );
-        // Repeats share a fingerprint; different definitions do not; it is stable.
-        assert_eq!(p.cells[1].fingerprint, p.cells[4].fingerprint);
-        assert_ne!(p.cells[1].fingerprint, p.cells[2].fingerprint);
-        assert_eq!(
-            plan(MATRIX, None).0.cells[2].fingerprint,
-            p.cells[2].fingerprint
-        );
-        assert_eq!(
-            p.cells[0].spec(Path::new("o")).label.as_deref(),
-            Some("a/base/glibc/s")
-        );
-    }
-
-    #[test]
-    fn scale_multiplies_rows_and_query_seconds() {
-        let (p, problems) = plan(MATRIX, Some(0.5));
-        assert!(problems.is_empty(), "{problems:?}");
-        let w = p.cells[0].workload.insert_benchmark().unwrap();
-        assert_eq!((w.l0_rows, w.query_seconds), (500, 5));
-        assert_ne!(
-            plan(MATRIX, None).0.cells[0].fingerprint,
-            p.cells[0].fingerprint
-        );
-        let (_, problems) = plan(MATRIX, Some(0.0001));
-        assert!(
-            problems.iter().any(|p| p.message.contains("after scale")),
-            "{problems:?}"
-        );
-    }
-
-    #[test]
-    fn a_huge_matrix_is_refused_before_it_is_built() {
-        let text = MATRIX.replace("repeats = 2", "repeats = 4294967295");
-        let (p, problems) = plan(&text, None);
-        assert!(p.cells.len() <= MAX_CELLS);
-        assert!(
-            problems
-                .iter()
-                .any(|p| p.message.contains("repeats 4294967295 is out of range")),
-            "{problems:?}"
-        );
-        let mut text = MATRIX.replace("repeats = 2", "repeats = 1000");
-        for i in 0..19 {
-            text.push_str(&format!("[[setup]]\nname = \"s{i}\"\n"));
-        }
-        let (p, problems) = plan(&text, None);
-        assert!(p.cells.is_empty(), "60 x 1000 cells is more than the limit");
-        assert!(
-            problems
-                .iter()
-                .any(|p| p.message.contains("is more than 10000")),
-            "{problems:?}"
-        );
-    }
-
-    #[test]
-    fn pg_values_are_quoted_when_needed() {
-        let pg = crate::server::family(crate::dbms::DbmsKind::find("postgres").unwrap()).unwrap();
-        assert_eq!(pg.config_value("128MB"), "128MB");
-        assert_eq!(pg.config_value("%m [%p] "), "'%m [%p] '");
-        assert_eq!(pg.config_value("'x'"), "'x'");
-        assert_eq!(pg.config_value("it's"), "'it''s'");
-    }
-
-    /// Resuming an experiment refuses completed cells whose fingerprint changed: the example
-    /// experiments' fingerprints are what earlier versions of ibench computed for them.
-    #[test]
-    fn fingerprints_of_the_examples_are_those_earlier_versions_computed() {
-        let expected = [
-            (
-                "malloc",
-                "myrocks/default/glibc/4-clients",
-                "ea70cdf6de6f9032",
-            ),
-            (
-                "malloc",
-                "myrocks/default/jemalloc/4-clients",
-                "ccfbb2f81c23be88",
-            ),
-            ("engines", "innodb/default/glibc/cached", "72231a7dae54686d"),
-            (
-                "engines",
-                "innodb/default/glibc/small-cache",
-                "6f85fb23c0f5d974",
-            ),
-            (
-                "engines",
-                "myrocks/default/glibc/small-cache",
-                "e0ab6163800d7999",
-            ),
-            (
-                "engines",
-                "postgres/default/glibc/cached",
-                "a3ab64c17ff72d62",
-            ),
-            ("engines", "sqlite/default/glibc/cached", "d638bcea2fba82dc"),
-            (
-                "engines",
-                "sqlite/default/glibc/small-cache",
-                "0103eb1f6aea61db",
-            ),
-            (
-                "myrocks-tuning",
-                "myrocks/c7-all/glibc/io",
-                "fe22b8039d22706a",
-            ),
-        ];
-        for (file, label, fingerprint) in expected {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("examples")
-                .join(format!("{file}.toml"));
-            let source = Source::read(&path).unwrap();
-            let parsed = super::super::model::parse(&source).unwrap();
-            let (p, _) = build(parsed, source, Some(0.1));
-            let cell = p
-                .cells
-                .iter()
-                .find(|c| c.label == label)
-                .unwrap_or_else(|| panic!("{file}: no cell {label}"));
-            assert_eq!(cell.fingerprint, fingerprint, "{file} {label}");
-        }
     }
 }

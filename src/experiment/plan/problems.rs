@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use toml::Spanned;
 
-use super::super::model::{Problem, Source};
+use super::super::file::{Problem, Source};
 
 /// Collects problems, each once.
 pub(super) struct Problems<'a> {

@@ -2,7 +2,7 @@
 //! `[workload]`, then the setup, then `scale`, assembled and checked by the spec itself) and
 //! its DBMS cache size.
 
-use super::super::model::{Clients, SetupTable, WorkloadKind, WorkloadTable};
+use super::super::file::{Clients, SetupTable, WorkloadKind, WorkloadTable};
 use super::problems::Problems;
 use crate::dbms::CacheSetting;
 use crate::spec::{InsertBenchmarkSpec, MicroSpec, Step, WorkloadSpec};

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::super::model::TargetTable;
+use super::super::file::TargetTable;
 use super::problems::Problems;
 use crate::dbms::{Params, Setting, TargetSettings};
-use crate::server::{Binaries, BinaryField, ServerFamily};
+use crate::server::{Binaries, BinaryField, Refusal, ServerFamily, ServerSetting, ServerSettings};
 
 /// A target, checked.
 pub(super) struct Target {
@@ -32,7 +32,12 @@ pub(super) fn data_dir(
 ) -> Option<PathBuf> {
     let v = value?;
     let path = dir.join(v.get_ref());
-    if !path.is_dir() {
+    let root = ServerSettings {
+        data_root: Some(&path),
+        ..Default::default()
+    };
+    if let Some(Refusal::NotADirectory(path)) = root.check(&mut |_, _| {}).pop().map(|p| p.refusal)
+    {
         p.at(
             v,
             format!(
@@ -120,24 +125,27 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
             p.push(at, format!("target {name}: {}", e.message));
         }
     }
-    if let Some(user) = &t.server_user {
-        match crate::server::account::check_named(user.get_ref()) {
-            Ok(warning) => {
-                if let Some(w) = warning {
-                    eprintln!("warning: target {name}: server_user {w}");
-                }
-                target.user = Some(user.get_ref().clone());
-            }
-            Err(m) => p.at(user, format!("target {name}: server_user {m}")),
-        }
+    let user = t.server_user.as_ref();
+    let problems = ServerSettings {
+        family: Some(family),
+        user: user.map(|u| u.get_ref().as_str()),
+        params: Some(&target.params),
+        ..Default::default()
     }
-    if let Err(msg) = family.check_params(&target.params) {
-        let at = t
-            .engine
-            .as_ref()
-            .map(|e| p.source.at_span(e.span()))
-            .unwrap_or_else(|| p.source.at_span(t.dbms.span()));
-        p.push(at, format!("target {name}: {msg}"));
+    .check(&mut |_, w| eprintln!("warning: target {name}: server_user {w}"));
+    target.user = user.map(|u| u.get_ref().clone());
+    // The account and the engine are refused in words.
+    for problem in problems {
+        let Refusal::Said(msg) = problem.refusal else {
+            continue;
+        };
+        if let (ServerSetting::User, Some(user)) = (problem.setting, user) {
+            p.at(user, format!("target {name}: server_user {msg}"));
+            target.user = None;
+        } else {
+            let at = t.engine.as_ref().map_or(t.dbms.span(), |e| e.span());
+            p.push(p.source.at_span(at), format!("target {name}: {msg}"));
+        }
     }
     target
 }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::super::model::{Problem, Source, WorkloadTable};
+use super::super::file::{Problem, Source, WorkloadTable};
 use super::{Plan, build};
 use crate::spec::WorkloadSpec;
 
@@ -12,7 +12,7 @@ fn plan(text: &str, scale: Option<f64>) -> (Plan, Vec<Problem>) {
         path: PathBuf::from("e.toml"),
         text: text.to_string(),
     };
-    let file = super::super::model::parse(&source).expect("parses");
+    let file = super::super::file::parse(&source).expect("parses");
     build(file, source, scale)
 }
 
@@ -38,7 +38,7 @@ fn insert_benchmark_cells_hash_as_before_the_microbenchmarks() {
         serde_json::to_string(w).unwrap()
     );
     let table = WorkloadTable {
-        clients: Some(super::super::model::Clients::One(3)),
+        clients: Some(super::super::file::Clients::One(3)),
         seconds: Some(5),
         ..WorkloadTable::default()
     };

@@ -1,0 +1,197 @@
+//! The plan's own tests: cells, repeats, merged options, scale, limits, and the fingerprints
+//! earlier versions computed for the example experiments.
+
+use std::path::PathBuf;
+
+use super::*;
+
+fn plan(text: &str, scale: Option<f64>) -> (Plan, Vec<Problem>) {
+    let source = Source {
+        path: PathBuf::from("e.toml"),
+        text: text.to_string(),
+    };
+    let file = super::super::file::parse(&source).expect("parses");
+    build(file, source, scale)
+}
+
+const MATRIX: &str = r#"name = "e"
+repeats = 2
+[workload]
+steps = "l.i0,l.x,qp100"
+query_seconds = 10
+[[target]]
+name = "a"
+dbms = "sqlite"
+[[target]]
+name = "b"
+dbms = "sqlite"
+[[config]]
+name = "base"
+options = { synchronous = "FULL", temp_store = 2 }
+[[config]]
+name = "v"
+extends = "base"
+targets = ["b"]
+options = { temp_store = 1 }
+[[setup]]
+name = "s"
+rows_per_client = 1000
+dbms_cache = "8M"
+"#;
+
+#[test]
+fn cells_expand_repeat_by_repeat_with_merged_options() {
+    let (p, problems) = plan(MATRIX, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let names: Vec<String> = p.cells.iter().map(|c| c.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "a/base/glibc/s #1",
+            "b/base/glibc/s #1",
+            "b/v/glibc/s #1",
+            "a/base/glibc/s #2",
+            "b/base/glibc/s #2",
+            "b/v/glibc/s #2"
+        ]
+    );
+    assert_eq!(p.base, "a/base/glibc/s");
+    let pragmas = |i: usize| -> Vec<(String, String)> {
+        serde_json::from_value(p.cells[i].target.params["pragmas"].clone()).unwrap()
+    };
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    };
+    // The setup's cache first, then the config's options; the variant's value replaces
+    // the base's.
+    assert_eq!(
+        pragmas(1),
+        pairs(&[
+            ("cache_size", "-8192"),
+            ("synchronous", "FULL"),
+            ("temp_store", "2")
+        ])
+    );
+    assert_eq!(
+        pragmas(2),
+        pairs(&[
+            ("cache_size", "-8192"),
+            ("synchronous", "FULL"),
+            ("temp_store", "1")
+        ])
+    );
+    // Repeats share a fingerprint; different definitions do not; it is stable.
+    assert_eq!(p.cells[1].fingerprint, p.cells[4].fingerprint);
+    assert_ne!(p.cells[1].fingerprint, p.cells[2].fingerprint);
+    assert_eq!(
+        plan(MATRIX, None).0.cells[2].fingerprint,
+        p.cells[2].fingerprint
+    );
+    assert_eq!(
+        p.cells[0].spec(Path::new("o")).label.as_deref(),
+        Some("a/base/glibc/s")
+    );
+}
+
+#[test]
+fn scale_multiplies_rows_and_query_seconds() {
+    let (p, problems) = plan(MATRIX, Some(0.5));
+    assert!(problems.is_empty(), "{problems:?}");
+    let w = p.cells[0].workload.insert_benchmark().unwrap();
+    assert_eq!((w.l0_rows, w.query_seconds), (500, 5));
+    assert_ne!(
+        plan(MATRIX, None).0.cells[0].fingerprint,
+        p.cells[0].fingerprint
+    );
+    let (_, problems) = plan(MATRIX, Some(0.0001));
+    assert!(
+        problems.iter().any(|p| p.message.contains("after scale")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn a_huge_matrix_is_refused_before_it_is_built() {
+    let text = MATRIX.replace("repeats = 2", "repeats = 4294967295");
+    let (p, problems) = plan(&text, None);
+    assert!(p.cells.len() <= MAX_CELLS);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("repeats 4294967295 is out of range")),
+        "{problems:?}"
+    );
+    let mut text = MATRIX.replace("repeats = 2", "repeats = 1000");
+    for i in 0..19 {
+        text.push_str(&format!("[[setup]]\nname = \"s{i}\"\n"));
+    }
+    let (p, problems) = plan(&text, None);
+    assert!(p.cells.is_empty(), "60 x 1000 cells is more than the limit");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("is more than 10000")),
+        "{problems:?}"
+    );
+}
+
+/// Resuming an experiment refuses completed cells whose fingerprint changed: the example
+/// experiments' fingerprints are what earlier versions of ibench computed for them.
+#[test]
+fn fingerprints_of_the_examples_are_those_earlier_versions_computed() {
+    let expected = [
+        (
+            "malloc",
+            "myrocks/default/glibc/4-clients",
+            "ea70cdf6de6f9032",
+        ),
+        (
+            "malloc",
+            "myrocks/default/jemalloc/4-clients",
+            "ccfbb2f81c23be88",
+        ),
+        ("engines", "innodb/default/glibc/cached", "72231a7dae54686d"),
+        (
+            "engines",
+            "innodb/default/glibc/small-cache",
+            "6f85fb23c0f5d974",
+        ),
+        (
+            "engines",
+            "myrocks/default/glibc/small-cache",
+            "e0ab6163800d7999",
+        ),
+        (
+            "engines",
+            "postgres/default/glibc/cached",
+            "a3ab64c17ff72d62",
+        ),
+        ("engines", "sqlite/default/glibc/cached", "d638bcea2fba82dc"),
+        (
+            "engines",
+            "sqlite/default/glibc/small-cache",
+            "0103eb1f6aea61db",
+        ),
+        (
+            "myrocks-tuning",
+            "myrocks/c7-all/glibc/io",
+            "fe22b8039d22706a",
+        ),
+    ];
+    for (file, label, fingerprint) in expected {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(format!("{file}.toml"));
+        let source = Source::read(&path).unwrap();
+        let parsed = super::super::file::parse(&source).unwrap();
+        let (p, _) = build(parsed, source, Some(0.1));
+        let cell = p
+            .cells
+            .iter()
+            .find(|c| c.label == label)
+            .unwrap_or_else(|| panic!("{file}: no cell {label}"));
+        assert_eq!(cell.fingerprint, fingerprint, "{file} {label}");
+    }
+}
