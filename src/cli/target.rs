@@ -333,7 +333,7 @@ impl TargetArgs {
         if let Some(p) = server.as_ref().and_then(|s| s.pooler.as_ref()) {
             crate::server::pooler::binary()?;
             p.check(
-                crate::server::pooler::connections(&workload),
+                workload.connections(),
                 "--pool-size",
                 "--pool-mode",
             )

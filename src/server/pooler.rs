@@ -27,19 +27,10 @@ use super::ManagedServer;
 use super::process::{free_port, write_private_file};
 use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
-use crate::spec::{PoolMode, PoolerSpec, WorkloadSpec};
+use crate::spec::{PoolMode, PoolerSpec};
 
 /// Where Debian installs PgBouncer.
 const BINARY: &str = "/usr/sbin/pgbouncer";
-
-/// The connections a workload opens at most: an Insert Benchmark client has up to three (its
-/// busy connection, an inserter and a deleter), a microbenchmark client one.
-pub fn connections(workload: &WorkloadSpec) -> usize {
-    match workload {
-        WorkloadSpec::InsertBenchmark(w) => w.clients.saturating_mul(3),
-        WorkloadSpec::Micro(_) => workload.max_clients(),
-    }
-}
 
 /// The PgBouncer binary: Debian's, else on PATH; a usage error naming the package.
 pub fn binary() -> Result<PathBuf, UsageError> {
