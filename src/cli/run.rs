@@ -57,7 +57,7 @@ impl GroupArgs {
         &self,
         spec: &RunSpec,
         output: &OutputArgs,
-    ) -> Result<Option<crate::launch::group::GroupOptions>, UsageError> {
+    ) -> Result<Option<crate::group::GroupOptions>, UsageError> {
         if let Some(hosts) = self.hosts
             && !(1..=MAX_HOSTS).contains(&hosts)
         {
@@ -72,7 +72,7 @@ impl GroupArgs {
             }
             return Ok(None);
         };
-        if !crate::results::group::valid_name(name) {
+        if !crate::group::valid_name(name) {
             return Err(UsageError::new(format!(
                 "--group {name:?} is not a group name: 1-64 letters, digits, '.', '_' or '-'"
             )));
@@ -116,7 +116,7 @@ impl GroupArgs {
                 self.join_timeout
             )));
         }
-        Ok(Some(crate::launch::group::GroupOptions {
+        Ok(Some(crate::group::GroupOptions {
             name: name.clone(),
             hosts,
             join_timeout: std::time::Duration::from_secs(self.join_timeout),

@@ -56,7 +56,7 @@ fn step_line(step: &StepResult) -> String {
 }
 
 /// What a run of several hosts (`--group`) adds around each step: waiting for the other
-/// hosts, and leaving this host's part where they find it (`launch/group.rs`).
+/// hosts, and leaving this host's part where they find it (`crate::group::member`).
 pub trait StepGate {
     /// Before step `index`: waits until every host is ready, runs `maintenance` when this
     /// host is the one that runs the pause, and waits until it is done.

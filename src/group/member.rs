@@ -1,34 +1,20 @@
-//! One host's part of a group run (`ibench run --group NAME --hosts N`): joins the group in
-//! the PostgreSQL results store, takes its share of the clients, waits for every host before
-//! each step (host 0 runs the maintenance pause in between), leaves its part after each step
-//! and writes the merged run. The meeting point is `results/group/coord.rs`, the merge
-//! `metrics/merge.rs`; docs/multihost.md has the design.
+//! One host's membership of a group run (`ibench run --group NAME --hosts N`): joins the group
+//! in the store (`coord.rs`), takes its share of the clients, waits for every host before each
+//! step (host 0 runs the maintenance pause in between), leaves its part after each step and
+//! writes the merged run (`merge/`).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::metrics::merge::merge_group;
-use crate::results::group::coord::{Coordinator, JoinRequest};
-use crate::results::group::{self, GroupHost, GroupInfo};
+use super::GroupOptions;
+use super::coord::{Coordinator, JoinRequest};
+use super::merge::merge_group;
+use crate::results::group::{GroupHost, GroupInfo};
 use crate::results::model::{RunResult, RunStatus};
 use crate::results::store::Store;
 use crate::runner::steps::StepGate;
 use crate::spec::{RunSpec, WorkloadSpec};
-
-/// A group run's settings (`--group`, `--hosts`, `--join-timeout`, `--results`).
-#[derive(Clone, Debug)]
-pub struct GroupOptions {
-    /// Group name; the merged run's id.
-    pub name: String,
-    /// Hosts in the group.
-    pub hosts: usize,
-    /// How long to wait for every host to join.
-    pub join_timeout: Duration,
-    /// The PostgreSQL results store (`postgres://` URL) the hosts meet in.
-    pub store: PathBuf,
-}
 
 /// This host's membership of its group, for the steps' [`StepGate`].
 pub struct Member {
@@ -71,7 +57,7 @@ pub fn join(
     let (offset, rtt) = coord.clock_offset(9)?;
     let store = Store::open(&options.store)?;
     let index = coord.index();
-    let share = group::share(workload.clients, options.hosts, index);
+    let share = super::share(workload.clients, options.hosts, index);
     let me = GroupHost {
         index,
         hostname,
@@ -82,7 +68,7 @@ pub fn join(
         clock_offset_us: offset,
         clock_rtt_us: rtt,
         cost_per_hour: run.environment.cost_per_hour,
-        status: group::status_name(RunStatus::Running),
+        status: super::status_name(RunStatus::Running),
         steps: Vec::new(),
     };
     if !quiet {

@@ -1,0 +1,182 @@
+//! One run out of the parts a group's hosts wrote: the run's own fields and its hosts' records
+//! here, each step in `step.rs` (counts and rates summed, HDR histograms merged, never
+//! percentiles averaged, per-second series added second by second after aligning each host's
+//! step start on the store's clock, the SLA judged on the group's total writer rate) and its
+//! cost in `cost.rs` (the client's summed over hosts, the server's taken once). See
+//! docs/multihost.md.
+
+mod cost;
+mod part;
+mod step;
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use part::{Part, host_of, on_store_clock};
+
+use super::status_name;
+use crate::results::group::{GroupHost, GroupInfo, HostStep};
+use crate::results::model::{RunResult, RunStatus, StepResult};
+use crate::spec::WorkloadSpec;
+
+/// Merges the `parts` of group `name` (of `hosts` hosts) into one run whose id is the
+/// group's name. `status`/`error`: the group's outcome. A step some host did not finish is
+/// kept, failed, naming the hosts missing from it.
+pub fn merge_group(
+    name: &str,
+    hosts: usize,
+    parts: &[RunResult],
+    status: RunStatus,
+    error: Option<String>,
+) -> Result<RunResult> {
+    let mut parts: Vec<&RunResult> = parts.iter().filter(|p| host_of(p).is_some()).collect();
+    parts.sort_by_key(|p| host_of(p).map(|h| h.index));
+    let Some(first) = parts.first() else {
+        anyhow::bail!("group {name} has no parts yet");
+    };
+    let mut members: Vec<GroupHost> = parts.iter().filter_map(|p| host_of(p).cloned()).collect();
+    let steps = merge_steps(&parts, hosts, &mut members);
+    for (member, run) in members.iter_mut().zip(&parts) {
+        member.status = status_name(run.status);
+    }
+    let mut merged = (*first).clone();
+    merged.run_id = name.to_string();
+    merged.status = status;
+    merged.error = error;
+    set_run_fields(&mut merged, hosts, &parts, &members);
+    merged.steps = steps;
+    merged.group = Some(GroupInfo {
+        name: name.to_string(),
+        hosts,
+        members,
+    });
+    Ok(merged)
+}
+
+/// Every step some part has, merged over the parts that have it; each host's own figures of
+/// it added to its record in `members`.
+fn merge_steps(parts: &[&RunResult], hosts: usize, members: &mut [GroupHost]) -> Vec<StepResult> {
+    let step_count = parts.iter().map(|p| p.steps.len()).max().unwrap_or(0);
+    let mut steps = Vec::new();
+    for i in 0..step_count {
+        let present: Vec<Part> = parts
+            .iter()
+            .filter_map(|run| {
+                let step = run.steps.get(i)?;
+                let host = host_of(run)?;
+                Some(Part {
+                    host,
+                    run,
+                    step,
+                    start: on_store_clock(step.started_at, host),
+                })
+            })
+            .collect();
+        let mut step = step::merge_step(&present);
+        fail_if_missing(&mut step, &present, hosts, members);
+        let group_start = present.iter().map(|p| p.start).min();
+        for part in &present {
+            let member = members
+                .iter_mut()
+                .find(|m| m.index == part.host.index)
+                .expect("every present part has a member");
+            member.steps.push(host_step(part, group_start));
+        }
+        steps.push(step);
+    }
+    steps
+}
+
+/// Fails `step` when some host of the group has no part of it, naming the hosts missing.
+fn fail_if_missing(step: &mut StepResult, present: &[Part], hosts: usize, members: &[GroupHost]) {
+    let missing: Vec<String> = (0..hosts)
+        .filter(|h| !present.iter().any(|p| p.host.index == *h))
+        .map(|h| match members.iter().find(|m| m.index == h) {
+            Some(m) => format!("host {h} ({}, pid {})", m.hostname, m.pid),
+            None => format!("host {h}"),
+        })
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    step.status = RunStatus::Failed;
+    if let Some(sla) = step.sla.as_mut() {
+        sla.pass = false;
+    }
+    step.error = Some(format!(
+        "{} did not finish step {}{}",
+        missing.join(", "),
+        step.name,
+        step.error
+            .as_ref()
+            .map(|e| format!("; {e}"))
+            .unwrap_or_default()
+    ));
+}
+
+/// The merged run's own fields out of its `parts`: when it ran (on the store's clock), its
+/// clients, price, hosts and maintenance (host 0's, which ran the pause for every table).
+fn set_run_fields(
+    merged: &mut RunResult,
+    hosts: usize,
+    parts: &[&RunResult],
+    members: &[GroupHost],
+) {
+    merged.started_at = parts
+        .iter()
+        .filter_map(|p| Some(on_store_clock(p.started_at, host_of(p)?)))
+        .min()
+        .unwrap_or(merged.started_at);
+    merged.finished_at = parts
+        .iter()
+        .filter_map(|p| Some(on_store_clock(p.finished_at?, host_of(p)?)))
+        .max()
+        .filter(|_| merged.status != RunStatus::Running);
+    if let WorkloadSpec::InsertBenchmark(w) = &mut merged.config.workload {
+        w.clients = parts
+            .iter()
+            .map(|p| host_of(p).map_or(0, |h| h.clients))
+            .sum::<usize>()
+            .max(w.clients);
+    }
+    let prices: Vec<f64> = parts
+        .iter()
+        .filter_map(|p| p.environment.cost_per_hour)
+        .collect();
+    merged.environment.cost_per_hour =
+        (prices.len() == parts.len()).then(|| prices.iter().sum::<f64>());
+    let names: BTreeSet<&str> = members.iter().map(|m| m.hostname.as_str()).collect();
+    merged.environment.hostname = format!(
+        "{hosts} hosts ({})",
+        names.into_iter().collect::<Vec<_>>().join(", ")
+    );
+    merged.maintenance = parts
+        .iter()
+        .find(|p| host_of(p).is_some_and(|h| h.index == 0))
+        .map(|p| p.maintenance.clone())
+        .unwrap_or_default();
+}
+
+/// One host's own figures of a step; `group_start`: when the group's first host started it.
+fn host_step(part: &Part, group_start: Option<DateTime<Utc>>) -> HostStep {
+    let s = part.step;
+    let per_op = s.efficiency.as_ref().and_then(|e| e.per_op.as_ref());
+    HostStep {
+        name: s.name.clone(),
+        status: status_name(s.status),
+        start_offset_ms: group_start
+            .map(|g| (part.start - g).num_microseconds().unwrap_or(0) as f64 / 1e3)
+            .unwrap_or(0.0),
+        duration_s: s.duration_s,
+        rows_inserted: s.rows_inserted,
+        rows_deleted: s.rows_deleted,
+        queries: s.queries,
+        inserts_per_s: s.inserts_per_s,
+        deletes_per_s: s.deletes_per_s,
+        queries_per_s: s.queries_per_s,
+        client_cpu_us_per_op: per_op.map(|p| p.client_cpu_us),
+        host_cpu_us_per_op: per_op.map(|p| p.host_cpu_us),
+    }
+}

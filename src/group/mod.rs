@@ -1,0 +1,89 @@
+//! Runs across several client hosts (`ibench run --group NAME --hosts N`): every host runs the
+//! same command against one server; they meet in the PostgreSQL results store, take shares of
+//! the clients, start every step together and make one run named `NAME`. See
+//! docs/multihost.md.
+//!
+//! * this file — what a group is: its settings, its names, the clients each host runs.
+//! * `coord.rs` — the meeting point in the store: the group's tables, joining, the barriers,
+//!   the parts.
+//! * `member.rs` — one host's membership of its group, around each step (the runner's
+//!   `StepGate`): barriers, the maintenance pause on host 0, its part left after each step,
+//!   the merged run written.
+//! * `merge/` — the merged run out of the hosts' parts.
+//!
+//! What a results document records of a group (`GroupInfo`, `GroupHost`, `HostStep`) is part
+//! of the results model (`crate::results::group`); the report's per-host section is
+//! `crate::report::group`.
+
+pub mod coord;
+pub mod member;
+pub mod merge;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A group run's settings (`--group`, `--hosts`, `--join-timeout`, `--results`).
+#[derive(Clone, Debug)]
+pub struct GroupOptions {
+    /// Group name; the merged run's id.
+    pub name: String,
+    /// Hosts in the group.
+    pub hosts: usize,
+    /// How long to wait for every host to join.
+    pub join_timeout: Duration,
+    /// The PostgreSQL results store (`postgres://` URL) the hosts meet in.
+    pub store: PathBuf,
+}
+
+/// A run's or step's status as results write it (`complete`, `failed`...).
+pub fn status_name(status: impl std::fmt::Debug) -> String {
+    format!("{status:?}").to_lowercase()
+}
+
+/// Whether `name` can name a group (and the merged run): 1-64 of `A-Za-z0-9._-`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// The clients host `index` of `hosts` runs out of `clients`: contiguous, sizes differing by
+/// at most one, the first hosts taking the extra ones.
+pub fn share(clients: usize, hosts: usize, index: usize) -> std::ops::Range<usize> {
+    let hosts = hosts.max(1);
+    let (base, extra) = (clients / hosts, clients % hosts);
+    let start = index * base + index.min(extra);
+    start..start + base + usize::from(index < extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_cover_every_client_once() {
+        for clients in 1..12 {
+            for hosts in 1..=clients {
+                let mut all: Vec<usize> =
+                    (0..hosts).flat_map(|i| share(clients, hosts, i)).collect();
+                all.sort();
+                assert_eq!(
+                    all,
+                    (0..clients).collect::<Vec<_>>(),
+                    "{clients} over {hosts}"
+                );
+            }
+        }
+        assert_eq!(share(5, 2, 0), 0..3);
+        assert_eq!(share(5, 2, 1), 3..5);
+    }
+
+    #[test]
+    fn names() {
+        assert!(valid_name("nightly-2026.11_a"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a b"));
+        assert!(!valid_name(&"x".repeat(65)));
+    }
+}
