@@ -49,6 +49,11 @@ pub struct GroupArgs {
     /// Seconds to wait for every host of the group to join.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub join_timeout: u64,
+    /// Seconds a host may be late to a barrier after this one, beyond what the work before it
+    /// took this host (the step itself; for the pause, the steps before it), before the group
+    /// fails naming it as stopped or hung.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub host_timeout: u64,
 }
 
 impl GroupArgs {
@@ -110,16 +115,21 @@ impl GroupArgs {
                  which would start one per host, nor an embedded DBMS)",
             ));
         }
-        if !(1..=86_400).contains(&self.join_timeout) {
-            return Err(UsageError::new(format!(
-                "--join-timeout {} is out of range: 1 to 86400 seconds",
-                self.join_timeout
-            )));
+        for (flag, secs) in [
+            ("--join-timeout", self.join_timeout),
+            ("--host-timeout", self.host_timeout),
+        ] {
+            if !(1..=86_400).contains(&secs) {
+                return Err(UsageError::new(format!(
+                    "{flag} {secs} is out of range: 1 to 86400 seconds"
+                )));
+            }
         }
         Ok(Some(crate::group::GroupOptions {
             name: name.clone(),
             hosts,
             join_timeout: std::time::Duration::from_secs(self.join_timeout),
+            host_timeout: std::time::Duration::from_secs(self.host_timeout),
             store,
         }))
     }

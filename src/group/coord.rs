@@ -1,27 +1,22 @@
 //! The group's meeting point in the PostgreSQL results store: no coordinator service of
-//! ibench's own, only three tables every host reads and writes.
+//! ibench's own, only tables every host reads and writes.
 //!
 //! * `ibench_group`: one row per group (hosts expected, the workload every host must run, its
-//!   status `joining`, `running`, `complete` or `failed` and the first failure's message).
+//!   status `joining`, `running`, `complete` or `failed`, the first failure's message and the
+//!   step the group failed in).
 //! * `ibench_group_host`: one row per host that joined (index, host name, pid, the backend pid
-//!   of its store connection, clock offset) holding its part: its own results document,
-//!   rewritten after every step.
-//! * `ibench_group_barrier`: one row per host and barrier it reached.
-//!
-//! A barrier is passed when every host has its row. A waiting host polls (woken early by
-//! `NOTIFY ibench_group`); meanwhile it checks that every host it still waits for is alive,
-//! seen as its store connection's backend in `pg_stat_activity`: a host's process that ends,
-//! killed or crashed, closes that connection, and the waiting hosts fail the barrier naming
-//! it. Joining has a time limit; later barriers do not (a step may legitimately take long).
+//!   of its store connection) holding its part: its own results document, rewritten after
+//!   every step.
+//! * `ibench_group_barrier`: one row per host and barrier it reached (`barrier.rs`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use fallible_iterator::FallibleIterator;
 
+use super::GroupOutcome;
 use crate::error::UsageError;
-use crate::results::model::RunResult;
+use crate::results::model::{RunResult, RunStatus};
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS ibench_group (
@@ -30,6 +25,7 @@ const SCHEMA: &str = "
         workload TEXT NOT NULL,
         status TEXT NOT NULL,
         error TEXT,
+        failed_step BIGINT,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now());
     CREATE TABLE IF NOT EXISTS ibench_group_host (
         group_name TEXT NOT NULL REFERENCES ibench_group (name) ON DELETE CASCADE,
@@ -47,8 +43,11 @@ const SCHEMA: &str = "
         at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
         PRIMARY KEY (group_name, seq, idx));";
 
-/// How often a waiting host looks again when no notification wakes it.
-const POLL: Duration = Duration::from_millis(200);
+/// Columns added since the tables were first made: added to a store that lacks them.
+const ADDED_COLUMNS: [(&str, &str, &str); 1] = [("ibench_group", "failed_step", "BIGINT")];
+
+/// How often a host tries again to take the lock on the merged run.
+const LOCK_POLL: Duration = Duration::from_millis(50);
 
 /// What a host brings to the group it joins.
 #[derive(Clone, Debug)]
@@ -61,37 +60,22 @@ pub struct JoinRequest<'a> {
     pub workload: &'a str,
     /// This host's name.
     pub hostname: &'a str,
-    /// How long to wait for every host to join.
-    pub join_timeout: Duration,
 }
 
 /// A host's membership of a group, over its own connection to the store.
 pub struct Coordinator {
-    client: postgres::Client,
+    pub(super) client: postgres::Client,
     shown: PathBuf,
-    name: String,
-    hosts: usize,
-    index: usize,
+    pub(super) name: String,
+    pub(super) hosts: usize,
+    pub(super) index: usize,
+    /// The first step this host runs.
+    pub(super) first_step: usize,
 }
 
 impl std::fmt::Debug for Coordinator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Coordinator({} host {})", self.name, self.index)
-    }
-}
-
-/// A host as the others see it.
-#[derive(Clone, Debug)]
-struct Member {
-    index: usize,
-    hostname: String,
-    pid: i64,
-    alive: bool,
-}
-
-impl Member {
-    fn named(&self) -> String {
-        format!("host {} ({}, pid {})", self.index, self.hostname, self.pid)
     }
 }
 
@@ -118,6 +102,7 @@ impl Coordinator {
             name: req.name.to_string(),
             hosts: req.hosts,
             index,
+            first_step: 0,
         })
     }
 
@@ -129,6 +114,7 @@ impl Coordinator {
             &[],
         )?;
         tx.batch_execute(SCHEMA)?;
+        add_columns(&mut tx)?;
         let group = tx.query_opt(
             "SELECT hosts, workload, status, coalesce(error, '') FROM ibench_group WHERE name = $1",
             &[&req.name],
@@ -242,94 +228,8 @@ impl Coordinator {
         Ok(best.unwrap_or((0, 0)))
     }
 
-    /// Reaches barrier `seq` and waits until every host has (`what` names it in messages).
-    /// Fails, naming the host, when a host it waits for is gone, when the group failed, or,
-    /// with `timeout`, when a host did not arrive in time; the failure is recorded as the
-    /// group's, so that every other host stops at its next barrier.
-    pub fn barrier(&mut self, seq: i64, what: &str, timeout: Option<Duration>) -> Result<()> {
-        self.client.execute(
-            "INSERT INTO ibench_group_barrier (group_name, seq, idx) VALUES ($1, $2, $3) \
-             ON CONFLICT DO NOTHING",
-            &[&self.name, &seq, &(self.index as i64)],
-        )?;
-        self.client
-            .execute("SELECT pg_notify('ibench_group', $1)", &[&self.name])?;
-        let start = Instant::now();
-        loop {
-            if let Some(error) = self.failure()? {
-                bail!("group {} failed: {error}", self.name);
-            }
-            let arrived: Vec<usize> = self
-                .client
-                .query(
-                    "SELECT idx FROM ibench_group_barrier WHERE group_name = $1 AND seq = $2",
-                    &[&self.name, &seq],
-                )?
-                .iter()
-                .map(|r| r.get::<_, i64>(0) as usize)
-                .collect();
-            if arrived.len() >= self.hosts {
-                return Ok(());
-            }
-            let members = self.members()?;
-            let missing: Vec<usize> = (0..self.hosts).filter(|i| !arrived.contains(i)).collect();
-            if let Some(gone) = members
-                .iter()
-                .find(|m| missing.contains(&m.index) && !m.alive)
-            {
-                let message = format!(
-                    "{} is gone before {what}: its ibench process ended (its store connection \
-                     closed); the parts already written are kept",
-                    gone.named()
-                );
-                self.fail(&message)?;
-                bail!("group {} failed: {message}", self.name);
-            }
-            if let Some(limit) = timeout
-                && start.elapsed() >= limit
-            {
-                let named: Vec<String> = missing
-                    .iter()
-                    .map(|&i| match members.iter().find(|m| m.index == i) {
-                        Some(m) => m.named(),
-                        None => format!("host {i} (never joined)"),
-                    })
-                    .collect();
-                let message = format!(
-                    "{} did not reach {what} within {}s",
-                    named.join(", "),
-                    limit.as_secs()
-                );
-                self.fail(&message)?;
-                bail!("group {} failed: {message}", self.name);
-            }
-            // Woken by the next arrival, or look again after POLL.
-            let _ = self.client.notifications().timeout_iter(POLL).next();
-        }
-    }
-
-    /// The hosts that joined, and whether their store connection is still open.
-    fn members(&mut self) -> Result<Vec<Member>> {
-        Ok(self
-            .client
-            .query(
-                "SELECT idx, hostname, pid, \
-                 backend_pid IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL) \
-                 FROM ibench_group_host WHERE group_name = $1 ORDER BY idx",
-                &[&self.name],
-            )?
-            .iter()
-            .map(|r| Member {
-                index: r.get::<_, i64>(0) as usize,
-                hostname: r.get(1),
-                pid: r.get(2),
-                alive: r.get(3),
-            })
-            .collect())
-    }
-
     /// The group's failure, when it failed.
-    fn failure(&mut self) -> Result<Option<String>> {
+    pub(super) fn failure(&mut self) -> Result<Option<String>> {
         let row = self.client.query_one(
             "SELECT status, coalesce(error, '') FROM ibench_group WHERE name = $1",
             &[&self.name],
@@ -347,13 +247,13 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Records `message` as the group's failure, unless it failed already (the first failure
-    /// is the cause), and wakes the waiting hosts.
-    pub fn fail(&mut self, message: &str) -> Result<()> {
+    /// Records `message` as the group's failure in step `step`, unless it failed already (the
+    /// first failure is the cause), and wakes the waiting hosts.
+    pub fn fail(&mut self, message: &str, step: usize) -> Result<()> {
         self.client.execute(
-            "UPDATE ibench_group SET status = 'failed', error = $2 \
+            "UPDATE ibench_group SET status = 'failed', error = $2, failed_step = $3 \
              WHERE name = $1 AND status <> 'failed'",
-            &[&self.name, &message],
+            &[&self.name, &message, &(step as i64)],
         )?;
         self.client
             .execute("SELECT pg_notify('ibench_group', $1)", &[&self.name])?;
@@ -369,13 +269,22 @@ impl Coordinator {
         Ok(())
     }
 
-    /// The group's status and failure message.
-    pub fn status(&mut self) -> Result<(String, Option<String>)> {
+    /// The group's outcome so far.
+    pub fn outcome(&mut self) -> Result<GroupOutcome> {
         let row = self.client.query_one(
-            "SELECT status, error FROM ibench_group WHERE name = $1",
+            "SELECT status, error, failed_step FROM ibench_group WHERE name = $1",
             &[&self.name],
         )?;
-        Ok((row.get(0), row.get(1)))
+        let status: String = row.get(0);
+        Ok(GroupOutcome {
+            status: match status.as_str() {
+                "complete" => RunStatus::Complete,
+                "failed" => RunStatus::Failed,
+                _ => RunStatus::Running,
+            },
+            error: row.get(1),
+            failed_step: row.get::<_, Option<i64>>(2).map(|s| s as usize),
+        })
     }
 
     /// Writes this host's part (its results document as it stands).
@@ -413,12 +322,28 @@ impl Coordinator {
             .collect()
     }
 
-    /// Takes the group's lock (one host at a time writes the merged run).
-    pub fn lock_merge(&mut self) -> Result<()> {
+    /// Takes the group's lock on the merged run (one host at a time writes it), waiting at
+    /// most `limit`: a host stopped or hung while it holds the lock keeps it.
+    pub fn lock_merge(&mut self, limit: Duration) -> Result<()> {
         let key = format!("ibench_group_merge:{}", self.name);
-        self.client
-            .execute("SELECT pg_advisory_lock(hashtext($1))", &[&key])?;
-        Ok(())
+        let start = Instant::now();
+        loop {
+            let row = self
+                .client
+                .query_one("SELECT pg_try_advisory_lock(hashtext($1))", &[&key])?;
+            if row.get::<_, bool>(0) {
+                return Ok(());
+            }
+            if start.elapsed() >= limit {
+                bail!(
+                    "cannot write the merged run of group {}: another host held its lock for \
+                     over {}s (--host-timeout): stopped or hung while writing it",
+                    self.name,
+                    limit.as_secs()
+                );
+            }
+            std::thread::sleep(LOCK_POLL);
+        }
     }
 
     /// Releases the lock [`Coordinator::lock_merge`] took.
@@ -428,4 +353,19 @@ impl Coordinator {
             .execute("SELECT pg_advisory_unlock(hashtext($1))", &[&key])?;
         Ok(())
     }
+}
+
+/// Adds to the group's tables the columns a store made by an earlier ibench lacks.
+fn add_columns(tx: &mut postgres::Transaction) -> Result<()> {
+    for (table, column, kind) in ADDED_COLUMNS {
+        let there = tx.query_one(
+            "SELECT count(*) FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2",
+            &[&table, &column],
+        )?;
+        if there.get::<_, i64>(0) == 0 {
+            tx.batch_execute(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+        }
+    }
+    Ok(())
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::GroupOptions;
+use super::barrier::{Point, Wait};
 use super::coord::{Coordinator, JoinRequest};
 use super::merge::merge_group;
 use crate::results::group::{GroupHost, GroupInfo};
@@ -25,11 +26,11 @@ pub struct Member {
     quiet: bool,
     /// A barrier failed: the group's failure is already recorded.
     group_failed: bool,
-}
-
-/// Barrier numbers: three per step (ready, maintenance done, step done).
-fn seq(index: usize, phase: i64) -> i64 {
-    3 * index as i64 + phase
+    /// The step this host is in, or last ran: the group fails in it when this host fails.
+    step: usize,
+    /// What the steps so far took on this host: the pause before a step may take as long
+    /// (it vacuums and checkpoints what they wrote), plus `--host-timeout`.
+    steps_took: Duration,
 }
 
 /// Joins group `options` for the run `run` of `spec` and waits until every host has joined.
@@ -51,7 +52,6 @@ pub fn join(
         hosts: options.hosts,
         workload: &workload_text,
         hostname: &hostname,
-        join_timeout: options.join_timeout,
     };
     let mut coord = Coordinator::join(&options.store, &request)?;
     let (offset, rtt) = coord.clock_offset(9)?;
@@ -88,9 +88,11 @@ pub fn join(
         me,
         quiet,
         group_failed: false,
+        step: 0,
+        steps_took: Duration::ZERO,
     };
-    let limit = options.join_timeout;
-    member.barrier(-1, "the start (every host joined)", Some(limit))?;
+    let wait = Wait::join(options.join_timeout);
+    member.barrier(Point::Joined, "the start (every host joined)", &wait)?;
     member.coord.started()?;
     Ok(member)
 }
@@ -110,8 +112,8 @@ impl Member {
         self.me.first_client..self.me.first_client + self.me.clients
     }
 
-    fn barrier(&mut self, seq: i64, what: &str, timeout: Option<Duration>) -> Result<()> {
-        let result = self.coord.barrier(seq, what, timeout);
+    fn barrier(&mut self, point: Point, what: &str, wait: &Wait) -> Result<()> {
+        let result = self.coord.barrier(point, what, wait);
         if result.is_err() {
             self.group_failed = true;
         }
@@ -120,26 +122,29 @@ impl Member {
 
     /// Writes the merged run from every part in the store (one host at a time).
     fn write_merged(&mut self) -> Result<()> {
-        self.coord.lock_merge()?;
+        self.coord.lock_merge(self.options.host_timeout)?;
         let result = (|| {
             let parts = self.coord.parts()?;
-            let (status, error) = self.coord.status()?;
-            let status = match status.as_str() {
-                "complete" => RunStatus::Complete,
-                "failed" => RunStatus::Failed,
-                _ => RunStatus::Running,
-            };
-            let merged = merge_group(
-                &self.options.name,
-                self.options.hosts,
-                &parts,
-                status,
-                error,
-            )?;
+            let outcome = self.coord.outcome()?;
+            let merged = merge_group(&self.options.name, self.options.hosts, &parts, &outcome)?;
             self.store.save(&merged)
         })();
         self.coord.unlock_merge()?;
         result
+    }
+
+    /// Records the group's failure: this host's run ended with `error`.
+    fn fail(&mut self, error: &anyhow::Error) -> Result<()> {
+        let what = if error.is::<crate::error::Interrupted>() {
+            "was interrupted".to_string()
+        } else {
+            format!("failed: {error:#}")
+        };
+        let message = format!(
+            "host {} ({}, pid {}) {what}",
+            self.me.index, self.me.hostname, self.me.pid
+        );
+        self.coord.fail(&message, self.step)
     }
 }
 
@@ -150,21 +155,41 @@ impl StepGate for Member {
         name: &str,
         maintenance: &mut dyn FnMut() -> Result<()>,
     ) -> Result<()> {
-        self.barrier(seq(index, 0), &format!("step {name}"), None)?;
+        self.step = index;
+        let timeout = self.options.host_timeout;
+        let ready = Wait::late(timeout, Duration::ZERO, "");
+        self.barrier(Point::Ready(index), &format!("step {name}"), &ready)?;
         if self.me.index == 0 {
             maintenance()?;
         }
-        self.barrier(
-            seq(index, 1),
-            &format!("step {name} (after the pause)"),
-            None,
-        )
+        let took = self.steps_took;
+        let paused = Wait::late(
+            timeout,
+            took,
+            &format!("the steps before it took {}s here", took.as_secs()),
+        );
+        let what = format!("step {name} (after the pause)");
+        self.barrier(Point::Paused(index), &what, &paused)
     }
 
     fn end_step(&mut self, index: usize, run: &RunResult) -> Result<()> {
         self.coord.save_part(run)?;
-        let name = run.steps.get(index).map_or("", |s| s.name.as_str());
-        self.barrier(seq(index, 2), &format!("the end of step {name}"), None)?;
+        let (name, seconds) = run
+            .steps
+            .last()
+            .map_or(("", 0.0), |s| (s.name.as_str(), s.duration_s));
+        let took = Duration::from_secs_f64(seconds.max(0.0));
+        self.steps_took += took;
+        let done = Wait::late(
+            self.options.host_timeout,
+            took,
+            &format!("{name} took {}s here", took.as_secs()),
+        );
+        self.barrier(
+            Point::Done(index),
+            &format!("the end of step {name}"),
+            &done,
+        )?;
         self.write_merged()
     }
 
@@ -173,27 +198,13 @@ impl StepGate for Member {
         if let Err(e) = self.coord.save_part(run) {
             problems.push(format!("{e:#}"));
         }
-        match outcome {
-            Ok(()) => {
-                if let Err(e) = self.coord.complete() {
-                    problems.push(format!("{e:#}"));
-                }
-            }
-            Err(e) if !self.group_failed => {
-                let what = if e.is::<crate::error::Interrupted>() {
-                    "was interrupted".to_string()
-                } else {
-                    format!("failed: {e:#}")
-                };
-                let message = format!(
-                    "host {} ({}, pid {}) {what}",
-                    self.me.index, self.me.hostname, self.me.pid
-                );
-                if let Err(e) = self.coord.fail(&message) {
-                    problems.push(format!("{e:#}"));
-                }
-            }
-            Err(_) => {}
+        let recorded = match outcome {
+            Ok(()) => self.coord.complete(),
+            Err(e) if !self.group_failed => self.fail(e),
+            Err(_) => Ok(()),
+        };
+        if let Err(e) = recorded {
+            problems.push(format!("{e:#}"));
         }
         if let Err(e) = self.write_merged() {
             problems.push(format!("{e:#}"));

@@ -4,8 +4,8 @@
 //! docs/multihost.md.
 //!
 //! * this file — what a group is: its settings, its names, the clients each host runs.
-//! * `coord.rs` — the meeting point in the store: the group's tables, joining, the barriers,
-//!   the parts.
+//! * `coord.rs` — the meeting point in the store: the group's tables, joining, the parts;
+//!   `barrier.rs` — waiting there for every host, bounded for a host gone or hung.
 //! * `member.rs` — one host's membership of its group, around each step (the runner's
 //!   `StepGate`): barriers, the maintenance pause on host 0, its part left after each step,
 //!   the merged run written.
@@ -15,6 +15,7 @@
 //! of the results model (`crate::results::group`); the report's per-host section is
 //! `crate::report::group`.
 
+pub mod barrier;
 pub mod coord;
 pub mod member;
 pub mod merge;
@@ -22,7 +23,10 @@ pub mod merge;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// A group run's settings (`--group`, `--hosts`, `--join-timeout`, `--results`).
+use crate::results::model::RunStatus;
+
+/// A group run's settings (`--group`, `--hosts`, `--join-timeout`, `--host-timeout`,
+/// `--results`).
 #[derive(Clone, Debug)]
 pub struct GroupOptions {
     /// Group name; the merged run's id.
@@ -31,8 +35,23 @@ pub struct GroupOptions {
     pub hosts: usize,
     /// How long to wait for every host to join.
     pub join_timeout: Duration,
+    /// How late, beyond what the work before a barrier took this host, another host may reach
+    /// it before the group fails naming it (stopped or hung).
+    pub host_timeout: Duration,
     /// The PostgreSQL results store (`postgres://` URL) the hosts meet in.
     pub store: PathBuf,
+}
+
+/// A group's outcome as the store records it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupOutcome {
+    /// `Running` until every host finished, then `Complete`, or `Failed` from the first
+    /// failure on.
+    pub status: RunStatus,
+    /// The first failure, naming the host.
+    pub error: Option<String>,
+    /// The step the group failed in: it and any later one are failed in the merged run.
+    pub failed_step: Option<usize>,
 }
 
 /// A run's or step's status as results write it (`complete`, `failed`...).

@@ -16,20 +16,19 @@ use chrono::{DateTime, Utc};
 
 use part::{Part, host_of, on_store_clock};
 
-use super::status_name;
+use super::{GroupOutcome, status_name};
 use crate::results::group::{GroupHost, GroupInfo, HostStep};
 use crate::results::model::{RunResult, RunStatus, StepResult};
 use crate::spec::WorkloadSpec;
 
 /// Merges the `parts` of group `name` (of `hosts` hosts) into one run whose id is the
-/// group's name. `status`/`error`: the group's outcome. A step some host did not finish is
-/// kept, failed, naming the hosts missing from it.
+/// group's name, with the group's `outcome`. A step some host did not finish is kept, failed,
+/// naming the hosts missing from it; so is the step the group failed in, and any later one.
 pub fn merge_group(
     name: &str,
     hosts: usize,
     parts: &[RunResult],
-    status: RunStatus,
-    error: Option<String>,
+    outcome: &GroupOutcome,
 ) -> Result<RunResult> {
     let mut parts: Vec<&RunResult> = parts.iter().filter(|p| host_of(p).is_some()).collect();
     parts.sort_by_key(|p| host_of(p).map(|h| h.index));
@@ -37,14 +36,19 @@ pub fn merge_group(
         anyhow::bail!("group {name} has no parts yet");
     };
     let mut members: Vec<GroupHost> = parts.iter().filter_map(|p| host_of(p).cloned()).collect();
-    let steps = merge_steps(&parts, hosts, &mut members);
+    let mut steps = merge_steps(&parts, hosts, &mut members);
+    if let Some(failed) = outcome.failed_step {
+        for step in steps.iter_mut().skip(failed) {
+            fail_with_group(step, outcome);
+        }
+    }
     for (member, run) in members.iter_mut().zip(&parts) {
         member.status = status_name(run.status);
     }
     let mut merged = (*first).clone();
     merged.run_id = name.to_string();
-    merged.status = status;
-    merged.error = error;
+    merged.status = outcome.status;
+    merged.error = outcome.error.clone();
     set_run_fields(&mut merged, hosts, &parts, &members);
     merged.steps = steps;
     merged.group = Some(GroupInfo {
@@ -114,6 +118,22 @@ fn fail_if_missing(step: &mut StepResult, present: &[Part], hosts: usize, member
             .map(|e| format!("; {e}"))
             .unwrap_or_default()
     ));
+}
+
+/// Fails `step`, when every host completed it, with the group's failure: the group failed
+/// in it or before it (a host completed it only after the others gave up on it).
+fn fail_with_group(step: &mut StepResult, outcome: &GroupOutcome) {
+    if step.status != RunStatus::Complete {
+        return;
+    }
+    step.status = RunStatus::Failed;
+    if let Some(sla) = step.sla.as_mut() {
+        sla.pass = false;
+    }
+    step.error = Some(match &outcome.error {
+        Some(e) => format!("the group failed: {e}"),
+        None => "the group failed".to_string(),
+    });
 }
 
 /// The merged run's own fields out of its `parts`: when it ran (on the store's clock), its
