@@ -6,12 +6,12 @@ use std::process::Child;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ibench::results::model::RunStatus;
+use ibench::results::model::{RunResult, RunStatus};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use super::{Netns, can_run, finish, merged, part, start_host, stderr_of, target};
-use crate::common::{alive, server_bench};
+use crate::common::{Bench, alive, server_bench};
 
 /// A process the test stopped: killed (and continued) if the test ends before it is reaped.
 struct Stopped(Option<u32>);
@@ -50,43 +50,36 @@ fn wait_for(c: &mut postgres::Client, sql: &str, n: i64, limit: Duration) {
     }
 }
 
-#[test]
-fn a_stopped_host_fails_the_group_within_its_bound_naming_it() {
-    if !can_run() {
-        return;
-    }
-    let bench = server_bench();
-    let t = target(&bench);
-    let namespaces: Vec<Netns> = (0..3).map(|_| Netns::new(t.port)).collect();
-    let host_timeout = 3;
-    let args = [
-        "--group",
-        "hung",
-        "--hosts",
-        "3",
-        "--clients",
-        "3",
-        "--table-prefix",
-        "mz",
-        "--steps",
-        "l.i0,qp100",
-        "--l0-rows",
-        "1000",
-        "--query-seconds",
-        "4",
-        "--no-maintenance",
-        "--host-timeout",
-        "3",
-    ];
-    let mut hosts: Vec<Option<Child>> = namespaces
-        .iter()
-        .enumerate()
-        .map(|(i, ns)| Some(start_host(&bench, ns, &t, i, &args)))
-        .collect();
-    // Every host inside qp100 (all passed its start, barrier 3 * 1 + 1), then host 2 stops.
-    let mut c = postgres::Client::connect(&t.url, postgres::NoTls).unwrap();
+const HOST_TIMEOUT: u64 = 3;
+
+const ARGS: [&str; 17] = [
+    "--group",
+    "hung",
+    "--hosts",
+    "3",
+    "--clients",
+    "3",
+    "--table-prefix",
+    "mz",
+    "--steps",
+    "l.i0,qp100",
+    "--l0-rows",
+    "1000",
+    "--query-seconds",
+    "4",
+    "--no-maintenance",
+    "--host-timeout",
+    "3",
+];
+
+/// Stops host 2 one second into qp100, once every host started it (passed barrier 3 * 1 +
+/// 1): its pid, which of `hosts` it is, and the guard that continues it.
+fn stop_host_2_in_qp100(
+    c: &mut postgres::Client,
+    hosts: &[Option<Child>],
+) -> (u32, usize, Stopped) {
     wait_for(
-        &mut c,
+        c,
         "SELECT count(*) FROM ibench_group_barrier WHERE group_name = 'hung' AND seq = 4",
         3,
         Duration::from_secs(120),
@@ -100,15 +93,25 @@ fn a_stopped_host_fails_the_group_within_its_bound_naming_it() {
         .unwrap()
         .get(0);
     let pid = pid as u32;
-    let stopped_at = hosts
+    let at = hosts
         .iter()
         .position(|h| h.as_ref().unwrap().id() == pid)
         .expect("host 2 is one of the test's processes (ip netns exec execs ibench)");
-    let stopped = Stopped::stop(pid);
+    (pid, at, Stopped::stop(pid))
+}
 
-    // The others finish qp100 and wait for host 2 at its end (barrier 3 * 1 + 2).
+/// Waits for every host but the stopped one (`hosts[stopped]`, `pid`): they give up on it
+/// no sooner than --host-timeout and no later than what qp100 took them, plus --host-timeout,
+/// plus 10 s, after the first of them reached the end of qp100 (barrier 3 * 1 + 2); exit 1
+/// naming it.
+fn others_give_up_in_time(
+    bench: &Bench,
+    c: &mut postgres::Client,
+    hosts: &mut [Option<Child>],
+    (stopped, pid): (usize, u32),
+) {
     wait_for(
-        &mut c,
+        c,
         "SELECT count(*) FROM ibench_group_barrier WHERE group_name = 'hung' AND seq = 5",
         1,
         Duration::from_secs(60),
@@ -116,24 +119,23 @@ fn a_stopped_host_fails_the_group_within_its_bound_naming_it() {
     let first_arrived = Instant::now();
     let mut codes = Vec::new();
     for (i, h) in hosts.iter_mut().enumerate() {
-        if i != stopped_at {
+        if i != stopped {
             codes.push((i, finish(h.take().unwrap(), Duration::from_secs(120))));
         }
     }
     let waited = first_arrived.elapsed();
-    // Each waiting host allows host 2 what qp100 took it, plus --host-timeout.
     let took = codes
         .iter()
-        .map(|&(i, _)| part(&bench, i).steps[1].duration_s)
+        .map(|&(i, _)| part(bench, i).steps[1].duration_s)
         .fold(0.0, f64::max);
-    let bound = Duration::from_secs_f64(host_timeout as f64 + took + 10.0);
+    let bound = Duration::from_secs_f64(HOST_TIMEOUT as f64 + took + 10.0);
     assert!(
-        waited >= Duration::from_secs(host_timeout) && waited <= bound,
+        waited >= Duration::from_secs(HOST_TIMEOUT) && waited <= bound,
         "the others stopped {waited:?} after the first reached the end of qp100 (qp100 took \
-         {took} s, --host-timeout {host_timeout} s)"
+         {took} s, --host-timeout {HOST_TIMEOUT} s)"
     );
     for (i, code) in codes {
-        let err = stderr_of(&bench, i);
+        let err = stderr_of(bench, i);
         assert_eq!(code, Some(1), "host {i}: {err}");
         assert!(
             err.contains("host 2 (") && err.contains(&format!("pid {pid})")),
@@ -144,46 +146,28 @@ fn a_stopped_host_fails_the_group_within_its_bound_naming_it() {
             "host {i}: {err}"
         );
     }
-    let run = merged(&bench, &t, "hung");
+}
+
+/// The merged run: failed naming host 2 (`pid`) at the end of qp100, l.i0 kept, qp100 failed.
+fn merged_fails_naming(run: &RunResult, pid: u32) {
     assert_eq!(run.status, RunStatus::Failed);
     let error = run.error.clone().unwrap_or_default();
     assert!(
-        error.contains(&format!("pid {pid})")) && error.contains("the end of step qp100"),
+        error.contains("host 2 (") && error.contains(&format!("pid {pid})")),
         "{error}"
     );
+    assert!(error.contains("the end of step qp100"), "{error}");
     assert_eq!(run.steps[0].status, RunStatus::Complete);
     assert_eq!(run.steps[0].rows_inserted, 3 * 1000);
     let qp = &run.steps[1];
     assert_eq!(qp.status, RunStatus::Failed);
-    assert!(
-        qp.error.as_deref().unwrap_or("").contains("host 2 ("),
-        "{:?}",
-        qp.error
-    );
+    let qp_error = qp.error.as_deref().unwrap_or("");
+    assert!(qp_error.contains(&format!("pid {pid})")), "{qp_error}");
     assert_eq!(qp.sla.as_ref().map(|s| s.pass), Some(false));
+}
 
-    // Continued, host 2 finishes its qp100, finds the group failed and stops; the merged
-    // run stays failed in qp100, though every host's part now has it.
-    stopped.resume();
-    let late = finish(hosts[stopped_at].take().unwrap(), Duration::from_secs(120));
-    let err = stderr_of(&bench, stopped_at);
-    assert_eq!(late, Some(1), "{err}");
-    assert!(err.contains("group hung failed: host 2 ("), "{err}");
-    assert_eq!(part(&bench, stopped_at).steps.len(), 2);
-    let run = merged(&bench, &t, "hung");
-    assert_eq!(run.status, RunStatus::Failed);
-    assert_eq!(run.steps[1].status, RunStatus::Failed, "{:?}", run.steps[1]);
-    assert!(
-        run.steps[1]
-            .error
-            .as_deref()
-            .unwrap_or("")
-            .contains(&format!("pid {pid})")),
-        "{:?}",
-        run.steps[1].error
-    );
-
-    // Nothing left running: no host process, no store or target connection of theirs.
+/// No process `pid`, and no connection but the test's own to the server (target and store).
+fn nothing_left(c: &mut postgres::Client, pid: u32) {
     assert!(!alive(pid));
     let others = "SELECT application_name || ' ' || coalesce(client_addr::text, '') || ' ' \
          || state || ' ' || query FROM pg_stat_activity \
@@ -197,11 +181,42 @@ fn a_stopped_host_fails_the_group_within_its_bound_naming_it() {
             .map(|r| r.get(0))
             .collect();
         if left.is_empty() {
-            break;
+            return;
         }
         assert!(Instant::now() < deadline, "connections left: {left:?}");
         thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn a_stopped_host_fails_the_group_within_its_bound_naming_it() {
+    if !can_run() {
+        return;
+    }
+    let bench = server_bench();
+    let t = target(&bench);
+    let namespaces: Vec<Netns> = (0..3).map(|_| Netns::new(t.port)).collect();
+    let mut hosts: Vec<Option<Child>> = namespaces
+        .iter()
+        .enumerate()
+        .map(|(i, ns)| Some(start_host(&bench, ns, &t, i, &ARGS)))
+        .collect();
+    let mut c = postgres::Client::connect(&t.url, postgres::NoTls).unwrap();
+    let (pid, at, stopped) = stop_host_2_in_qp100(&mut c, &hosts);
+    others_give_up_in_time(&bench, &mut c, &mut hosts, (at, pid));
+    merged_fails_naming(&merged(&bench, &t, "hung"), pid);
+
+    // Continued, host 2 finishes its qp100, finds the group failed and stops; the merged
+    // run stays failed in qp100, though every host's part now has it.
+    stopped.resume();
+    let late = finish(hosts[at].take().unwrap(), Duration::from_secs(120));
+    let err = stderr_of(&bench, at);
+    assert_eq!(late, Some(1), "{err}");
+    assert!(err.contains("group hung failed: host 2 ("), "{err}");
+    assert_eq!(part(&bench, at).steps.len(), 2);
+    merged_fails_naming(&merged(&bench, &t, "hung"), pid);
+
+    nothing_left(&mut c, pid);
     drop(c);
     drop(namespaces);
     t.kept.stop();
