@@ -5,6 +5,7 @@
 
 mod hung;
 mod netns;
+mod resume;
 
 use std::process::{Child, Command, Stdio};
 use std::thread;

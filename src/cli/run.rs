@@ -54,6 +54,11 @@ pub struct GroupArgs {
     /// fails naming it as stopped or hung.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub host_timeout: u64,
+    /// Resume group NAME, which failed (a host killed, hung or failing): every host runs the
+    /// same command with --resume; the steps every host completed are kept, and the run goes
+    /// on from the first step they did not all complete, on the tables as they are.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 impl GroupArgs {
@@ -74,6 +79,11 @@ impl GroupArgs {
         let Some(name) = &self.group else {
             if self.hosts.is_some() {
                 return Err(UsageError::new("--hosts needs --group NAME"));
+            }
+            if self.resume {
+                return Err(UsageError::new(
+                    "--resume needs --group NAME (the group to resume)",
+                ));
             }
             return Ok(None);
         };
@@ -130,6 +140,7 @@ impl GroupArgs {
             hosts,
             join_timeout: std::time::Duration::from_secs(self.join_timeout),
             host_timeout: std::time::Duration::from_secs(self.host_timeout),
+            resume: self.resume,
             store,
         }))
     }

@@ -12,43 +12,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use fallible_iterator::FallibleIterator;
 
+use super::Point;
 use super::coord::Coordinator;
 
 /// How often a waiting host looks again when no notification wakes it.
 const POLL: Duration = Duration::from_millis(200);
-
-/// A point every host of the group reaches before any goes on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Point {
-    /// Every host joined.
-    Joined,
-    /// Every host is ready to start step `i` (host 0 then runs the pause, when it has one).
-    Ready(usize),
-    /// The pause before step `i` is over: the step starts.
-    Paused(usize),
-    /// Every host finished step `i` and left its part.
-    Done(usize),
-}
-
-impl Point {
-    /// Its number in `ibench_group_barrier`: -1, then three per step.
-    pub(super) fn seq(self) -> i64 {
-        match self {
-            Point::Joined => -1,
-            Point::Ready(i) => 3 * i as i64,
-            Point::Paused(i) => 3 * i as i64 + 1,
-            Point::Done(i) => 3 * i as i64 + 2,
-        }
-    }
-
-    /// The step a group that fails at this point fails in (`first`: this attempt's first).
-    pub(super) fn step(self, first: usize) -> usize {
-        match self {
-            Point::Joined => first,
-            Point::Ready(i) | Point::Paused(i) | Point::Done(i) => i,
-        }
-    }
-}
 
 /// How long a host waits at a point for the others, from its own arrival, and why that long
 /// (said in the failure).

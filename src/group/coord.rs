@@ -3,11 +3,15 @@
 //!
 //! * `ibench_group`: one row per group (hosts expected, the workload every host must run, its
 //!   status `joining`, `running`, `complete` or `failed`, the first failure's message and the
-//!   step the group failed in).
-//! * `ibench_group_host`: one row per host that joined (index, host name, pid, the backend pid
-//!   of its store connection) holding its part: its own results document, rewritten after
-//!   every step.
+//!   step the group failed in; its attempt, one more each time it was resumed, and the step
+//!   that attempt starts from).
+//! * `ibench_group_host`: one row per host of the current attempt (index, host name, pid, the
+//!   backend pid of its store connection) holding its part: its own results document,
+//!   rewritten after every step.
 //! * `ibench_group_barrier`: one row per host and barrier it reached (`barrier.rs`).
+//! * `ibench_group_part`: the parts of the attempts before the current one.
+//!
+//! Joining (and resuming) is `join.rs`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -15,52 +19,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 
 use super::GroupOutcome;
-use crate::error::UsageError;
+use super::join::{JoinRequest, admit};
 use crate::results::model::{RunResult, RunStatus};
-
-const SCHEMA: &str = "
-    CREATE TABLE IF NOT EXISTS ibench_group (
-        name TEXT PRIMARY KEY,
-        hosts BIGINT NOT NULL,
-        workload TEXT NOT NULL,
-        status TEXT NOT NULL,
-        error TEXT,
-        failed_step BIGINT,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now());
-    CREATE TABLE IF NOT EXISTS ibench_group_host (
-        group_name TEXT NOT NULL REFERENCES ibench_group (name) ON DELETE CASCADE,
-        idx BIGINT NOT NULL,
-        hostname TEXT NOT NULL,
-        pid BIGINT NOT NULL,
-        backend_pid BIGINT NOT NULL,
-        part TEXT,
-        joined_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        PRIMARY KEY (group_name, idx));
-    CREATE TABLE IF NOT EXISTS ibench_group_barrier (
-        group_name TEXT NOT NULL REFERENCES ibench_group (name) ON DELETE CASCADE,
-        seq BIGINT NOT NULL,
-        idx BIGINT NOT NULL,
-        at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
-        PRIMARY KEY (group_name, seq, idx));";
-
-/// Columns added since the tables were first made: added to a store that lacks them.
-const ADDED_COLUMNS: [(&str, &str, &str); 1] = [("ibench_group", "failed_step", "BIGINT")];
 
 /// How often a host tries again to take the lock on the merged run.
 const LOCK_POLL: Duration = Duration::from_millis(50);
-
-/// What a host brings to the group it joins.
-#[derive(Clone, Debug)]
-pub struct JoinRequest<'a> {
-    /// Group name.
-    pub name: &'a str,
-    /// Hosts the group has.
-    pub hosts: usize,
-    /// The workload every host must run, as canonical text (the spec's workload as JSON).
-    pub workload: &'a str,
-    /// This host's name.
-    pub hostname: &'a str,
-}
 
 /// A host's membership of a group, over its own connection to the store.
 pub struct Coordinator {
@@ -69,7 +32,9 @@ pub struct Coordinator {
     pub(super) name: String,
     pub(super) hosts: usize,
     pub(super) index: usize,
-    /// The first step this host runs.
+    /// The group's attempt this host belongs to.
+    attempt: usize,
+    /// The first step this attempt runs.
     pub(super) first_step: usize,
 }
 
@@ -88,12 +53,13 @@ fn micros_now() -> i64 {
 
 impl Coordinator {
     /// Joins group `req.name` in the store at `url` (a `postgres://` URL): creates the group
-    /// when it is new, refuses one that already ran or whose workload differs, and takes the
-    /// lowest free host index. Does not wait for the others ([`Coordinator::wait_joined`]).
+    /// when it is new, refuses one that already ran or whose workload differs, resumes a
+    /// failed one with `req.resume`, and takes the lowest free host index. Does not wait for
+    /// the others (the barrier [`super::Point::Joined`] does).
     pub fn join(url: &Path, req: &JoinRequest) -> Result<Self> {
         let (mut client, shown) =
             crate::results::store::connect_postgres(&url.to_string_lossy(), "ibench-group")?;
-        let index = Self::take_index(&mut client, &shown, req)
+        let admission = admit(client.transaction()?, &shown, req)
             .with_context(|| format!("cannot join group {} in {}", req.name, shown.display()))?;
         client.batch_execute("LISTEN ibench_group")?;
         Ok(Coordinator {
@@ -101,109 +67,25 @@ impl Coordinator {
             shown,
             name: req.name.to_string(),
             hosts: req.hosts,
-            index,
-            first_step: 0,
+            index: admission.index,
+            attempt: admission.attempt,
+            first_step: admission.first_step,
         })
-    }
-
-    fn take_index(client: &mut postgres::Client, shown: &Path, req: &JoinRequest) -> Result<usize> {
-        let mut tx = client.transaction()?;
-        // One joining host at a time, in every group (tables created once).
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('ibench_group'))",
-            &[],
-        )?;
-        tx.batch_execute(SCHEMA)?;
-        add_columns(&mut tx)?;
-        let group = tx.query_opt(
-            "SELECT hosts, workload, status, coalesce(error, '') FROM ibench_group WHERE name = $1",
-            &[&req.name],
-        )?;
-        match group {
-            None => {
-                let merged_run = tx.query_opt("SELECT 1 FROM runs WHERE id = $1", &[&req.name])?;
-                if merged_run.is_some() {
-                    bail!(UsageError::new(format!(
-                        "a run named {} is already in {}: give the group another --group name",
-                        req.name,
-                        shown.display()
-                    )));
-                }
-                tx.execute(
-                    "INSERT INTO ibench_group (name, hosts, workload, status) \
-                     VALUES ($1, $2, $3, 'joining')",
-                    &[&req.name, &(req.hosts as i64), &req.workload],
-                )?;
-            }
-            Some(row) => {
-                let (hosts, workload, status, error): (i64, String, String, String) =
-                    (row.get(0), row.get(1), row.get(2), row.get(3));
-                if status != "joining" {
-                    let why = if error.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {error}")
-                    };
-                    bail!(UsageError::new(format!(
-                        "group {} already ran in {} (status {status}{why}); its results stay \
-                         as they are (`ibench show {}`): give this run another --group name",
-                        req.name,
-                        shown.display(),
-                        req.name
-                    )));
-                }
-                if hosts as usize != req.hosts {
-                    bail!(UsageError::new(format!(
-                        "group {} has --hosts {hosts}, this host was given --hosts {}",
-                        req.name, req.hosts
-                    )));
-                }
-                if workload != req.workload {
-                    bail!(UsageError::new(format!(
-                        "group {} runs another workload than this host was given: every host \
-                         needs the same workload flags (--clients, --steps, rows, seed...)",
-                        req.name
-                    )));
-                }
-                // Hosts that joined and went away before the group started free their index.
-                tx.execute(
-                    "DELETE FROM ibench_group_host WHERE group_name = $1 \
-                     AND backend_pid NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)",
-                    &[&req.name],
-                )?;
-            }
-        }
-        let taken: Vec<i64> = tx
-            .query(
-                "SELECT idx FROM ibench_group_host WHERE group_name = $1 ORDER BY idx",
-                &[&req.name],
-            )?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let Some(index) = (0..req.hosts as i64).find(|i| !taken.contains(i)) else {
-            bail!(UsageError::new(format!(
-                "group {} already has its {} hosts",
-                req.name, req.hosts
-            )));
-        };
-        tx.execute(
-            "INSERT INTO ibench_group_host (group_name, idx, hostname, pid, backend_pid) \
-             VALUES ($1, $2, $3, $4, pg_backend_pid())",
-            &[
-                &req.name,
-                &index,
-                &req.hostname,
-                &i64::from(std::process::id()),
-            ],
-        )?;
-        tx.commit()?;
-        Ok(index as usize)
     }
 
     /// This host's index in the group.
     pub fn index(&self) -> usize {
         self.index
+    }
+
+    /// The group's attempt this host belongs to: 0, then one more each time it was resumed.
+    pub fn attempt(&self) -> usize {
+        self.attempt
+    }
+
+    /// The first step this host runs: 0, or where a resumed group goes on.
+    pub fn first_step(&self) -> usize {
+        self.first_step
     }
 
     /// The store's clock minus this host's, microseconds, and the round trip it was read in:
@@ -228,21 +110,33 @@ impl Coordinator {
         Ok(best.unwrap_or((0, 0)))
     }
 
-    /// The group's failure, when it failed.
+    /// The group's failure, when it failed; or that it was resumed without this host.
     pub(super) fn failure(&mut self) -> Result<Option<String>> {
         let row = self.client.query_one(
-            "SELECT status, coalesce(error, '') FROM ibench_group WHERE name = $1",
+            "SELECT status, coalesce(error, ''), attempt FROM ibench_group WHERE name = $1",
             &[&self.name],
         )?;
-        let (status, error): (String, String) = (row.get(0), row.get(1));
-        Ok((status == "failed").then_some(error))
+        let (status, error, attempt): (String, String, i64) = (row.get(0), row.get(1), row.get(2));
+        Ok(if attempt as usize != self.attempt {
+            Some(self.resumed_without(attempt))
+        } else {
+            (status == "failed").then_some(error)
+        })
+    }
+
+    fn resumed_without(&self, attempt: i64) -> String {
+        format!(
+            "it was resumed without this host (attempt {attempt}; this host is of attempt {})",
+            self.attempt
+        )
     }
 
     /// Marks the group running (every host joined).
     pub fn started(&mut self) -> Result<()> {
         self.client.execute(
-            "UPDATE ibench_group SET status = 'running' WHERE name = $1 AND status = 'joining'",
-            &[&self.name],
+            "UPDATE ibench_group SET status = 'running' \
+             WHERE name = $1 AND status = 'joining' AND attempt = $2",
+            &[&self.name, &(self.attempt as i64)],
         )?;
         Ok(())
     }
@@ -252,8 +146,8 @@ impl Coordinator {
     pub fn fail(&mut self, message: &str, step: usize) -> Result<()> {
         self.client.execute(
             "UPDATE ibench_group SET status = 'failed', error = $2, failed_step = $3 \
-             WHERE name = $1 AND status <> 'failed'",
-            &[&self.name, &message, &(step as i64)],
+             WHERE name = $1 AND status <> 'failed' AND attempt = $4",
+            &[&self.name, &message, &(step as i64), &(self.attempt as i64)],
         )?;
         self.client
             .execute("SELECT pg_notify('ibench_group', $1)", &[&self.name])?;
@@ -263,18 +157,24 @@ impl Coordinator {
     /// Marks the group complete, unless it failed.
     pub fn complete(&mut self) -> Result<()> {
         self.client.execute(
-            "UPDATE ibench_group SET status = 'complete' WHERE name = $1 AND status = 'running'",
-            &[&self.name],
+            "UPDATE ibench_group SET status = 'complete' \
+             WHERE name = $1 AND status = 'running' AND attempt = $2",
+            &[&self.name, &(self.attempt as i64)],
         )?;
         Ok(())
     }
 
-    /// The group's outcome so far.
+    /// The group's outcome so far; an error when the group was resumed without this host
+    /// (the merged run is then the resumed attempt's to write).
     pub fn outcome(&mut self) -> Result<GroupOutcome> {
         let row = self.client.query_one(
-            "SELECT status, error, failed_step FROM ibench_group WHERE name = $1",
+            "SELECT status, error, failed_step, attempt FROM ibench_group WHERE name = $1",
             &[&self.name],
         )?;
+        let attempt: i64 = row.get(3);
+        if attempt as usize != self.attempt {
+            bail!("group {}: {}", self.name, self.resumed_without(attempt));
+        }
         let status: String = row.get(0);
         Ok(GroupOutcome {
             status: match status.as_str() {
@@ -287,12 +187,15 @@ impl Coordinator {
         })
     }
 
-    /// Writes this host's part (its results document as it stands).
+    /// Writes this host's part (its results document as it stands), unless the group was
+    /// resumed without it: its row is then another host's.
     pub fn save_part(&mut self, part: &RunResult) -> Result<()> {
         let text = serde_json::to_string(part)?;
-        self.client
+        let saved = self
+            .client
             .execute(
-                "UPDATE ibench_group_host SET part = $3 WHERE group_name = $1 AND idx = $2",
+                "UPDATE ibench_group_host SET part = $3 \
+                 WHERE group_name = $1 AND idx = $2 AND backend_pid = pg_backend_pid()",
                 &[&self.name, &(self.index as i64), &text],
             )
             .with_context(|| {
@@ -302,22 +205,35 @@ impl Coordinator {
                     self.shown.display()
                 )
             })?;
+        if saved == 0 {
+            bail!(
+                "cannot save this host's part of group {}: this host is no longer one of it (it \
+                 was resumed without it)",
+                self.name
+            );
+        }
         Ok(())
     }
 
-    /// Every part written so far, by host index.
+    /// Every part written so far, of every attempt, by attempt and host index.
     pub fn parts(&mut self) -> Result<Vec<RunResult>> {
         let rows = self.client.query(
-            "SELECT idx, part FROM ibench_group_host \
-             WHERE group_name = $1 AND part IS NOT NULL ORDER BY idx",
-            &[&self.name],
+            "SELECT attempt, idx, part FROM ibench_group_part WHERE group_name = $1 \
+             UNION ALL \
+             SELECT $2, idx, part FROM ibench_group_host \
+             WHERE group_name = $1 AND part IS NOT NULL ORDER BY 1, 2",
+            &[&self.name, &(self.attempt as i64)],
         )?;
         rows.iter()
             .map(|r| {
-                let idx: i64 = r.get(0);
-                let text: String = r.get(1);
-                serde_json::from_str(&text)
-                    .with_context(|| format!("the part of host {idx} of group {}", self.name))
+                let (attempt, idx): (i64, i64) = (r.get(0), r.get(1));
+                let text: String = r.get(2);
+                serde_json::from_str(&text).with_context(|| {
+                    format!(
+                        "the part of host {idx} of group {} (attempt {attempt})",
+                        self.name
+                    )
+                })
             })
             .collect()
     }
@@ -353,19 +269,4 @@ impl Coordinator {
             .execute("SELECT pg_advisory_unlock(hashtext($1))", &[&key])?;
         Ok(())
     }
-}
-
-/// Adds to the group's tables the columns a store made by an earlier ibench lacks.
-fn add_columns(tx: &mut postgres::Transaction) -> Result<()> {
-    for (table, column, kind) in ADDED_COLUMNS {
-        let there = tx.query_one(
-            "SELECT count(*) FROM information_schema.columns \
-             WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2",
-            &[&table, &column],
-        )?;
-        if there.get::<_, i64>(0) == 0 {
-            tx.batch_execute(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
-        }
-    }
-    Ok(())
 }

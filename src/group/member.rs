@@ -8,8 +8,10 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::GroupOptions;
-use super::barrier::{Point, Wait};
-use super::coord::{Coordinator, JoinRequest};
+use super::Point;
+use super::barrier::Wait;
+use super::coord::Coordinator;
+use super::join::JoinRequest;
 use super::merge::merge_group;
 use crate::results::group::{GroupHost, GroupInfo};
 use crate::results::model::{RunResult, RunStatus};
@@ -52,6 +54,7 @@ pub fn join(
         hosts: options.hosts,
         workload: &workload_text,
         hostname: &hostname,
+        resume: options.resume,
     };
     let mut coord = Coordinator::join(&options.store, &request)?;
     let (offset, rtt) = coord.clock_offset(9)?;
@@ -69,18 +72,26 @@ pub fn join(
         clock_rtt_us: rtt,
         cost_per_hour: run.environment.cost_per_hour,
         status: super::status_name(RunStatus::Running),
+        attempt: coord.attempt(),
+        first_step: coord.first_step(),
         steps: Vec::new(),
     };
     if !quiet {
+        let resumed = match me.attempt {
+            0 => String::new(),
+            n => format!(", resumed (attempt {n}) from step {}", me.first_step + 1),
+        };
         eprintln!(
-            "group {}: host {index} of {} (clients {}..{}), clock {offset:+} us from the \
-             store's (round trip {rtt} us); waiting for every host to join",
+            "group {}: host {index} of {} (clients {}..{}){resumed}, clock {offset:+} us from \
+             the store's (round trip {rtt} us); waiting for every host to join",
             options.name,
             options.hosts,
             share.start,
             share.end.saturating_sub(1),
         );
     }
+    let steps_took = steps_before(&store, &options.name, me.first_step);
+    let me_first = me.first_step;
     let mut member = Member {
         coord,
         store,
@@ -88,13 +99,25 @@ pub fn join(
         me,
         quiet,
         group_failed: false,
-        step: 0,
-        steps_took: Duration::ZERO,
+        step: me_first,
+        steps_took,
     };
     let wait = Wait::join(options.join_timeout);
     member.barrier(Point::Joined, "the start (every host joined)", &wait)?;
     member.coord.started()?;
     Ok(member)
+}
+
+/// What the steps before `first` took, as the merged run `name` in `store` has them: none
+/// but for a resumed group.
+fn steps_before(store: &Store, name: &str, first: usize) -> Duration {
+    if first == 0 {
+        return Duration::ZERO;
+    }
+    let seconds = store.load(name).map_or(0.0, |run| {
+        run.steps.iter().take(first).map(|s| s.duration_s).sum()
+    });
+    Duration::from_secs_f64(seconds.max(0.0))
 }
 
 impl Member {
@@ -149,6 +172,10 @@ impl Member {
 }
 
 impl StepGate for Member {
+    fn first_step(&self) -> usize {
+        self.me.first_step
+    }
+
     fn start_step(
         &mut self,
         index: usize,

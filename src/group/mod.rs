@@ -3,12 +3,15 @@
 //! the clients, start every step together and make one run named `NAME`. See
 //! docs/multihost.md.
 //!
-//! * this file — what a group is: its settings, its names, the clients each host runs.
-//! * `coord.rs` — the meeting point in the store: the group's tables, joining, the parts;
-//!   `barrier.rs` — waiting there for every host, bounded for a host gone or hung.
+//! * this file — what a group is: its settings, its names, the clients each host runs, the
+//!   points where every host waits for the others, its outcome.
+//! * `coord.rs` — a host's connection to the meeting point in the store: the parts, the
+//!   group's outcome; `join.rs` — the group's tables, joining (or resuming a failed group,
+//!   `--resume`); `barrier.rs` — waiting there for every host, bounded for a host gone or
+//!   hung.
 //! * `member.rs` — one host's membership of its group, around each step (the runner's
-//!   `StepGate`): barriers, the maintenance pause on host 0, its part left after each step,
-//!   the merged run written.
+//!   `StepGate`): the first step to run, barriers, the maintenance pause on host 0, its part
+//!   left after each step, the merged run written.
 //! * `merge/` — the merged run out of the hosts' parts.
 //!
 //! What a results document records of a group (`GroupInfo`, `GroupHost`, `HostStep`) is part
@@ -17,6 +20,7 @@
 
 pub mod barrier;
 pub mod coord;
+pub mod join;
 pub mod member;
 pub mod merge;
 
@@ -38,8 +42,44 @@ pub struct GroupOptions {
     /// How late, beyond what the work before a barrier took this host, another host may reach
     /// it before the group fails naming it (stopped or hung).
     pub host_timeout: Duration,
+    /// Resume the group, which failed, from the first step not every host completed
+    /// (`--resume`).
+    pub resume: bool,
     /// The PostgreSQL results store (`postgres://` URL) the hosts meet in.
     pub store: PathBuf,
+}
+
+/// A point every host of the group reaches before any goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Point {
+    /// Every host joined.
+    Joined,
+    /// Every host is ready to start step `i` (host 0 then runs the pause, when it has one).
+    Ready(usize),
+    /// The pause before step `i` is over: the step starts.
+    Paused(usize),
+    /// Every host finished step `i` and left its part.
+    Done(usize),
+}
+
+impl Point {
+    /// Its number in `ibench_group_barrier`: -1, then three per step.
+    pub(super) fn seq(self) -> i64 {
+        match self {
+            Point::Joined => -1,
+            Point::Ready(i) => 3 * i as i64,
+            Point::Paused(i) => 3 * i as i64 + 1,
+            Point::Done(i) => 3 * i as i64 + 2,
+        }
+    }
+
+    /// The step a group that fails at this point fails in (`first`: this attempt's first).
+    pub(super) fn step(self, first: usize) -> usize {
+        match self {
+            Point::Joined => first,
+            Point::Ready(i) | Point::Paused(i) | Point::Done(i) => i,
+        }
+    }
 }
 
 /// A group's outcome as the store records it.

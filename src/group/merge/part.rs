@@ -17,6 +17,21 @@ pub(super) struct Part<'a> {
     pub(super) start: DateTime<Utc>,
 }
 
+impl<'a> Part<'a> {
+    /// Step `i` of the group's steps in `run`, when `run` has it (a resumed attempt's part
+    /// has the steps from its first on).
+    pub(super) fn at(run: &'a RunResult, i: usize) -> Option<Self> {
+        let host = host_of(run)?;
+        let step = run.steps.get(i.checked_sub(host.first_step)?)?;
+        Some(Part {
+            host,
+            run,
+            step,
+            start: on_store_clock(step.started_at, host),
+        })
+    }
+}
+
 /// The host record a part carries (its own, the only member of its group).
 pub(super) fn host_of(run: &RunResult) -> Option<&GroupHost> {
     run.group.as_ref()?.members.first()
