@@ -413,6 +413,11 @@ fn a_host_that_never_joins_fails_the_group_in_time() {
             vec!["--group", "g", "--hosts", "9", "--clients", "2"],
             "--hosts 9 is out of range",
         ),
+        (vec!["--resume"], "--resume needs --group"),
+        (
+            vec!["--group", "g", "--hosts", "2", "--host-timeout", "0"],
+            "--host-timeout 0 is out of range",
+        ),
     ] {
         let o = crate::common::ibench()
             .args(["run", "--url", &local, "--results", &local, "-q", "--out"])
