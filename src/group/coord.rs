@@ -142,11 +142,11 @@ impl Coordinator {
     }
 
     /// Records `message` as the group's failure in step `step`, unless it failed already (the
-    /// first failure is the cause), and wakes the waiting hosts.
+    /// first failure is the cause) or completed, and wakes the waiting hosts.
     pub fn fail(&mut self, message: &str, step: usize) -> Result<()> {
         self.client.execute(
             "UPDATE ibench_group SET status = 'failed', error = $2, failed_step = $3 \
-             WHERE name = $1 AND status <> 'failed' AND attempt = $4",
+             WHERE name = $1 AND status IN ('joining', 'running') AND attempt = $4",
             &[&self.name, &message, &(step as i64), &(self.attempt as i64)],
         )?;
         self.client
@@ -239,8 +239,9 @@ impl Coordinator {
     }
 
     /// Takes the group's lock on the merged run (one host at a time writes it), waiting at
-    /// most `limit`: a host stopped or hung while it holds the lock keeps it.
-    pub fn lock_merge(&mut self, limit: Duration) -> Result<()> {
+    /// most `limit`: a host stopped or hung while it holds the lock keeps it. Past the limit,
+    /// fails the group in step `step`, naming the host that holds it.
+    pub fn lock_merge(&mut self, limit: Duration, step: usize) -> Result<()> {
         let key = format!("ibench_group_merge:{}", self.name);
         let start = Instant::now();
         loop {
@@ -251,15 +252,37 @@ impl Coordinator {
                 return Ok(());
             }
             if start.elapsed() >= limit {
-                bail!(
-                    "cannot write the merged run of group {}: another host held its lock for \
-                     over {}s (--host-timeout): stopped or hung while writing it",
-                    self.name,
+                let holder = self.merge_lock_holder(&key)?;
+                let message = format!(
+                    "{holder} held the lock on the merged run for over {}s (--host-timeout): \
+                     stopped or hung while writing it",
                     limit.as_secs()
                 );
+                self.fail(&message, step)?;
+                bail!("group {} failed: {message}", self.name);
             }
             std::thread::sleep(LOCK_POLL);
         }
+    }
+
+    /// The host holding the advisory lock `key` (on a bigint: its high and low halves are
+    /// `classid` and `objid` in `pg_locks`), named.
+    fn merge_lock_holder(&mut self, key: &str) -> Result<String> {
+        let row = self.client.query_opt(
+            "SELECT h.idx, h.hostname, h.pid FROM pg_locks l \
+             JOIN ibench_group_host h ON h.backend_pid = l.pid AND h.group_name = $2 \
+             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 \
+             AND l.classid::bigint = (hashtext($1)::bigint >> 32) & 4294967295 \
+             AND l.objid::bigint = hashtext($1)::bigint & 4294967295 LIMIT 1",
+            &[&key, &self.name],
+        )?;
+        Ok(row.map_or_else(
+            || "another host".to_string(),
+            |r| {
+                let (idx, hostname, pid): (i64, String, i64) = (r.get(0), r.get(1), r.get(2));
+                format!("host {idx} ({hostname}, pid {pid})")
+            },
+        ))
     }
 
     /// Releases the lock [`Coordinator::lock_merge`] took.

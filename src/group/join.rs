@@ -3,9 +3,11 @@
 //! started again (`--resume`), and the lowest free host index taken.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use postgres::Transaction;
+use postgres::error::SqlState;
 
 use super::Point;
 use crate::error::UsageError;
@@ -63,6 +65,8 @@ pub struct JoinRequest<'a> {
     pub hostname: &'a str,
     /// Resume the group, which failed (`--resume`), instead of starting it.
     pub resume: bool,
+    /// How long to wait for the lock joining hosts take one at a time (`--join-timeout`).
+    pub join_timeout: Duration,
 }
 
 /// Where a joining host stands in its group.
@@ -89,11 +93,23 @@ struct GroupRow {
 /// Joins group `req.name` over `tx`'s connection to the store `shown`: creates it, checks it,
 /// or resumes it, and takes the lowest free host index.
 pub(super) fn admit(mut tx: Transaction, shown: &Path, req: &JoinRequest) -> Result<Admission> {
-    // One joining host at a time, in every group (tables created once).
-    tx.execute(
+    // One joining host at a time, in every group (tables created once); a host stopped in
+    // its join keeps the lock: wait for it as long as for the join itself.
+    let limit = req.join_timeout.as_millis().max(1);
+    tx.batch_execute(&format!("SET LOCAL lock_timeout = {limit}"))?;
+    if let Err(e) = tx.execute(
         "SELECT pg_advisory_xact_lock(hashtext('ibench_group'))",
         &[],
-    )?;
+    ) {
+        if e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) {
+            bail!(
+                "another host held the lock on joining for over {}s (--join-timeout): stopped \
+                 or hung while joining a group",
+                req.join_timeout.as_secs()
+            );
+        }
+        return Err(e.into());
+    }
     tx.batch_execute(SCHEMA)?;
     add_columns(&mut tx)?;
     let (attempt, first_step) = match read_group(&mut tx, req.name)? {

@@ -28,6 +28,8 @@ pub struct Member {
     quiet: bool,
     /// A barrier failed: the group's failure is already recorded.
     group_failed: bool,
+    /// Another host held the lock on the merged run past the bound: it is not tried again.
+    locked_out: bool,
     /// The step this host is in, or last ran: the group fails in it when this host fails.
     step: usize,
     /// What the steps so far took on this host: the pause before a step may take as long
@@ -55,6 +57,7 @@ pub fn join(
         workload: &workload_text,
         hostname: &hostname,
         resume: options.resume,
+        join_timeout: options.join_timeout,
     };
     let mut coord = Coordinator::join(&options.store, &request)?;
     let (offset, rtt) = coord.clock_offset(9)?;
@@ -99,6 +102,7 @@ pub fn join(
         me,
         quiet,
         group_failed: false,
+        locked_out: false,
         step: me_first,
         steps_took,
     };
@@ -145,7 +149,17 @@ impl Member {
 
     /// Writes the merged run from every part in the store (one host at a time).
     fn write_merged(&mut self) -> Result<()> {
-        self.coord.lock_merge(self.options.host_timeout)?;
+        // Past the end barrier of step `self.step` every host completed it: a host hung with
+        // the lock fails the group in the next step.
+        let step = self.step + 1;
+        if self.locked_out {
+            anyhow::bail!("the merged run is not written: another host holds its lock");
+        }
+        if let Err(e) = self.coord.lock_merge(self.options.host_timeout, step) {
+            self.group_failed = true;
+            self.locked_out = true;
+            return Err(e);
+        }
         let result = (|| {
             let parts = self.coord.parts()?;
             let outcome = self.coord.outcome()?;

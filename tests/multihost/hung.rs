@@ -1,8 +1,9 @@
 //! A host that hangs (alive, its store connection open, not progressing: SIGSTOP): the others
 //! give up on it at the next barrier within the bound `--host-timeout` sets, name it, and
-//! the merged run is failed naming it.
+//! the merged run is failed naming it. The lock on the merged run, which a host stopped while
+//! writing it would keep, is waited for within that bound too.
 
-use std::process::Child;
+use std::process::{Child, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use super::{Netns, can_run, finish, merged, part, start_host, stderr_of, target};
-use crate::common::{Bench, alive, server_bench};
+use crate::common::{Bench, alive, have, server_bench};
 
 /// A process the test stopped: killed (and continued) if the test ends before it is reaped.
 struct Stopped(Option<u32>);
@@ -219,5 +220,94 @@ fn a_stopped_host_fails_the_group_within_its_bound_naming_it() {
     nothing_left(&mut c, pid);
     drop(c);
     drop(namespaces);
+    t.kept.stop();
+}
+
+/// Host `i` of group `locked`, on this machine's loopback (`extra`: more flags).
+fn locked_host(bench: &Bench, port: u16, password: &str, i: usize, extra: &[&str]) -> Child {
+    let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+    let mut cmd = crate::common::ibench();
+    cmd.args(["run", "--url", &url, "--results", &url, "-q", "--out"])
+        .arg(bench.path(&format!("h{i}")))
+        .args(["--group", "locked", "--hosts", "2", "--clients", "2"])
+        .args(["--steps", "l.i0", "--l0-rows", "100", "--host-timeout", "2"])
+        .args(extra)
+        .env("PGPASSWORD", password)
+        .current_dir(bench.path(""))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(bench.path(&format!("h{i}.stdout"))).unwrap())
+        .stderr(std::fs::File::create(bench.path(&format!("h{i}.stderr"))).unwrap());
+    cmd.spawn().expect("start a host")
+}
+
+#[test]
+fn a_lock_on_the_merged_run_held_past_the_bound_fails_the_group() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = server_bench();
+    let t = target(&bench);
+    // The test holds the lock under which hosts write the merged run, as a host stopped
+    // while writing it would.
+    let mut holder = postgres::Client::connect(&t.url, postgres::NoTls).unwrap();
+    holder
+        .execute(
+            "SELECT pg_advisory_lock(hashtext('ibench_group_merge:locked'))",
+            &[],
+        )
+        .unwrap();
+    let hosts: Vec<Child> = (0..2)
+        .map(|i| locked_host(&bench, t.port, &t.password, i, &[]))
+        .collect();
+    let mut c = postgres::Client::connect(&t.url, postgres::NoTls).unwrap();
+    // Both finished l.i0 (its end barrier, 3 * 0 + 2), then wait for the lock.
+    wait_for(
+        &mut c,
+        "SELECT count(*) FROM ibench_group_barrier WHERE group_name = 'locked' AND seq = 2",
+        2,
+        Duration::from_secs(120),
+    );
+    let passed = Instant::now();
+    let codes: Vec<Option<i32>> = hosts
+        .into_iter()
+        .map(|h| finish(h, Duration::from_secs(60)))
+        .collect();
+    let waited = passed.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && waited <= Duration::from_secs(2 + 10),
+        "{waited:?}"
+    );
+    for (i, code) in codes.into_iter().enumerate() {
+        let err = stderr_of(&bench, i);
+        assert_eq!(code, Some(1), "host {i}: {err}");
+        assert!(
+            err.contains("held the lock on the merged run for over 2s"),
+            "host {i}: {err}"
+        );
+    }
+    // Failed after l.i0, which every host completed: a resume goes on from step 2.
+    let r = c
+        .query_one(
+            "SELECT status, failed_step FROM ibench_group WHERE name = 'locked'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(r.get::<_, String>(0), "failed");
+    assert_eq!(r.get::<_, Option<i64>>(1), Some(1));
+
+    // Released, the group resumes with nothing left to run, and completes with l.i0.
+    drop(holder);
+    let resumed: Vec<Child> = (2..4)
+        .map(|i| locked_host(&bench, t.port, &t.password, i, &["--resume"]))
+        .collect();
+    for (i, h) in (2..4).zip(resumed) {
+        let code = finish(h, Duration::from_secs(60));
+        assert_eq!(code, Some(0), "host {i}: {}", stderr_of(&bench, i));
+    }
+    let run = merged(&bench, &t, "locked");
+    assert_eq!(run.status, RunStatus::Complete, "{:?}", run.error);
+    assert_eq!(run.steps.len(), 1);
+    assert_eq!(run.steps[0].status, RunStatus::Complete);
+    assert_eq!(run.steps[0].rows_inserted, 2 * 100);
     t.kept.stop();
 }
