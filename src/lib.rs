@@ -13,9 +13,11 @@
 //! * [`runner`] — step orchestration, client threads, the client loop, the rate limiter, the
 //!   cost sampler.
 //! * [`metrics`] — the per-thread recorder, histograms, step summaries.
-//! * [`results`] — the versioned JSON model, its file, the results database, runs across hosts.
+//! * [`results`] — the versioned JSON model, its file, the results database.
 //! * [`launch`] — one run from its request: the target prepared (a scratch database made, a
 //!   managed server started), the workload executed, what was made cleaned up.
+//! * [`group`] — one run from several client hosts: the meeting point in the results store,
+//!   each host's membership around the steps, the hosts' parts merged into one run.
 //! * [`report`] — the terminal summary, HTML / Markdown / JSON reports, `compare`.
 //! * [`server`] — managed throwaway PostgreSQL and MariaDB servers (and a pooler), and
 //!   PostgreSQL builds installed from the npm registry.
@@ -28,6 +30,7 @@ pub mod cli;
 pub mod dbms;
 pub mod error;
 pub mod experiment;
+pub mod group;
 pub mod interrupt;
 pub mod launch;
 pub mod metrics;

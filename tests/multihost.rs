@@ -3,130 +3,18 @@
 //! PostgreSQL, which listens on 127.0.0.1 only, through a TCP relay the test runs on the root
 //! side of its veth) meet in the PostgreSQL results store and make one run.
 
-use std::io::ErrorKind;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+mod hung;
+mod netns;
+mod resume;
+
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use ibench::results::model::{RunResult, RunStatus};
 
 use crate::common::{Bench, Kept, have, histogram_len, json_files, path_str, server_bench, skip};
-
-/// A network namespace joined to the root namespace by a veth pair (root side 10.A.B.1,
-/// namespace side 10.A.B.2), with a relay from the root side's address to a local port.
-/// Dropping it stops the relay and deletes the namespace (and with it the veth pair).
-struct Netns {
-    name: String,
-    /// Root side address: what the namespace's processes connect to.
-    gateway: Ipv4Addr,
-    /// Relay port on `gateway`.
-    port: u16,
-    stop: Arc<AtomicBool>,
-}
-
-static NEXT_NS: AtomicUsize = AtomicUsize::new(0);
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-impl Netns {
-    /// A new namespace whose processes reach 127.0.0.1:`target_port` at `gateway:port`.
-    fn new(target_port: u16) -> Netns {
-        let n = NEXT_NS.fetch_add(1, Ordering::SeqCst);
-        let pid = std::process::id();
-        let name = format!("ibench-t{pid}-{n}");
-        let tag = format!("{:x}{n:x}", pid % 0xfffff);
-        let (host_if, ns_if) = (format!("ibh{tag}"), format!("ibn{tag}"));
-        let a = 100 + (pid % 100) as u8;
-        let b = (n % 250) as u8;
-        let gateway = Ipv4Addr::new(10, a, b, 1);
-        ip(&["netns", "add", &name]);
-        let ns = Netns {
-            name,
-            gateway,
-            port: 0,
-            stop: Arc::new(AtomicBool::new(false)),
-        };
-        ip(&[
-            "link", "add", &host_if, "type", "veth", "peer", "name", &ns_if,
-        ]);
-        ip(&["link", "set", &ns_if, "netns", &ns.name]);
-        ip(&["addr", "add", &format!("{gateway}/30"), "dev", &host_if]);
-        ip(&["link", "set", &host_if, "up"]);
-        let inside = |args: &[&str]| {
-            let mut all = vec!["netns", "exec", &ns.name, "ip"];
-            all.extend_from_slice(args);
-            ip(&all);
-        };
-        inside(&["addr", "add", &format!("10.{a}.{b}.2/30"), "dev", &ns_if]);
-        inside(&["link", "set", &ns_if, "up"]);
-        inside(&["link", "set", "lo", "up"]);
-        ns.with_relay(target_port)
-    }
-
-    fn with_relay(mut self, target_port: u16) -> Netns {
-        let listener = TcpListener::bind((self.gateway, 0)).expect("relay listens");
-        listener.set_nonblocking(true).unwrap();
-        self.port = listener.local_addr().unwrap().port();
-        let stop = Arc::clone(&self.stop);
-        thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((down, _)) => {
-                        down.set_nonblocking(false).unwrap();
-                        let target = SocketAddr::from(([127, 0, 0, 1], target_port));
-                        if let Ok(up) = TcpStream::connect(target) {
-                            relay(down, up);
-                        }
-                    }
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                        thread::sleep(Duration::from_millis(5))
-                    }
-                    Err(_) => break,
-                }
-            }
-        });
-        self
-    }
-
-    /// `ibench args` in this namespace.
-    fn ibench(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &self.name, env!("CARGO_BIN_EXE_ibench")])
-            .args(args);
-        c
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .output();
-    }
-}
-
-/// Copies bytes both ways between `a` and `b` until either side closes.
-fn relay(a: TcpStream, b: TcpStream) {
-    for (mut from, mut to) in [(a.try_clone().unwrap(), b.try_clone().unwrap()), (b, a)] {
-        thread::spawn(move || {
-            let _ = std::io::copy(&mut from, &mut to);
-            let _ = to.shutdown(std::net::Shutdown::Both);
-            let _ = from.shutdown(std::net::Shutdown::Both);
-        });
-    }
-}
+use netns::Netns;
 
 /// What the group tests need, or why they cannot run.
 fn can_run() -> bool {
@@ -212,6 +100,140 @@ fn merged(bench: &Bench, t: &Target, name: &str) -> RunResult {
     serde_json::from_str(&out.stdout).unwrap()
 }
 
+/// The merged run's group: three members with shares 2 + 2 + 1 (contiguous, not
+/// overlapping), clock offsets within half their round trips (one machine, one clock), five
+/// steps each; and each member's part, from its host's results file.
+fn members_and_parts(bench: &Bench, run: &RunResult) -> Vec<RunResult> {
+    let group = run.group.as_ref().expect("a group run");
+    assert_eq!(group.members.len(), 3);
+    let shares: Vec<(usize, usize)> = group
+        .members
+        .iter()
+        .map(|m| (m.first_client, m.clients))
+        .collect();
+    assert_eq!(shares, [(0, 2), (2, 2), (4, 1)]);
+    // One machine, one clock: the store's reading fell inside each host's round trip, so the
+    // measured offset is at most half of it.
+    for m in &group.members {
+        assert!(m.clock_rtt_us > 0);
+        assert!(
+            m.clock_offset_us.unsigned_abs() <= m.clock_rtt_us / 2 + 1,
+            "host {}: offset {} us, round trip {} us",
+            m.index,
+            m.clock_offset_us,
+            m.clock_rtt_us
+        );
+        assert_eq!(m.steps.len(), 5, "each host's figures per step");
+    }
+    group
+        .members
+        .iter()
+        .map(|m| {
+            (0..3)
+                .map(|i| part(bench, i))
+                .find(|p| {
+                    p.run_id == m.run_id && p.group.as_ref().unwrap().members[0].index == m.index
+                })
+                .expect("each member's part is one host's results file")
+        })
+        .collect()
+}
+
+/// Counts add up, histograms merge exactly (never averaged): the merged histogram's count is
+/// the sum of the parts' counts, op by op; rates are summed; the SLA is the group's.
+fn sums_of_parts(run: &RunResult, parts: &[RunResult]) {
+    for (i, step) in run.steps.iter().enumerate() {
+        assert_eq!(step.status, RunStatus::Complete, "{}", step.name);
+        let of_parts = |f: &dyn Fn(&ibench::results::model::StepResult) -> u64| {
+            parts.iter().map(|p| f(&p.steps[i])).sum::<u64>()
+        };
+        assert_eq!(step.rows_inserted, of_parts(&|s| s.rows_inserted));
+        assert_eq!(step.rows_deleted, of_parts(&|s| s.rows_deleted));
+        assert_eq!(step.queries, of_parts(&|s| s.queries));
+        assert_eq!(step.clients, 5);
+        // Each client's summary is its host's; they add up to the merged series.
+        crate::results_size::check_clients(step, true);
+        let summaries = of_parts(&|s| s.per_second.client_summaries.len() as u64);
+        assert_eq!(step.per_second.client_summaries.len() as u64, summaries);
+        for (op, r) in &step.ops {
+            let sum: u64 = parts
+                .iter()
+                .filter_map(|p| p.steps[i].ops.get(op))
+                .map(|o| histogram_len(&o.histogram))
+                .sum();
+            assert_eq!(histogram_len(&r.histogram), sum, "{} {op}", step.name);
+            assert_eq!(r.count, sum);
+            let clients: u64 = r
+                .per_client
+                .iter()
+                .map(|c| histogram_len(&c.histogram))
+                .sum();
+            assert_eq!(clients, sum, "{} {op}: per-client histograms", step.name);
+        }
+        let rate: f64 = parts.iter().map(|p| p.steps[i].inserts_per_s).sum();
+        assert!((step.inserts_per_s - rate).abs() < 1e-6 * rate.max(1.0));
+    }
+    assert_eq!(run.steps[0].rows_inserted, 5 * 3000);
+    assert_eq!(run.steps[2].rows_inserted, 5 * 800);
+    // The SLA is the group's: five writers at 100 rows/s.
+    let sla = run.steps[3].sla.as_ref().expect("qr100 has a writer SLA");
+    assert_eq!(sla.target_inserts_per_s, 500.0);
+}
+
+/// The tables, counted with the test's own client: the merged insert count is the rows
+/// there, and every table stayed a queue of 3000 contiguous ids.
+fn five_queues_of_3000(t: &Target, run: &RunResult) {
+    let mut c = postgres::Client::connect(&t.url, postgres::NoTls).unwrap();
+    let mut rows = 0i64;
+    for table in 1..=5 {
+        let r = c
+            .query_one(
+                &format!(
+                    "SELECT count(*), max(transactionid) - min(transactionid) + 1 FROM mh{table}"
+                ),
+                &[],
+            )
+            .unwrap();
+        let (n, span): (i64, i64) = (r.get(0), r.get(1));
+        assert_eq!(n, 3000, "mh{table} keeps its size");
+        assert_eq!(span, n, "mh{table} has no gaps");
+        rows += n;
+    }
+    let inserted: u64 = run.steps.iter().map(|s| s.rows_inserted).sum();
+    let deleted: u64 = run.steps.iter().map(|s| s.rows_deleted).sum();
+    assert_eq!(rows as u64, inserted - deleted);
+    // Host 0 ran the maintenance pause, once.
+    assert_eq!(run.maintenance.len(), 1);
+}
+
+/// One run in list and show; the parts are not runs of their own; report reads it.
+fn listed_once(bench: &Bench, t: &Target, parts: &[RunResult]) {
+    let list = bench.run_raw(&["list", "--results", &t.url], &[]);
+    list.assert_success();
+    assert!(
+        list.stdout.lines().any(|l| l.starts_with("trio ")),
+        "{}",
+        list.stdout
+    );
+    for p in parts {
+        assert!(!list.stdout.contains(&p.run_id), "{}", list.stdout);
+    }
+    let show = bench.run_raw(&["show", "trio", "--results", &t.url], &[]);
+    show.assert_success();
+    assert!(
+        show.stdout.contains("Group trio: 3 of 3 hosts"),
+        "{}",
+        show.stdout
+    );
+    let report = bench.run_raw(
+        &["report", "trio", "--format", "json", "--results", &t.url],
+        &[],
+    );
+    report.assert_success();
+    let r: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    assert_eq!(r["groups"][0]["runs"].as_array().unwrap().len(), 1, "{r}");
+}
+
 #[test]
 fn three_hosts_in_namespaces_make_one_run() {
     if !can_run() {
@@ -249,130 +271,10 @@ fn three_hosts_in_namespaces_make_one_run() {
     }
     let run = merged(&bench, &t, "trio");
     assert_eq!(run.status, RunStatus::Complete, "{:?}", run.error);
-    let group = run.group.as_ref().expect("a group run");
-    assert_eq!(group.members.len(), 3);
-    // Client shares: 2 + 2 + 1, contiguous, not overlapping.
-    let shares: Vec<(usize, usize)> = group
-        .members
-        .iter()
-        .map(|m| (m.first_client, m.clients))
-        .collect();
-    assert_eq!(shares, [(0, 2), (2, 2), (4, 1)]);
-    // One machine, one clock: the store's reading fell inside each host's round trip, so the
-    // measured offset is at most half of it.
-    for m in &group.members {
-        assert!(m.clock_rtt_us > 0);
-        assert!(
-            m.clock_offset_us.unsigned_abs() <= m.clock_rtt_us / 2 + 1,
-            "host {}: offset {} us, round trip {} us",
-            m.index,
-            m.clock_offset_us,
-            m.clock_rtt_us
-        );
-        assert_eq!(m.steps.len(), 5, "each host's figures per step");
-    }
-    let parts: Vec<RunResult> = group
-        .members
-        .iter()
-        .map(|m| {
-            (0..3)
-                .map(|i| part(&bench, i))
-                .find(|p| {
-                    p.run_id == m.run_id && p.group.as_ref().unwrap().members[0].index == m.index
-                })
-                .expect("each member's part is one host's results file")
-        })
-        .collect();
-
-    // Counts add up, histograms merge exactly (never averaged): the merged histogram's count
-    // is the sum of the parts' counts, op by op.
-    for (i, step) in run.steps.iter().enumerate() {
-        assert_eq!(step.status, RunStatus::Complete, "{}", step.name);
-        let of_parts = |f: &dyn Fn(&ibench::results::model::StepResult) -> u64| {
-            parts.iter().map(|p| f(&p.steps[i])).sum::<u64>()
-        };
-        assert_eq!(step.rows_inserted, of_parts(&|s| s.rows_inserted));
-        assert_eq!(step.rows_deleted, of_parts(&|s| s.rows_deleted));
-        assert_eq!(step.queries, of_parts(&|s| s.queries));
-        assert_eq!(step.clients, 5);
-        // Each client's summary is its host's; they add up to the merged series.
-        crate::results_size::check_clients(step, true);
-        let summaries = of_parts(&|s| s.per_second.client_summaries.len() as u64);
-        assert_eq!(step.per_second.client_summaries.len() as u64, summaries);
-        for (op, r) in &step.ops {
-            let sum: u64 = parts
-                .iter()
-                .filter_map(|p| p.steps[i].ops.get(op))
-                .map(|o| histogram_len(&o.histogram))
-                .sum();
-            assert_eq!(histogram_len(&r.histogram), sum, "{} {op}", step.name);
-            assert_eq!(r.count, sum);
-            let clients: u64 = r
-                .per_client
-                .iter()
-                .map(|c| histogram_len(&c.histogram))
-                .sum();
-            assert_eq!(clients, sum, "{} {op}: per-client histograms", step.name);
-        }
-        let rate: f64 = parts.iter().map(|p| p.steps[i].inserts_per_s).sum();
-        assert!((step.inserts_per_s - rate).abs() < 1e-6 * rate.max(1.0));
-    }
-    assert_eq!(run.steps[0].rows_inserted, 5 * 3000);
-    assert_eq!(run.steps[2].rows_inserted, 5 * 800);
-    // The SLA is the group's: five writers at 100 rows/s.
-    let sla = run.steps[3].sla.as_ref().expect("qr100 has a writer SLA");
-    assert_eq!(sla.target_inserts_per_s, 500.0);
-
-    // The tables, counted with the test's own client: the merged insert count is the rows
-    // there, and every table stayed a queue of 3000 contiguous ids.
-    let mut c = postgres::Client::connect(&t.url, postgres::NoTls).unwrap();
-    let mut rows = 0i64;
-    for table in 1..=5 {
-        let r = c
-            .query_one(
-                &format!(
-                    "SELECT count(*), max(transactionid) - min(transactionid) + 1 FROM mh{table}"
-                ),
-                &[],
-            )
-            .unwrap();
-        let (n, span): (i64, i64) = (r.get(0), r.get(1));
-        assert_eq!(n, 3000, "mh{table} keeps its size");
-        assert_eq!(span, n, "mh{table} has no gaps");
-        rows += n;
-    }
-    let inserted: u64 = run.steps.iter().map(|s| s.rows_inserted).sum();
-    let deleted: u64 = run.steps.iter().map(|s| s.rows_deleted).sum();
-    assert_eq!(rows as u64, inserted - deleted);
-    // Host 0 ran the maintenance pause, once.
-    assert_eq!(run.maintenance.len(), 1);
-    drop(c);
-
-    // One run in list and show; the parts are not runs of their own.
-    let list = bench.run_raw(&["list", "--results", &t.url], &[]);
-    list.assert_success();
-    assert!(
-        list.stdout.lines().any(|l| l.starts_with("trio ")),
-        "{}",
-        list.stdout
-    );
-    for p in &parts {
-        assert!(!list.stdout.contains(&p.run_id), "{}", list.stdout);
-    }
-    let show = bench.run_raw(&["show", "trio", "--results", &t.url], &[]);
-    show.assert_success();
-    assert!(
-        show.stdout.contains("Group trio: 3 of 3 hosts"),
-        "{}",
-        show.stdout
-    );
-    let report = bench.run_raw(
-        &["report", "trio", "--format", "json", "--results", &t.url],
-        &[],
-    );
-    report.assert_success();
-    let r: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
-    assert_eq!(r["groups"][0]["runs"].as_array().unwrap().len(), 1, "{r}");
+    let parts = members_and_parts(&bench, &run);
+    sums_of_parts(&run, &parts);
+    five_queues_of_3000(&t, &run);
+    listed_once(&bench, &t, &parts);
 
     // The same group name again is refused, and the run left as it was.
     let again = start_host(&bench, &namespaces[0], &t, 9, &args);
@@ -524,6 +426,11 @@ fn a_host_that_never_joins_fails_the_group_in_time() {
         (
             vec!["--group", "g", "--hosts", "9", "--clients", "2"],
             "--hosts 9 is out of range",
+        ),
+        (vec!["--resume"], "--resume needs --group"),
+        (
+            vec!["--group", "g", "--hosts", "2", "--host-timeout", "0"],
+            "--host-timeout 0 is out of range",
         ),
     ] {
         let o = crate::common::ibench()

@@ -49,6 +49,16 @@ pub struct GroupArgs {
     /// Seconds to wait for every host of the group to join.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub join_timeout: u64,
+    /// Seconds a host may be late to a barrier after this one, beyond what the work before it
+    /// took this host (the step itself; for the pause, the steps before it), before the group
+    /// fails naming it as stopped or hung.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub host_timeout: u64,
+    /// Resume group NAME, which failed (a host killed, hung or failing): every host runs the
+    /// same command with --resume; the steps every host completed are kept, and the run goes
+    /// on from the first step they did not all complete, on the tables as they are.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 impl GroupArgs {
@@ -57,7 +67,7 @@ impl GroupArgs {
         &self,
         spec: &RunSpec,
         output: &OutputArgs,
-    ) -> Result<Option<crate::launch::group::GroupOptions>, UsageError> {
+    ) -> Result<Option<crate::group::GroupOptions>, UsageError> {
         if let Some(hosts) = self.hosts
             && !(1..=MAX_HOSTS).contains(&hosts)
         {
@@ -70,9 +80,14 @@ impl GroupArgs {
             if self.hosts.is_some() {
                 return Err(UsageError::new("--hosts needs --group NAME"));
             }
+            if self.resume {
+                return Err(UsageError::new(
+                    "--resume needs --group NAME (the group to resume)",
+                ));
+            }
             return Ok(None);
         };
-        if !crate::results::group::valid_name(name) {
+        if !crate::group::valid_name(name) {
             return Err(UsageError::new(format!(
                 "--group {name:?} is not a group name: 1-64 letters, digits, '.', '_' or '-'"
             )));
@@ -110,16 +125,22 @@ impl GroupArgs {
                  which would start one per host, nor an embedded DBMS)",
             ));
         }
-        if !(1..=86_400).contains(&self.join_timeout) {
-            return Err(UsageError::new(format!(
-                "--join-timeout {} is out of range: 1 to 86400 seconds",
-                self.join_timeout
-            )));
+        for (flag, secs) in [
+            ("--join-timeout", self.join_timeout),
+            ("--host-timeout", self.host_timeout),
+        ] {
+            if !(1..=86_400).contains(&secs) {
+                return Err(UsageError::new(format!(
+                    "{flag} {secs} is out of range: 1 to 86400 seconds"
+                )));
+            }
         }
-        Ok(Some(crate::launch::group::GroupOptions {
+        Ok(Some(crate::group::GroupOptions {
             name: name.clone(),
             hosts,
             join_timeout: std::time::Duration::from_secs(self.join_timeout),
+            host_timeout: std::time::Duration::from_secs(self.host_timeout),
+            resume: self.resume,
             store,
         }))
     }

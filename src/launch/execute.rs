@@ -8,10 +8,11 @@ use std::time::Duration;
 use anyhow::Result;
 use chrono::Utc;
 
+use super::RunOptions;
 use super::prepare::Prepared;
-use super::{RunOptions, group};
 use crate::dbms;
 use crate::error::UsageError;
+use crate::group::member::{self, Member};
 use crate::metrics::profile::Profiler;
 use crate::report::terminal;
 use crate::results::environment;
@@ -113,11 +114,11 @@ fn execute_into(
     }
     let mut run = new_run(spec, prepared, db.as_ref(), file, options)?;
     let mut member = match &options.group {
-        Some(g) => Some(group::join(g, spec, &run, options.quiet)?),
+        Some(g) => Some(member::join(g, spec, &run, options.quiet)?),
         None => None,
     };
-    run.group = member.as_ref().map(group::Member::info);
-    let share = member.as_ref().map(group::Member::share);
+    run.group = member.as_ref().map(Member::info);
+    let share = member.as_ref().map(Member::share);
     let mut workload = workload_for(spec, &db, share)?;
     let display = DisplayOptions {
         quiet: options.quiet,

@@ -11,7 +11,6 @@
 //! * `execute.rs` — the run itself: DBMS opened, workload built, steps run, summary printed.
 
 mod execute;
-pub mod group;
 mod managed;
 mod prepare;
 mod watch;
@@ -47,7 +46,7 @@ pub struct RunOptions {
     /// `--profile`: a flame graph of the DBMS's processes per step, beside the results.
     pub profile: bool,
     /// This run is one host's part of a group (`--group`).
-    pub group: Option<group::GroupOptions>,
+    pub group: Option<crate::group::GroupOptions>,
 }
 
 /// Space always wanted in the output directory for results, bytes.

@@ -4,7 +4,6 @@
 pub mod compact;
 pub mod efficiency;
 pub mod histogram;
-pub mod merge;
 pub mod outcome;
 pub mod proc;
 pub mod profile;

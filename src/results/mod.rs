@@ -1,6 +1,7 @@
 //! Results: the versioned JSON model (with a step's per-second series), the file it is
 //! written to (and the lock a run holds beside it), the results database, runs found
-//! abandoned, imported documents checked, and the environment a run records.
+//! abandoned, imported documents checked, the environment a run records, and the record of a
+//! run made by several client hosts (`group.rs`; the group itself is `crate::group`).
 
 pub mod abandoned;
 pub mod environment;

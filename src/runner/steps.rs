@@ -56,7 +56,7 @@ fn step_line(step: &StepResult) -> String {
 }
 
 /// What a run of several hosts (`--group`) adds around each step: waiting for the other
-/// hosts, and leaving this host's part where they find it (`launch/group.rs`).
+/// hosts, and leaving this host's part where they find it (`crate::group::member`).
 pub trait StepGate {
     /// Before step `index`: waits until every host is ready, runs `maintenance` when this
     /// host is the one that runs the pause, and waits until it is done.
@@ -71,6 +71,12 @@ pub trait StepGate {
     fn end_step(&mut self, index: usize, run: &RunResult) -> Result<()>;
     /// After the run ended with `outcome` (its final status recorded in `run`).
     fn end_run(&mut self, run: &RunResult, outcome: &Result<()>);
+
+    /// The first step to run: a resumed group's steps before it were completed by every host
+    /// in an earlier attempt, and the tables are as those steps left them.
+    fn first_step(&self) -> usize {
+        0
+    }
 }
 
 /// Runs every step of `workload`, recording into `run` and saving to `file` after each one,
@@ -85,7 +91,8 @@ pub fn run_steps_gated(
     costs: Option<&CostWatch>,
     mut gate: Option<&mut dyn StepGate>,
 ) -> Result<()> {
-    let outcome = match workload.check_ready() {
+    let first = gate.as_ref().map_or(0, |g| g.first_step());
+    let outcome = match workload.check_ready(first) {
         // Refused before anything ran (a table ibench did not create, say): no run to record
         // (a group's host still reports it, below, so the others stop).
         Err(e) if gate.is_none() && e.is::<crate::error::UsageError>() => return Err(e),
@@ -132,7 +139,8 @@ fn run_steps_inner(
         per_client_series,
     } = options;
     file.save(run)?;
-    for (index, name) in workload.step_names().into_iter().enumerate() {
+    let first = gate.as_deref().map_or(0, |g| g.first_step());
+    for (index, name) in workload.step_names().into_iter().enumerate().skip(first) {
         if crate::interrupt::requested() {
             return Err(Interrupted.into());
         }

@@ -15,9 +15,10 @@ pub trait Workload {
     /// Step names, in run order.
     fn step_names(&self) -> Vec<String>;
 
-    /// Checks, before the first step, that the database is in a state the first step can
-    /// start from (e.g. tables exist when the run does not begin with a load).
-    fn check_ready(&mut self) -> Result<()>;
+    /// Checks, before step `first` (the first to run: 0 but for a resumed group), that the
+    /// database is in a state it can start from (e.g. tables exist when the run does not begin
+    /// with a load).
+    fn check_ready(&mut self, first: usize) -> Result<()>;
 
     /// Whether the DBMS maintenance pause belongs before step `index` (between the load and
     /// the query steps).

@@ -143,13 +143,15 @@ impl InsertBenchmark {
         })
     }
 
-    /// Refuses when a step before any l.i0 would write into a table ibench did not create
-    /// (rows, indexes): l.x, l.i1, l.i2 and the query steps' writers on tables of the
+    /// Refuses when a step of `steps` before any l.i0 would write into a table ibench did not
+    /// create (rows, indexes): l.x, l.i1, l.i2 and the query steps' writers on tables of the
     /// benchmark's names that another program made.
-    fn check_writable(&self, conn: &mut dyn InsertBenchmarkConnection) -> Result<()> {
-        let first_write = self
-            .spec
-            .steps
+    fn check_writable(
+        &self,
+        conn: &mut dyn InsertBenchmarkConnection,
+        steps: &[Step],
+    ) -> Result<()> {
+        let first_write = steps
             .iter()
             .take_while(|s| **s != Step::LoadInitial)
             .find_map(|s| s.writes_into().map(|w| (s, w)));
@@ -161,6 +163,47 @@ impl InsertBenchmark {
         super::check_writable(&self.tables, self.foreign, &location, &action, |t| {
             conn.table_origin(t)
         })
+    }
+
+    /// Refuses to start `steps` (which do not begin with l.i0) on `table` when it does not
+    /// exist, lacks the indexes the qrN steps need, or already has an index the first step,
+    /// l.x, would create (a run that failed in l.x may have left it).
+    fn check_table(
+        &self,
+        conn: &mut dyn InsertBenchmarkConnection,
+        table: &Table,
+        steps: &[Step],
+    ) -> Result<()> {
+        if !conn.table_exists(table)? {
+            return Err(UsageError::new(format!(
+                "table {} does not exist in {}: the run starts with step {}, so the database \
+                 must already be loaded (run l.i0 first)",
+                table.name,
+                self.dbms.location(),
+                steps[0]
+            ))
+            .into());
+        }
+        let indexes = conn.index_names(table)?;
+        let needs_indexes = steps.iter().any(|s| matches!(s, Step::QueryRange(_)))
+            && !steps.contains(&Step::CreateIndexes);
+        for index in self.spec.indexes() {
+            let name = index.name_on(&table.name);
+            if needs_indexes && !indexes.contains(&name) {
+                bail!(UsageError::new(format!(
+                    "index {name} does not exist: qrN steps need the secondary indexes (run l.x \
+                     first, or lower --secondary-indexes)"
+                )));
+            }
+            if steps[0] == Step::CreateIndexes && indexes.contains(&name) {
+                bail!(UsageError::new(format!(
+                    "index {name} already exists in {}: the run starts with step l.x, which \
+                     creates it (drop it first)",
+                    self.dbms.location()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Times `select min(transactionid)` per table (reported as `getmin`) when `timed`, reads
@@ -453,11 +496,12 @@ impl Workload for InsertBenchmark {
         self.spec.steps.iter().map(|s| s.to_string()).collect()
     }
 
-    fn check_ready(&mut self) -> Result<()> {
-        let Some(first) = self.spec.steps.first() else {
+    fn check_ready(&mut self, first: usize) -> Result<()> {
+        let steps = &self.spec.steps[first.min(self.spec.steps.len())..];
+        let Some(start) = steps.first() else {
             return Ok(());
         };
-        if self.spec.steps.contains(&Step::Scan) {
+        if steps.contains(&Step::Scan) {
             let conn = self.dbms.connect_insert_benchmark()?;
             if !conn.can_scan() {
                 return Err(UsageError::new(format!(
@@ -467,43 +511,17 @@ impl Workload for InsertBenchmark {
                 .into());
             }
         }
-        if self.spec.steps.contains(&Step::LoadInitial) {
+        if steps.contains(&Step::LoadInitial) {
             let mut conn = self.dbms.connect_insert_benchmark()?;
             self.check_replaceable(conn.as_mut())?;
         }
-        if *first == Step::LoadInitial {
+        if *start == Step::LoadInitial {
             return Ok(());
         }
         let mut conn = self.dbms.connect_insert_benchmark()?;
-        self.check_writable(conn.as_mut())?;
+        self.check_writable(conn.as_mut(), steps)?;
         for table in &self.tables {
-            if !conn.table_exists(table)? {
-                return Err(UsageError::new(format!(
-                    "table {} does not exist in {}: the run starts with step {first}, so the \
-                     database must already be loaded (run l.i0 first)",
-                    table.name,
-                    self.dbms.location()
-                ))
-                .into());
-            }
-            let indexes = conn.index_names(table)?;
-            let needs_indexes = self
-                .spec
-                .steps
-                .iter()
-                .any(|s| matches!(s, Step::QueryRange(_)))
-                && !self.spec.steps.contains(&Step::CreateIndexes);
-            if needs_indexes {
-                for index in self.spec.indexes() {
-                    if !indexes.contains(&index.name_on(&table.name)) {
-                        bail!(UsageError::new(format!(
-                            "index {} does not exist: qrN steps need the secondary indexes \
-                             (run l.x first, or lower --secondary-indexes)",
-                            index.name_on(&table.name)
-                        )));
-                    }
-                }
-            }
+            self.check_table(conn.as_mut(), table, steps)?;
         }
         Ok(())
     }

@@ -340,10 +340,10 @@ impl Workload for Micro {
         self.spec.step_names()
     }
 
-    fn check_ready(&mut self) -> Result<()> {
+    fn check_ready(&mut self, first: usize) -> Result<()> {
         let mut conn = self.dbms.connect_micro()?;
         self.check_replaceable(conn.as_mut())?;
-        if self.spec.prepare {
+        if self.spec.prepare && first == 0 {
             return Ok(());
         }
         self.check_writable(conn.as_mut())?;

@@ -1,9 +1,7 @@
-//! Runs across several client hosts merged into one (`ibench run --group NAME --hosts N`):
-//! what the merged document records about the group and each host (this file), and the
-//! meeting point in the PostgreSQL results store where the hosts join, wait for each other
-//! before every step and leave their parts (`coord.rs`). See docs/multihost.md.
-
-pub mod coord;
+//! What a results document records about a run made by several client hosts (`ibench run
+//! --group NAME --hosts N`): the group, each host and its own figures per step. The group's
+//! code (joining, barriers, merging the parts) is `crate::group`; this is only its record,
+//! part of the results model. See docs/multihost.md.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +41,14 @@ pub struct GroupHost {
     pub cost_per_hour: Option<f64>,
     /// Its part's status, as a run's (`running` for a host that vanished mid-step).
     pub status: String,
+    /// The group's attempt it ran in: 0, then one more each time the group was resumed
+    /// (`--resume`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempt: usize,
+    /// Index, in the group's steps, of the first step it ran (0, or where its attempt went
+    /// on): its part's steps are those from there.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub first_step: usize,
     /// What each step measured on this host (filled in the merged run).
     #[serde(default)]
     pub steps: Vec<HostStep>,
@@ -78,55 +84,6 @@ pub struct HostStep {
     pub host_cpu_us_per_op: Option<f64>,
 }
 
-/// A run's or step's status as results write it (`complete`, `failed`...).
-pub fn status_name(status: impl std::fmt::Debug) -> String {
-    format!("{status:?}").to_lowercase()
-}
-
-/// Whether `name` can name a group (and the merged run): 1-64 of `A-Za-z0-9._-`.
-pub fn valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-}
-
-/// The clients host `index` of `hosts` runs out of `clients`: contiguous, sizes differing by
-/// at most one, the first hosts taking the extra ones.
-pub fn share(clients: usize, hosts: usize, index: usize) -> std::ops::Range<usize> {
-    let hosts = hosts.max(1);
-    let (base, extra) = (clients / hosts, clients % hosts);
-    let start = index * base + index.min(extra);
-    start..start + base + usize::from(index < extra)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shares_cover_every_client_once() {
-        for clients in 1..12 {
-            for hosts in 1..=clients {
-                let mut all: Vec<usize> =
-                    (0..hosts).flat_map(|i| share(clients, hosts, i)).collect();
-                all.sort();
-                assert_eq!(
-                    all,
-                    (0..clients).collect::<Vec<_>>(),
-                    "{clients} over {hosts}"
-                );
-            }
-        }
-        assert_eq!(share(5, 2, 0), 0..3);
-        assert_eq!(share(5, 2, 1), 3..5);
-    }
-
-    #[test]
-    fn names() {
-        assert!(valid_name("nightly-2026.11_a"));
-        assert!(!valid_name(""));
-        assert!(!valid_name("a b"));
-        assert!(!valid_name(&"x".repeat(65)));
-    }
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
