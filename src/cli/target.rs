@@ -332,12 +332,8 @@ impl TargetArgs {
         let server = self.server_spec(kind, &params)?;
         if let Some(p) = server.as_ref().and_then(|s| s.pooler.as_ref()) {
             crate::server::pooler::binary()?;
-            p.check(
-                workload.connections(),
-                "--pool-size",
-                "--pool-mode",
-            )
-            .map_err(UsageError::new)?;
+            p.check(workload.connections(), "--pool-size", "--pool-mode")
+                .map_err(UsageError::new)?;
         }
         let scratch = kind.embedded() && self.path.is_none();
         Ok(RunSpec {

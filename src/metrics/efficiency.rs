@@ -65,18 +65,7 @@ impl StepCosts {
 }
 
 fn proc_delta(a: &ProcCounters, b: &ProcCounters) -> ProcDelta {
-    ProcDelta {
-        cpu_s: (b.cpu_s() - a.cpu_s()).max(0.0),
-        user_s: (b.user_s - a.user_s).max(0.0),
-        sys_s: (b.sys_s - a.sys_s).max(0.0),
-        read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
-        write_bytes: b.write_bytes.saturating_sub(a.write_bytes),
-        read_calls: b.read_calls.saturating_sub(a.read_calls),
-        write_calls: b.write_calls.saturating_sub(a.write_calls),
-        voluntary_cs: b.voluntary_cs.saturating_sub(a.voluntary_cs),
-        involuntary_cs: b.involuntary_cs.saturating_sub(a.involuntary_cs),
-        processes: b.processes,
-    }
+    ProcDelta::of(b.work.since(&a.work), b.processes)
 }
 
 /// Context switches between two samples, summed over the threads alive at the second: their
@@ -117,11 +106,11 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
             kb_written: device.as_ref().map(|d| d.write_bytes as f64 / 1024.0 / n),
             reads: device.as_ref().map(|d| d.reads as f64 / n),
             writes: device.as_ref().map(|d| d.writes as f64 / n),
-            dbms_kb_read: dbms_io.map(|d| d.read_bytes as f64 / 1024.0 / n),
-            dbms_kb_written: dbms_io.map(|d| d.write_bytes as f64 / 1024.0 / n),
+            dbms_kb_read: dbms_io.map(|d| d.work.read_bytes as f64 / 1024.0 / n),
+            dbms_kb_written: dbms_io.map(|d| d.work.write_bytes as f64 / 1024.0 / n),
             dbms_cs: dbms
                 .as_ref()
-                .map(|d| (d.voluntary_cs + d.involuntary_cs) as f64 / n),
+                .map(|d| (d.work.voluntary_cs + d.work.involuntary_cs) as f64 / n),
             host_cs: host_cs as f64 / n,
         }
     });
@@ -164,8 +153,8 @@ fn dbms_delta(a: &Sample, b: &Sample) -> Option<ProcDelta> {
         // Thread by thread: a thread that exited during the step would otherwise take its
         // whole lifetime count away from the total.
         let (v, iv) = thread_switch_growth(&a.dbms_threads, &b.dbms_threads);
-        d.voluntary_cs = v;
-        d.involuntary_cs = iv;
+        d.work.voluntary_cs = v;
+        d.work.involuntary_cs = iv;
     }
     Some(d)
 }
@@ -256,6 +245,7 @@ fn gauge_series(readings: &[BTreeMap<String, f64>]) -> BTreeMap<String, Vec<Opti
 mod tests {
     use super::*;
     use crate::metrics::proc::HostCounters;
+    use crate::results::model::ProcWork;
 
     #[test]
     fn gauges_become_series_with_gaps() {
@@ -273,13 +263,19 @@ mod tests {
         Sample {
             at: t0 + std::time::Duration::from_secs_f64(at_s),
             dbms: Some(ProcCounters {
-                user_s: cpu,
+                work: ProcWork {
+                    user_s: cpu,
+                    voluntary_cs: (cpu * 100.0) as u64,
+                    ..Default::default()
+                },
                 rss_bytes: rss,
-                voluntary_cs: (cpu * 100.0) as u64,
                 ..Default::default()
             }),
             client: ProcCounters {
-                sys_s: cpu / 2.0,
+                work: ProcWork {
+                    sys_s: cpu / 2.0,
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             host: HostCounters {

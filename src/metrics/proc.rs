@@ -16,25 +16,15 @@ use procfs::process::Process;
 use procfs::{CurrentSI, KernelStats};
 use serde::{Deserialize, Serialize};
 
+use crate::results::model::ProcWork;
+
 /// Cumulative counters of a set of processes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcCounters {
-    /// User CPU, seconds (live processes, plus children they reaped).
-    pub user_s: f64,
-    /// System CPU, seconds.
-    pub sys_s: f64,
-    /// Bytes read from storage (`read_bytes` of /proc/PID/io).
-    pub read_bytes: u64,
-    /// Bytes written to storage (`write_bytes`).
-    pub write_bytes: u64,
-    /// Read syscalls (`syscr`).
-    pub read_calls: u64,
-    /// Write syscalls (`syscw`).
-    pub write_calls: u64,
-    /// Voluntary context switches (all live threads, from /proc/PID/task/*/status).
-    pub voluntary_cs: u64,
-    /// Involuntary context switches (all threads).
-    pub involuntary_cs: u64,
+    /// CPU (live processes, plus children they reaped), storage IO and context switches (all
+    /// live threads, from /proc/PID/task/*/status).
+    #[serde(flatten)]
+    pub work: ProcWork,
     /// Resident memory, bytes (sum over processes: shared pages count once per process).
     pub rss_bytes: u64,
     /// Virtual memory, bytes (sum over processes).
@@ -53,18 +43,11 @@ pub struct ProcCounters {
 impl ProcCounters {
     /// User + system CPU, seconds.
     pub fn cpu_s(&self) -> f64 {
-        self.user_s + self.sys_s
+        self.work.cpu_s()
     }
 
     fn add(&mut self, o: &ProcCounters) {
-        self.user_s += o.user_s;
-        self.sys_s += o.sys_s;
-        self.read_bytes += o.read_bytes;
-        self.write_bytes += o.write_bytes;
-        self.read_calls += o.read_calls;
-        self.write_calls += o.write_calls;
-        self.voluntary_cs += o.voluntary_cs;
-        self.involuntary_cs += o.involuntary_cs;
+        self.work.add(&o.work);
         self.rss_bytes += o.rss_bytes;
         self.vsz_bytes += o.vsz_bytes;
         self.pss_bytes += o.pss_bytes;
@@ -141,18 +124,21 @@ fn read_process(
     let stat = p.stat().ok()?;
     let tps = procfs::ticks_per_second() as f64;
     let mut c = ProcCounters {
-        user_s: (stat.utime as f64 + stat.cutime.max(0) as f64) / tps,
-        sys_s: (stat.stime as f64 + stat.cstime.max(0) as f64) / tps,
+        work: ProcWork {
+            user_s: (stat.utime as f64 + stat.cutime.max(0) as f64) / tps,
+            sys_s: (stat.stime as f64 + stat.cstime.max(0) as f64) / tps,
+            ..Default::default()
+        },
         rss_bytes: stat.rss * procfs::page_size(),
         vsz_bytes: stat.vsize,
         processes: 1,
         ..Default::default()
     };
     if let Ok(io) = p.io() {
-        c.read_bytes = io.read_bytes;
-        c.write_bytes = io.write_bytes;
-        c.read_calls = io.syscr;
-        c.write_calls = io.syscw;
+        c.work.read_bytes = io.read_bytes;
+        c.work.write_bytes = io.write_bytes;
+        c.work.read_calls = io.syscr;
+        c.work.write_calls = io.syscw;
         c.io_known = true;
     }
     // /proc/PID/status counts the main thread only: add up every thread's.
@@ -161,8 +147,8 @@ fn read_process(
             let Ok(status) = task.status() else { continue };
             let v = status.voluntary_ctxt_switches.unwrap_or(0);
             let iv = status.nonvoluntary_ctxt_switches.unwrap_or(0);
-            c.voluntary_cs += v;
-            c.involuntary_cs += iv;
+            c.work.voluntary_cs += v;
+            c.work.involuntary_cs += iv;
             if let Some(map) = threads.as_deref_mut() {
                 map.insert(task.tid, (v, iv));
             }

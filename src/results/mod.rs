@@ -4,6 +4,7 @@
 //! run made by several client hosts (`group.rs`; the group itself is `crate::group`).
 
 pub mod abandoned;
+pub mod cost;
 pub mod environment;
 pub mod file;
 pub mod group;

@@ -231,14 +231,14 @@ fn check_efficiency(at: &str, e: &crate::results::model::Efficiency) -> Result<(
         ("host_cpu_s", e.host_cpu_s),
         ("sampler_cpu_ms", e.sampler_cpu_ms),
         ("client.cpu_s", e.client.cpu_s),
-        ("client.user_s", e.client.user_s),
-        ("client.sys_s", e.client.sys_s),
+        ("client.user_s", e.client.work.user_s),
+        ("client.sys_s", e.client.work.sys_s),
     ];
     if let Some(d) = &e.dbms {
         figures.extend([
             ("dbms.cpu_s", d.cpu_s),
-            ("dbms.user_s", d.user_s),
-            ("dbms.sys_s", d.sys_s),
+            ("dbms.user_s", d.work.user_s),
+            ("dbms.sys_s", d.work.sys_s),
         ]);
     }
     if let Some(p) = &e.per_op {

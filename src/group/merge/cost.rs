@@ -6,19 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::part::{Part, Timeline};
 use crate::results::model::{Efficiency, PerOp, ProcDelta};
 
-fn add_proc(a: &mut ProcDelta, b: &ProcDelta) {
-    a.cpu_s += b.cpu_s;
-    a.user_s += b.user_s;
-    a.sys_s += b.sys_s;
-    a.read_bytes += b.read_bytes;
-    a.write_bytes += b.write_bytes;
-    a.read_calls += b.read_calls;
-    a.write_calls += b.write_calls;
-    a.voluntary_cs += b.voluntary_cs;
-    a.involuntary_cs += b.involuntary_cs;
-    a.processes += b.processes;
-}
-
 /// The group's cost: ibench's own CPU summed over hosts, host CPU summed over distinct host
 /// names (hosts sharing a machine count it once), the DBMS's and the device's figures from
 /// the first host that measured them (they are the server's, not the clients'); per op over
@@ -54,7 +41,7 @@ pub(super) fn merge_efficiency(
     e.per_second.host_cpu_s.clear();
     let mut machines = BTreeSet::new();
     for (p, x) in &effs {
-        add_proc(&mut e.client, &x.client);
+        ProcDelta::add(&mut e.client, &x.client);
         e.sampler_cpu_ms += x.sampler_cpu_ms;
         e.peak.client_rss_bytes = e.peak.client_rss_bytes.max(x.peak.client_rss_bytes);
         add_at(

@@ -203,9 +203,9 @@ fn cost_metrics(e: &crate::results::model::Efficiency) -> Vec<Metric> {
     // client's, and testing them twice would only dilute the false discovery rate.
     let same_process = e.dbms.as_ref().is_some_and(|d| {
         d.cpu_s == e.client.cpu_s
-            && d.voluntary_cs == e.client.voluntary_cs
-            && d.involuntary_cs == e.client.involuntary_cs
-            && d.write_calls == e.client.write_calls
+            && d.work.voluntary_cs == e.client.work.voluntary_cs
+            && d.work.involuntary_cs == e.client.work.involuntary_cs
+            && d.work.write_calls == e.client.work.write_calls
     });
     let dbms_cpu =
         per_op.is_some_and(|p| p.dbms_cpu_us.is_some()) || !e.per_second.dbms_cpu_s.is_empty();
