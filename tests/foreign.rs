@@ -6,7 +6,7 @@
 //! `ALTER TABLE ... COMMENT ''`), so it has the benchmark's columns and rows but is another
 //! program's; the test then reads the rows and indexes itself.
 
-use crate::common::{Bench, ci, open_db, path_str};
+use crate::common::{Bench, LocalService, open_db, path_str};
 
 /// What a test reads of a table to tell whether ibench changed it.
 #[derive(Debug, PartialEq)]
@@ -214,59 +214,21 @@ fn microbenchmarks_write_into_sysbench_tables_only_when_told() {
 fn steps_that_write_leave_a_foreign_table_on_a_server_alone() {
     let prefix = format!("zzfor{}_", std::process::id());
     let table = format!("{prefix}1");
-    let urls = [
-        ("postgres", "postgres://postgres@127.0.0.1:5432/test"),
-        ("mariadb", "mysql://root@127.0.0.1:3306/test"),
-    ];
-    for (server, url) in urls {
-        let pg = server == "postgres";
-        // The local services (see .ci/run); skipped when they are not there, except in CI.
-        let reachable = if pg {
-            postgres::Client::connect(url, postgres::NoTls).is_ok()
-        } else {
-            mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).is_ok()
-        };
-        if !reachable {
-            assert!(!ci(), "{server} service at {url}: start it (see .ci/run)");
-            crate::common::skip(&format!("no {server} service at {url}"));
-            continue;
-        }
-        let exec = |sql: &str| {
-            if pg {
-                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
-                c.batch_execute(sql).unwrap();
-            } else {
-                use mysql::prelude::Queryable;
-                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
-                c.query_drop(sql).unwrap();
-            }
-        };
+    for service in LocalService::reachable() {
+        let (server, url, pg) = (service.server, service.url, service.is_postgres());
+        let exec = |sql: &str| service.exec(sql);
         // Rows, id range and the number of indexes, read with the test's own SQL.
-        let contents = || -> (i64, i64, i64) {
-            let rows = format!("SELECT count(*), max(transactionid) FROM {table}");
-            if pg {
-                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
-                let r = c.query_one(&rows, &[]).unwrap();
-                let i = c
-                    .query_one(
-                        "SELECT count(*) FROM pg_indexes WHERE tablename = $1",
-                        &[&table],
-                    )
-                    .unwrap();
-                (r.get(0), r.get(1), i.get(0))
+        let contents = || -> Vec<i64> {
+            let mut v = service.row(&format!("SELECT count(*), max(transactionid) FROM {table}"));
+            v.extend(service.row(&if pg {
+                format!("SELECT count(*) FROM pg_indexes WHERE tablename = '{table}'")
             } else {
-                use mysql::prelude::Queryable;
-                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
-                let (n, max): (i64, i64) = c.query_first(rows).unwrap().unwrap();
-                let i: i64 = c
-                    .query_first(format!(
-                        "SELECT count(DISTINCT index_name) FROM information_schema.statistics \
-                         WHERE table_schema = 'test' AND table_name = '{table}'"
-                    ))
-                    .unwrap()
-                    .unwrap();
-                (n, max, i)
-            }
+                format!(
+                    "SELECT count(DISTINCT index_name) FROM information_schema.statistics \
+                     WHERE table_schema = 'test' AND table_name = '{table}'"
+                )
+            }));
+            v
         };
         let bench = Bench::new();
         let target = [

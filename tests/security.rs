@@ -12,8 +12,8 @@ use std::process::Command;
 use ibench::results::model::RunResult;
 
 use crate::common::{
-    Bench, Kept, ci, have, have_files, kept_password, open_db, path_str, processes_with,
-    server_bench,
+    Bench, Kept, LocalService, ci, have, have_files, kept_password, open_db, path_str,
+    processes_with, server_bench,
 };
 
 /// Whether this test can act as another user (`runuser` as root); in CI it must.
@@ -576,46 +576,10 @@ fn a_table_ibench_did_not_create_is_never_dropped() {
 fn a_table_ibench_did_not_create_on_a_server_is_never_dropped() {
     let prefix = format!("zzsec{}_", std::process::id());
     let table = format!("{prefix}1");
-    let urls = [
-        ("postgres", "postgres://postgres@127.0.0.1:5432/test"),
-        ("mariadb", "mysql://root@127.0.0.1:3306/test"),
-    ];
-    for (server, url) in urls {
-        // The local services (see .ci/run); skipped when they are not there, except in CI.
-        let reachable = if server == "postgres" {
-            postgres::Client::connect(url, postgres::NoTls).is_ok()
-        } else {
-            mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).is_ok()
-        };
-        if !reachable {
-            assert!(!ci(), "{server} service at {url}: start it (see .ci/run)");
-            crate::common::skip(&format!("no {server} service at {url}"));
-            continue;
-        }
-        let exec = |sql: &str| {
-            if server == "postgres" {
-                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
-                c.batch_execute(sql).unwrap();
-            } else {
-                use mysql::prelude::Queryable;
-                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
-                c.query_drop(sql).unwrap();
-            }
-        };
-        let count = || -> i64 {
-            if server == "postgres" {
-                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
-                c.query_one(&format!("SELECT count(*) FROM {table}"), &[])
-                    .unwrap()
-                    .get(0)
-            } else {
-                use mysql::prelude::Queryable;
-                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
-                c.query_first(format!("SELECT count(*) FROM {table}"))
-                    .unwrap()
-                    .unwrap()
-            }
-        };
+    for service in LocalService::reachable() {
+        let (server, url) = (service.server, service.url);
+        let exec = |sql: &str| service.exec(sql);
+        let count = || service.row(&format!("SELECT count(*) FROM {table}"))[0];
         exec(&format!("DROP TABLE IF EXISTS {table}"));
         exec(&format!(
             "CREATE TABLE {table} (id int PRIMARY KEY, note varchar(10))"

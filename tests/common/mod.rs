@@ -561,3 +561,81 @@ pub fn kept_url(run: &RunResult) -> String {
     let user = user.split(':').next().unwrap();
     format!("{scheme}://{user}:{password}@{host}")
 }
+
+/// A local DBMS service the by-URL tests use (`.ci/run` starts them): its URL, and SQL run
+/// with the test's own client.
+pub struct LocalService {
+    /// `postgres` or `mariadb`.
+    pub server: &'static str,
+    /// Its URL (no password: trust / root without one).
+    pub url: &'static str,
+}
+
+impl LocalService {
+    /// The local PostgreSQL and MariaDB services that answer; a missing one fails the test in
+    /// CI and is skipped (said) otherwise.
+    pub fn reachable() -> Vec<LocalService> {
+        let all = [
+            LocalService {
+                server: "postgres",
+                url: "postgres://postgres@127.0.0.1:5432/test",
+            },
+            LocalService {
+                server: "mariadb",
+                url: "mysql://root@127.0.0.1:3306/test",
+            },
+        ];
+        let mut out = Vec::new();
+        for s in all {
+            let answers = if s.is_postgres() {
+                postgres::Client::connect(s.url, postgres::NoTls).is_ok()
+            } else {
+                mysql::Conn::new(mysql::Opts::from_url(s.url).unwrap()).is_ok()
+            };
+            if answers {
+                out.push(s);
+            } else {
+                assert!(
+                    !ci(),
+                    "{} service at {}: start it (see .ci/run)",
+                    s.server,
+                    s.url
+                );
+                skip(&format!("no {} service at {}", s.server, s.url));
+            }
+        }
+        out
+    }
+
+    /// Whether it is PostgreSQL (else MariaDB).
+    pub fn is_postgres(&self) -> bool {
+        self.server == "postgres"
+    }
+
+    /// Runs `sql` (one or more statements).
+    pub fn exec(&self, sql: &str) {
+        if self.is_postgres() {
+            let mut c = postgres::Client::connect(self.url, postgres::NoTls).unwrap();
+            c.batch_execute(sql).unwrap();
+        } else {
+            use mysql::prelude::Queryable;
+            let mut c = mysql::Conn::new(mysql::Opts::from_url(self.url).unwrap()).unwrap();
+            c.query_drop(sql).unwrap();
+        }
+    }
+
+    /// The first row of `sql`, whose columns are integers (`bigint`; cast counts on
+    /// PostgreSQL are bigint already).
+    pub fn row(&self, sql: &str) -> Vec<i64> {
+        if self.is_postgres() {
+            let mut c = postgres::Client::connect(self.url, postgres::NoTls).unwrap();
+            let r = c.query_one(sql, &[]).unwrap();
+            (0..r.len()).map(|i| r.get::<_, i64>(i)).collect()
+        } else {
+            use mysql::prelude::Queryable;
+            let mut c = mysql::Conn::new(mysql::Opts::from_url(self.url).unwrap()).unwrap();
+            let r: mysql::Row = c.query_first(sql).unwrap().unwrap();
+            (0..r.len()).map(|i| r.get::<i64, _>(i).unwrap()).collect()
+        }
+    }
+}
