@@ -182,18 +182,7 @@ fn l_x_creates_the_secondary_indexes_asked_for() {
 fn l_i0_creates_the_table_without_secondary_indexes() {
     let bench = Bench::new();
     let db = bench.db();
-    bench
-        .run(&[
-            "--steps",
-            "l.i0",
-            "--path",
-            path_str(&db),
-            "--clients",
-            "1",
-            "--l0-rows",
-            "2000",
-        ])
-        .result();
+    bench.load_steps("l.i0", 1, 2000);
     let conn = open_db(&db);
     assert!(indexes(&conn, "pi1").is_empty());
     let mut stmt = conn.prepare("PRAGMA table_info(pi1)").unwrap();
@@ -229,18 +218,7 @@ fn l_i0_creates_the_table_without_secondary_indexes() {
     assert_eq!((count, min, max), (2000, 1, 2000));
 
     // A new l.i0 on the same file starts over: the table is dropped and recreated.
-    bench
-        .run(&[
-            "--steps",
-            "l.i0",
-            "--path",
-            path_str(&db),
-            "--clients",
-            "1",
-            "--l0-rows",
-            "1000",
-        ])
-        .result();
+    bench.load_steps("l.i0", 1, 1000);
     assert_eq!(id_range(&open_db(&db), "pi1"), (1000, 1, 1000));
 }
 
@@ -368,18 +346,7 @@ fn plain_sql_on_sqlite_keeps_the_queue_and_finds_every_point() {
 fn a_failed_l_x_claims_no_rate_for_rows_it_never_indexed() {
     let bench = Bench::new();
     let db = bench.db();
-    bench
-        .run(&[
-            "--steps",
-            "l.i0",
-            "--path",
-            path_str(&db),
-            "--clients",
-            "1",
-            "--l0-rows",
-            "2000",
-        ])
-        .result();
+    bench.load_steps("l.i0", 1, 2000);
     // Hold the write lock past ibench's busy timeout: CREATE INDEX fails.
     let conn = open_db(&db);
     conn.execute_batch("BEGIN IMMEDIATE").unwrap();

@@ -195,10 +195,16 @@ impl Bench {
 
     /// Loads `rows` rows per client into `--path db` and creates the 3 secondary indexes.
     pub fn load(&self, clients: usize, rows: u64) -> RunResult {
+        self.load_steps("l.i0,l.x", clients, rows)
+    }
+
+    /// Runs `steps` (a load: `l.i0`, or `l.i0,l.x`) with `rows` rows per client into
+    /// `--path db`.
+    pub fn load_steps(&self, steps: &str, clients: usize, rows: u64) -> RunResult {
         let (clients, rows) = (clients.to_string(), rows.to_string());
         self.run(&[
             "--steps",
-            "l.i0,l.x",
+            steps,
             "--path",
             path_str(&self.db()),
             "--clients",
