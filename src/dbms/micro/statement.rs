@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use super::keyed::{self, Cond, Ddl, Expr, Query};
+
 /// A column of a sysbench-style table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Column {
@@ -15,6 +17,8 @@ pub enum Column {
     C,
     /// `pad`, char(60).
     Pad,
+    /// A column of another workload's tables, by name (TPC-C's `d_next_o_id`).
+    Named(&'static str),
 }
 
 impl Column {
@@ -25,6 +29,7 @@ impl Column {
             Column::K => "k",
             Column::C => "c",
             Column::Pad => "pad",
+            Column::Named(name) => name,
         }
     }
 }
@@ -97,7 +102,8 @@ pub enum IdSource {
     Generated,
 }
 
-/// A statement of a microbenchmark, in DBMS-neutral terms.
+/// A statement of a microbenchmark, in DBMS-neutral terms: sysbench's shapes, and the general
+/// ones of `keyed.rs` for tables of many columns and composite keys.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Statement {
     /// `SELECT <what> FROM <table> [hint] WHERE <filter> [ORDER BY <column>]`.
@@ -128,6 +134,29 @@ pub enum Statement {
         /// Whether the row's id is bound or assigned by the DBMS.
         id: IdSource,
     },
+    /// A general `SELECT` ([`Query`]).
+    Query(Query),
+    /// `UPDATE <table> SET c = <expr>, ... WHERE <filter>`.
+    Change {
+        /// The columns set.
+        set: &'static [(Column, Expr)],
+        /// The rows changed.
+        filter: &'static [Cond],
+    },
+    /// `DELETE FROM <table> WHERE <filter>`.
+    Remove {
+        /// The rows deleted.
+        filter: &'static [Cond],
+    },
+    /// `INSERT INTO <table> (c, ...) VALUES (...), ...`.
+    Put {
+        /// The columns and their values.
+        values: &'static [(Column, Expr)],
+        /// Rows per statement.
+        rows: usize,
+    },
+    /// An index or a foreign key of the table ([`Ddl`]).
+    Ddl(Ddl),
 }
 
 /// How a DBMS writes what varies between SQL dialects here. Each DBMS file declares one.
@@ -138,6 +167,19 @@ pub struct Dialect {
     /// (` FORCE INDEX (k_1)`, ` INDEXED BY k_1`); `None` for a DBMS without index hints, whose
     /// planner then chooses (the workload says so once per benchmark).
     pub index_hint: Option<fn(index: &str) -> String>,
+    /// Whether `SELECT ... FOR UPDATE` locks rows (SQLite has no row locks: its writers are
+    /// serialised, so a locking read is written without it).
+    pub for_update: bool,
+    /// The type of TPC-C's one-byte columns (`tinyint`, or `smallint` where there is none).
+    pub tiny_int: &'static str,
+    /// The type of a date and time (`datetime`, `timestamp`).
+    pub date_time: &'static str,
+    /// Whether foreign keys can be added to a table after it is created (`ALTER TABLE ... ADD
+    /// CONSTRAINT`): SQLite cannot, MyRocks has none.
+    pub foreign_keys: bool,
+    /// The isolation level transactions run at (the DBMS's default, which ibench keeps), as
+    /// results record it.
+    pub isolation: &'static str,
 }
 
 /// `?`, MySQL's and SQLite's placeholder.
@@ -231,6 +273,15 @@ impl Statement {
                 }
                 sql.push(')');
             }
+            Statement::Query(q) => return q.sql(table, dialect),
+            Statement::Change { set, filter } => {
+                return keyed::change_sql(table, set, filter, dialect);
+            }
+            Statement::Remove { filter } => return keyed::remove_sql(table, filter, dialect),
+            Statement::Put { values, rows } => {
+                return keyed::put_sql(table, values, *rows, dialect);
+            }
+            Statement::Ddl(d) => return d.sql(table),
         }
         sql
     }
@@ -248,12 +299,19 @@ impl Statement {
             Statement::Insert {
                 id: IdSource::Generated,
             } => 3,
+            Statement::Query(q) => q.params(),
+            Statement::Change { set, filter } => {
+                keyed::exprs_params(set) + keyed::conds_params(filter)
+            }
+            Statement::Remove { filter } => keyed::conds_params(filter),
+            Statement::Put { values, rows } => keyed::exprs_params(values) * rows,
+            Statement::Ddl(_) => 0,
         }
     }
 
     /// Whether the statement changes rows.
     pub fn writes(&self) -> bool {
-        !matches!(self, Statement::Select { .. })
+        !matches!(self, Statement::Select { .. } | Statement::Query(_))
     }
 
     /// Whether the statement asks for an index by a hint.
@@ -303,14 +361,29 @@ mod tests {
     const QM: Dialect = Dialect {
         placeholder: question_mark,
         index_hint: None,
+        for_update: false,
+        tiny_int: "smallint",
+        date_time: "timestamp",
+        foreign_keys: false,
+        isolation: "",
     };
     const PG: Dialect = Dialect {
         placeholder: dollar,
         index_hint: None,
+        for_update: true,
+        tiny_int: "smallint",
+        date_time: "timestamp",
+        foreign_keys: true,
+        isolation: "",
     };
     const FORCE: Dialect = Dialect {
         placeholder: question_mark,
         index_hint: Some(|i| format!(" FORCE INDEX ({i})")),
+        for_update: true,
+        tiny_int: "tinyint",
+        date_time: "datetime",
+        foreign_keys: true,
+        isolation: "",
     };
 
     fn select(what: Projection, filter: Filter, order_by: Option<Column>, hint: Hint) -> Statement {
