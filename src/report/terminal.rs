@@ -219,6 +219,7 @@ fn summary_text(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(&eff.to_text());
     }
+    out.push_str(&crate::report::tpcc::section(run));
     for s in &run.steps {
         out.push_str(&step_notes(s));
     }
