@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use super::statement::{Column, Dialect};
+use super::dialect::{Column, Dialect};
 
 /// What a [`Query`] returns, one item per column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,7 +290,7 @@ impl Ddl {
 
 #[cfg(test)]
 mod tests {
-    use super::super::statement::{dollar, question_mark};
+    use super::super::dialect::{dollar, question_mark};
     use super::*;
     use Column::Named as N;
 

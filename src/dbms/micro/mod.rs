@@ -9,6 +9,7 @@
 //! mode). Statements of one operation may run in one transaction ([`Transactions`]). So all
 //! SQL stays in `dbms/`, and a new benchmark needs no DBMS code.
 
+mod dialect;
 mod keyed;
 mod rows;
 mod schema;

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::statement::Dialect;
+use super::dialect::Dialect;
 
 /// A column type, as sysbench-tpcc declares its columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,7 +91,7 @@ impl TableDef {
 
 #[cfg(test)]
 mod tests {
-    use super::super::statement::question_mark;
+    use super::super::dialect::question_mark;
     use super::*;
 
     #[test]
