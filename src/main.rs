@@ -13,6 +13,7 @@ fn dispatch(command: &Command) -> anyhow::Result<()> {
         Command::Run(args) => ibench::cli::run::execute(args),
         Command::List(args) => ibench::cli::list::execute(args),
         Command::Micro(args) => ibench::cli::micro::execute(args),
+        Command::Tpcc(args) => ibench::cli::tpcc::execute(args),
         Command::Show(args) => ibench::cli::show::execute(args),
         Command::Import(args) => ibench::cli::import::execute(args),
         Command::Export(args) => ibench::cli::export::execute(args),

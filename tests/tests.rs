@@ -41,6 +41,11 @@ mod data;
 /// panics, and leaves no broken results file.
 mod bad_input;
 
+/// `ibench tpcc`: sysbench-tpcc's cardinalities after a one-warehouse load, the consistency
+/// conditions after a run, the mix and the rollbacks, on SQLite, PostgreSQL, MariaDB InnoDB
+/// and MyRocks; bad flags refused in one line.
+mod tpcc;
+
 /// Managed throwaway servers started by ibench: PostgreSQL, MariaDB InnoDB and MyRocks (queue
 /// invariants, config fragments in effect, LD_PRELOAD, no server left behind).
 mod managed;

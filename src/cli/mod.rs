@@ -14,6 +14,7 @@ pub mod run;
 pub mod server;
 pub mod show;
 pub mod target;
+pub mod tpcc;
 
 use std::path::Path;
 
@@ -69,6 +70,9 @@ pub enum Command {
     /// Run OLTP microbenchmarks (point queries, ranges, scans, sysbench transactions, updates,
     /// deletes, inserts on sysbench-style tables) at several client counts against one target.
     Micro(Box<micro::MicroArgs>),
+    /// Run a TPC-C-like workload compatible with sysbench-tpcc (its nine tables and data, the
+    /// five transactions, tpmC, consistency checks) at several client counts.
+    Tpcc(Box<tpcc::TpccArgs>),
     /// List the runs in the results database.
     List(list::ListArgs),
     /// Show one run's summary.
@@ -105,6 +109,7 @@ impl Command {
         match self {
             Command::Run(a) => a.output.results.as_deref(),
             Command::Micro(a) => a.output.results.as_deref(),
+            Command::Tpcc(a) => a.output.results.as_deref(),
             Command::Experiment(a) => a.results.as_deref(),
             Command::List(a) => Some(&a.store.results),
             Command::Show(a) => Some(&a.store.results),

@@ -20,7 +20,28 @@ pub fn workload(kind: DbmsKind, params: &Params, w: &WorkloadSpec, maintenance: 
     match w {
         WorkloadSpec::InsertBenchmark(w) => cell(kind, params, w, maintenance),
         WorkloadSpec::Micro(m) => micro(kind, params, m, maintenance),
+        WorkloadSpec::Tpcc(t) => tpcc(kind, params, t, maintenance),
     }
+}
+
+/// Estimated duration of one TPC-C cell: the load at the Insert Benchmark's load rate, the
+/// warm-up and seconds at each client count, a maintenance pause after the load.
+pub fn tpcc(
+    kind: DbmsKind,
+    params: &Params,
+    t: &crate::spec::TpccSpec,
+    maintenance: bool,
+) -> Duration {
+    let r = kind.assumed_rates(params);
+    let mut s = r.server_s;
+    if t.prepare {
+        s += t.loaded_rows() as f64 / r.load + t.loaded_rows() as f64 / r.index;
+        if maintenance {
+            s += r.pause_s;
+        }
+    }
+    s += t.clients.len() as f64 * ((t.warmup + t.seconds) as f64 + 0.8);
+    Duration::from_secs_f64(s)
 }
 
 /// Estimated duration of one cell of microbenchmarks: the load and the index at the Insert

@@ -112,6 +112,17 @@ pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), Str
                 m.table_rows,
                 m.seconds
             ),
+            WorkloadSpec::Tpcc(t) => format!(
+                "tpcc: clients {}, {} x {} warehouse(s), {} s each",
+                t.clients
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                t.tables,
+                t.warehouses,
+                t.seconds
+            ),
         };
         let _ = writeln!(s, "{:>4}  {:<width$}  {what}  {state}", i + 1, cell.name());
     }

@@ -26,6 +26,7 @@ use crate::spec::{RunSpec, WorkloadSpec};
 use crate::workload::ForeignTables;
 use crate::workload::insert_benchmark::InsertBenchmark;
 use crate::workload::micro::Micro;
+use crate::workload::tpcc::Tpcc;
 
 /// By default, a step's connections are multiplexed only when there are more than this many
 /// per core: with fewer, a blocking thread per connection measured cheaper per query (on 2
@@ -215,6 +216,7 @@ fn workload_for(
             })
         }
         WorkloadSpec::Micro(m) => Box::new(Micro::new(m.clone(), Arc::clone(db), foreign)?),
+        WorkloadSpec::Tpcc(t) => Box::new(Tpcc::new(t.clone(), Arc::clone(db), foreign)),
     })
 }
 

@@ -24,7 +24,11 @@ fn add_seconds(set: &mut SeriesSet, rec: &Recorder, len: usize) {
             });
         for (s, sec) in seconds.iter().enumerate().take(len) {
             series.ops[s] += u64::from(sec.ops);
-            series.rows[s] += u64::from(if op == Op::Query { sec.ops } else { sec.rows });
+            series.rows[s] += u64::from(if op.counts_as_query() {
+                sec.ops
+            } else {
+                sec.rows
+            });
             series.max_us[s] = series.max_us[s].max(u64::from(sec.max_us));
         }
     }

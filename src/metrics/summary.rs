@@ -260,7 +260,7 @@ pub fn summarize(
     let (rows_inserted, rows_deleted) = (sum(Op::Insert), sum(Op::Delete));
     let queries = timed_recorders
         .iter()
-        .map(|r| r.ops(Op::Query))
+        .flat_map(|r| Op::ALL.map(|op| if op.counts_as_query() { r.ops(op) } else { 0 }))
         .sum::<u64>();
     let (ops, service_time) = op_results(&recorders, clients);
 
@@ -318,6 +318,7 @@ pub fn summarize(
         wait_events: costs.wait_events,
         profile: costs.profile,
         queue_check: None,
+        tpcc: None,
         notes: Vec::new(),
     }
 }

@@ -120,7 +120,11 @@ impl LiveRates {
         for l in live {
             t[0] += l.rows(Op::Insert);
             t[1] += l.rows(Op::Delete);
-            t[2] += l.ops(Op::Query);
+            t[2] += Op::ALL
+                .iter()
+                .filter(|op| op.counts_as_query())
+                .map(|&op| l.ops(op))
+                .sum::<u64>();
         }
         t
     }

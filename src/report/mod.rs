@@ -19,6 +19,7 @@ pub mod select;
 pub mod settings;
 pub mod table;
 pub mod terminal;
+pub mod tpcc;
 pub mod versions;
 pub mod view;
 pub mod waits;

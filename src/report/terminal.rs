@@ -171,6 +171,16 @@ fn summary_text(run: &RunResult) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        WorkloadSpec::Tpcc(t) => format!(
+            "\nTPC-C on {name} {version} ({} table set(s) x {} warehouse(s); clients {})\n\n",
+            t.tables,
+            t.warehouses,
+            t.clients
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     });
     out.push_str(&throughput_table(run).to_text());
     if run.steps.iter().any(|s| s.sla.is_some()) {
@@ -209,6 +219,7 @@ fn summary_text(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(&eff.to_text());
     }
+    out.push_str(&crate::report::tpcc::section(run));
     for s in &run.steps {
         out.push_str(&step_notes(s));
     }

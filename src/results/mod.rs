@@ -13,4 +13,5 @@ pub mod model;
 pub mod resolved;
 pub mod series;
 pub mod store;
+pub mod tpcc;
 pub mod validate;

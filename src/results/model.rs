@@ -319,6 +319,9 @@ pub struct StepResult {
     /// DBMS cannot give).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A TPC-C step's own figures: tpmC, the mix, rollbacks, consistency checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<crate::results::tpcc::TpccFigures>,
 }
 
 impl StepResult {
@@ -463,7 +466,7 @@ pub struct Percentiles {
 
 /// Operation types whose response time is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Op {
     /// One multi-row INSERT statement.
     Insert,
@@ -472,14 +475,43 @@ pub enum Op {
     /// One query (range or point).
     Query,
     /// `SELECT min(transactionid)` at the start of a step with deletes.
+    #[serde(rename = "getmin")]
     GetMin,
+    /// A TPC-C New-Order transaction.
+    NewOrder,
+    /// A TPC-C Payment transaction.
+    Payment,
+    /// A TPC-C Order-Status transaction.
+    OrderStatus,
+    /// A TPC-C Delivery transaction (ten districts).
+    Delivery,
+    /// A TPC-C Stock-Level transaction.
+    StockLevel,
 }
 
 impl Op {
     /// Every op, in report order.
-    pub const ALL: [Op; 4] = [Op::Insert, Op::Delete, Op::Query, Op::GetMin];
+    pub const ALL: [Op; 9] = [
+        Op::Insert,
+        Op::Delete,
+        Op::Query,
+        Op::GetMin,
+        Op::NewOrder,
+        Op::Payment,
+        Op::OrderStatus,
+        Op::Delivery,
+        Op::StockLevel,
+    ];
     /// Number of op types.
-    pub const COUNT: usize = 4;
+    pub const COUNT: usize = 9;
+    /// TPC-C's transaction types, in the specification's order.
+    pub const TPCC: [Op; 5] = [
+        Op::NewOrder,
+        Op::Payment,
+        Op::OrderStatus,
+        Op::Delivery,
+        Op::StockLevel,
+    ];
 
     /// Name in results and reports.
     pub fn name(self) -> &'static str {
@@ -488,7 +520,18 @@ impl Op {
             Op::Delete => "delete",
             Op::Query => "query",
             Op::GetMin => "getmin",
+            Op::NewOrder => "new_order",
+            Op::Payment => "payment",
+            Op::OrderStatus => "order_status",
+            Op::Delivery => "delivery",
+            Op::StockLevel => "stock_level",
         }
+    }
+
+    /// Whether the op counts in a step's `queries` (and `queries_per_s`): a query, or a
+    /// transaction of a workload whose unit is the transaction (TPC-C's, each its own type).
+    pub fn counts_as_query(self) -> bool {
+        matches!(self, Op::Query) || Op::TPCC.contains(&self)
     }
 
     /// Dense index (0..[`Op::COUNT`]) for per-op arrays.

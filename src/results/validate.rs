@@ -18,6 +18,7 @@ pub fn check(run: &RunResult) -> Result<(), String> {
     let clients_max = match &run.config.workload {
         WorkloadSpec::InsertBenchmark(w) => w.clients,
         WorkloadSpec::Micro(m) => m.clients.iter().copied().max().unwrap_or(0),
+        WorkloadSpec::Tpcc(t) => t.connections(),
     };
     for (i, m) in run.maintenance.iter().enumerate() {
         figure(&format!("maintenance[{i}].duration_s"), m.duration_s)?;
@@ -78,6 +79,14 @@ fn is_step_of(workload: &WorkloadSpec, name: &str) -> bool {
                         .parse::<usize>()
                         .is_ok_and(|c| m.clients.contains(&c))
             })
+        }
+        WorkloadSpec::Tpcc(t) => {
+            if name == "prepare" {
+                return t.prepare;
+            }
+            name.strip_prefix("tpcc.c")
+                .and_then(|c| c.parse::<usize>().ok())
+                .is_some_and(|c| t.clients.contains(&c))
         }
     }
 }
@@ -169,7 +178,8 @@ fn check_op_names(at: &str, s: &StepResult) -> Result<(), String> {
             .find(|n| !Op::ALL.iter().any(|o| o.name() == n.as_str()))
         {
             return Err(format!(
-                "{at}.{kind} names op {op:?}: expected insert, delete, query or getmin"
+                "{at}.{kind} names op {op:?}: expected one of {}",
+                Op::ALL.map(Op::name).join(", ")
             ));
         }
     }

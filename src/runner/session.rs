@@ -88,10 +88,30 @@ impl<'a, C: ?Sized + Send + 'static> Session<'a, C> {
     where
         C: Transactions,
     {
+        let done = self.transaction_or_rollback(rec, op, writes, |c| f(c).map(Some))?;
+        done.ok_or_else(|| anyhow::anyhow!("transaction rolled back"))
+    }
+
+    /// As [`Session::transaction`], but `f` may end the transaction by rolling it back, as
+    /// the transaction's logic asks (TPC-C's New-Order with an unused item): `Ok(None)` rolls
+    /// back instead of committing, and is returned as it is, not tried again.
+    pub fn transaction_or_rollback<T>(
+        &mut self,
+        rec: &mut Recorder,
+        op: Op,
+        writes: bool,
+        mut f: impl FnMut(&mut C) -> Result<Option<T>>,
+    ) -> Result<Option<T>>
+    where
+        C: Transactions,
+    {
         self.run(rec, op, |c| {
             c.begin(writes)?;
             let outcome = f(c).and_then(|v| {
-                c.commit()?;
+                match v {
+                    Some(_) => c.commit()?,
+                    None => c.rollback()?,
+                }
                 Ok(v)
             });
             if outcome.is_err() {

@@ -8,6 +8,7 @@
 pub mod insert_benchmark;
 pub mod micro;
 pub mod server;
+pub mod tpcc;
 
 use std::path::PathBuf;
 
@@ -18,6 +19,7 @@ use crate::error::UsageError;
 pub use insert_benchmark::{IndexDdl, InsertBenchmarkSpec, Step, TableMode};
 pub use micro::{MICRO_LOAD_BATCH, MicroSpec};
 pub use server::{Malloc, PoolMode, Pooler, PoolerSpec, ServerSpec};
+pub use tpcc::{Mix, TpccSpec};
 
 /// Largest rows per statement: 6 values per row stay under SQLite's 32766 bound variables
 /// and the 65535 parameters of the PostgreSQL and MySQL protocols.
@@ -177,11 +179,13 @@ pub struct RunSpec {
 }
 
 /// Which workload a run runs, with its parameters. Serialized as the parameters alone (a
-/// microbenchmark spec has `benchmarks`), so results written before the microbenchmarks read
-/// back as the Insert Benchmark.
+/// microbenchmark spec has `benchmarks`, a TPC-C spec `warehouses` and no field it does not
+/// know), so results written before the microbenchmarks read back as the Insert Benchmark.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum WorkloadSpec {
+    /// The TPC-C-like workload on sysbench-tpcc's tables.
+    Tpcc(TpccSpec),
     /// OLTP microbenchmarks on sysbench-style tables.
     Micro(MicroSpec),
     /// The Insert Benchmark.
@@ -193,7 +197,7 @@ impl WorkloadSpec {
     pub fn insert_benchmark(&self) -> Option<&InsertBenchmarkSpec> {
         match self {
             WorkloadSpec::InsertBenchmark(w) => Some(w),
-            WorkloadSpec::Micro(_) => None,
+            WorkloadSpec::Micro(_) | WorkloadSpec::Tpcc(_) => None,
         }
     }
 
@@ -202,6 +206,7 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::InsertBenchmark(w) => w.clients,
             WorkloadSpec::Micro(m) => m.clients.iter().copied().max().unwrap_or(0),
+            WorkloadSpec::Tpcc(t) => t.clients.iter().copied().max().unwrap_or(0),
         }
     }
 
@@ -212,6 +217,7 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::InsertBenchmark(w) => w.clients.saturating_mul(3),
             WorkloadSpec::Micro(m) => self.max_clients().max(m.tables),
+            WorkloadSpec::Tpcc(t) => t.connections(),
         }
     }
 
@@ -220,6 +226,7 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::InsertBenchmark(w) => w.estimated_db_bytes(),
             WorkloadSpec::Micro(m) => m.estimated_db_bytes(),
+            WorkloadSpec::Tpcc(t) => t.estimated_db_bytes(),
         }
     }
 
@@ -229,6 +236,7 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::InsertBenchmark(w) => w.validate(names),
             WorkloadSpec::Micro(m) => m.validate(names),
+            WorkloadSpec::Tpcc(t) => t.validate(names),
         }
     }
 }

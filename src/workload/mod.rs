@@ -9,6 +9,7 @@
 
 pub mod insert_benchmark;
 pub mod micro;
+pub mod tpcc;
 
 use anyhow::Result;
 

@@ -9,10 +9,17 @@
 //! mode). Statements of one operation may run in one transaction ([`Transactions`]). So all
 //! SQL stays in `dbms/`, and a new benchmark needs no DBMS code.
 
+mod dialect;
+mod keyed;
+mod rows;
+mod schema;
 mod statement;
 
 use anyhow::Result;
 
+pub use self::keyed::{Cond, Ddl, Expr, Item, Query, set_suffix, sibling};
+pub use self::rows::Rows;
+pub use self::schema::{ColumnDef, TableDef, Type};
 pub use self::statement::{
     Column, Dialect, Filter, Hint, IdSource, Projection, Set, Statement, dollar, k_index_name,
     question_mark,
@@ -53,6 +60,9 @@ pub enum Shape {
     /// sysbench's `sbtestN`: integer `id` given by the loader; the index on `k` (`k_N`) is
     /// created after the load ([`MicroConnection::create_sbtest_index`]).
     Sbtest,
+    /// A table another workload declares ([`TableDef`]: TPC-C's), rendered by
+    /// [`TableDef::create_sql`] and finished by the DBMS with its own table options and mark.
+    Defined(&'static TableDef),
     /// Integer `id` assigned by the DBMS (auto-increment, `serial`): inserts append to the
     /// primary key. Created with its index on `k` (`<table>_k`).
     AutoIncrement,
@@ -64,10 +74,12 @@ pub enum Shape {
 
 /// A parameter value of a statement, in an operation's reused buffers: an integer, or text
 /// held in the operation's text buffer (so that building an operation allocates nothing).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
     /// An integer (`id`, `k`).
     Int(i64),
+    /// A float (an amount written to a decimal column).
+    Float(f64),
     /// Text: bytes `start..end` of the operation's text buffer.
     Text {
         /// First byte.
@@ -104,6 +116,7 @@ impl<'a> Args<'a> {
     pub fn get(&self, i: usize) -> Literal<'a> {
         match self.values[i] {
             Value::Int(v) => Literal::Int(v),
+            Value::Float(v) => Literal::Float(v),
             Value::Text { start, end } => Literal::Str(
                 self.text
                     .get(start as usize..end as usize)
@@ -165,6 +178,16 @@ pub trait MicroConnection: Transactions + Send {
         table: &Table,
         statement: &'static Statement,
         args: Args<'_>,
+    ) -> Result<u64>;
+
+    /// As [`MicroConnection::execute`], keeping the values of the rows a query returned in
+    /// `out` (emptied first; left empty by a statement that writes) for the workload to read.
+    fn fetch(
+        &mut self,
+        table: &Table,
+        statement: &'static Statement,
+        args: Args<'_>,
+        out: &mut Rows,
     ) -> Result<u64>;
 }
 

@@ -4,30 +4,8 @@
 
 use std::fmt::Write as _;
 
-/// A column of a sysbench-style table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Column {
-    /// `id`, the primary key.
-    Id,
-    /// `k`, indexed by `k_N`.
-    K,
-    /// `c`, char(120).
-    C,
-    /// `pad`, char(60).
-    Pad,
-}
-
-impl Column {
-    /// The column's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Column::Id => "id",
-            Column::K => "k",
-            Column::C => "c",
-            Column::Pad => "pad",
-        }
-    }
-}
+pub use super::dialect::{Column, Dialect, dollar, question_mark};
+use super::keyed::{self, Cond, Ddl, Expr, Query};
 
 /// What a `SELECT` returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +75,8 @@ pub enum IdSource {
     Generated,
 }
 
-/// A statement of a microbenchmark, in DBMS-neutral terms.
+/// A statement of a microbenchmark, in DBMS-neutral terms: sysbench's shapes, and the general
+/// ones of `keyed.rs` for tables of many columns and composite keys.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Statement {
     /// `SELECT <what> FROM <table> [hint] WHERE <filter> [ORDER BY <column>]`.
@@ -128,26 +107,29 @@ pub enum Statement {
         /// Whether the row's id is bound or assigned by the DBMS.
         id: IdSource,
     },
-}
-
-/// How a DBMS writes what varies between SQL dialects here. Each DBMS file declares one.
-pub struct Dialect {
-    /// The `n`th parameter's placeholder (1-based): [`question_mark`] or [`dollar`].
-    pub placeholder: fn(usize) -> String,
-    /// The text after the table name that makes a `SELECT` read through index `index`
-    /// (` FORCE INDEX (k_1)`, ` INDEXED BY k_1`); `None` for a DBMS without index hints, whose
-    /// planner then chooses (the workload says so once per benchmark).
-    pub index_hint: Option<fn(index: &str) -> String>,
-}
-
-/// `?`, MySQL's and SQLite's placeholder.
-pub fn question_mark(_n: usize) -> String {
-    "?".to_string()
-}
-
-/// `$n`, PostgreSQL's placeholder.
-pub fn dollar(n: usize) -> String {
-    format!("${n}")
+    /// A general `SELECT` ([`Query`]).
+    Query(Query),
+    /// `UPDATE <table> SET c = <expr>, ... WHERE <filter>`.
+    Change {
+        /// The columns set.
+        set: &'static [(Column, Expr)],
+        /// The rows changed.
+        filter: &'static [Cond],
+    },
+    /// `DELETE FROM <table> WHERE <filter>`.
+    Remove {
+        /// The rows deleted.
+        filter: &'static [Cond],
+    },
+    /// `INSERT INTO <table> (c, ...) VALUES (...), ...`.
+    Put {
+        /// The columns and their values.
+        values: &'static [(Column, Expr)],
+        /// Rows per statement.
+        rows: usize,
+    },
+    /// An index or a foreign key of the table ([`Ddl`]).
+    Ddl(Ddl),
 }
 
 /// The secondary index on `k` of `table`: sysbench's `k_N` on `sbtestN`, `<table>_k` on the
@@ -231,6 +213,15 @@ impl Statement {
                 }
                 sql.push(')');
             }
+            Statement::Query(q) => return q.sql(table, dialect),
+            Statement::Change { set, filter } => {
+                return keyed::change_sql(table, set, filter, dialect);
+            }
+            Statement::Remove { filter } => return keyed::remove_sql(table, filter, dialect),
+            Statement::Put { values, rows } => {
+                return keyed::put_sql(table, values, *rows, dialect);
+            }
+            Statement::Ddl(d) => return d.sql(table),
         }
         sql
     }
@@ -248,12 +239,19 @@ impl Statement {
             Statement::Insert {
                 id: IdSource::Generated,
             } => 3,
+            Statement::Query(q) => q.params(),
+            Statement::Change { set, filter } => {
+                keyed::exprs_params(set) + keyed::conds_params(filter)
+            }
+            Statement::Remove { filter } => keyed::conds_params(filter),
+            Statement::Put { values, rows } => keyed::exprs_params(values) * rows,
+            Statement::Ddl(_) => 0,
         }
     }
 
     /// Whether the statement changes rows.
     pub fn writes(&self) -> bool {
-        !matches!(self, Statement::Select { .. })
+        !matches!(self, Statement::Select { .. } | Statement::Query(_))
     }
 
     /// Whether the statement asks for an index by a hint.
@@ -303,14 +301,29 @@ mod tests {
     const QM: Dialect = Dialect {
         placeholder: question_mark,
         index_hint: None,
+        for_update: false,
+        tiny_int: "smallint",
+        date_time: "timestamp",
+        foreign_keys: false,
+        isolation: "",
     };
     const PG: Dialect = Dialect {
         placeholder: dollar,
         index_hint: None,
+        for_update: true,
+        tiny_int: "smallint",
+        date_time: "timestamp",
+        foreign_keys: true,
+        isolation: "",
     };
     const FORCE: Dialect = Dialect {
         placeholder: question_mark,
         index_hint: Some(|i| format!(" FORCE INDEX ({i})")),
+        for_update: true,
+        tiny_int: "tinyint",
+        date_time: "datetime",
+        foreign_keys: true,
+        isolation: "",
     };
 
     fn select(what: Projection, filter: Filter, order_by: Option<Column>, hint: Hint) -> Statement {

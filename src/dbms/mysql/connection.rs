@@ -7,8 +7,8 @@ use super::Engine;
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::micro::{
-    Args, Dialect, MicroConnection, SbtestRows, Shape, Statement as MicroStatement, Transactions,
-    k_index_name, question_mark,
+    Args, Dialect, MicroConnection, Rows, SbtestRows, Shape, Statement as MicroStatement,
+    Transactions, k_index_name, question_mark,
 };
 use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
 use crate::dbms::{
@@ -64,6 +64,8 @@ const CREATE_SBTEST: &str = "CREATE TABLE {t} (
     PRIMARY KEY (id)) ENGINE={e} COMMENT='created by ibench'";
 const INSERT_SBTEST_PREFIX: &str = "INSERT INTO {t} (id, k, c, pad) VALUES ";
 const INSERT_SBTEST_ROW: &str = "(?,?,?,?)";
+/// The options after a declared table's columns (TPC-C's): its engine and ibench's mark.
+const DEFINED_OPTIONS: &str = " ENGINE={e} COMMENT='created by ibench'";
 const CREATE_SBTEST_INDEX: &str = "CREATE INDEX {i} ON {t} (k)";
 /// The insert benchmark's table: `id` assigned by AUTO_INCREMENT (appended).
 const CREATE_AUTO_INCREMENT: &str = "CREATE TABLE {t} (
@@ -90,6 +92,16 @@ const ROLLBACK: &str = "ROLLBACK";
 static DIALECT: Dialect = Dialect {
     placeholder: question_mark,
     index_hint: Some(|index| format!(" FORCE INDEX ({index})")),
+    for_update: true,
+    tiny_int: "tinyint",
+    date_time: "datetime",
+    foreign_keys: true,
+    isolation: "REPEATABLE READ (MariaDB's default)",
+};
+/// MyRocks: as InnoDB, but it has no foreign keys.
+static DIALECT_ROCKSDB: Dialect = Dialect {
+    foreign_keys: false,
+    ..DIALECT
 };
 
 struct TableStatements {
@@ -484,7 +496,10 @@ impl Transactions for MyConnection {
 
 impl MicroConnection for MyConnection {
     fn dialect(&self) -> &'static Dialect {
-        &DIALECT
+        match self.engine {
+            Engine::Innodb => &DIALECT,
+            Engine::Rocksdb => &DIALECT_ROCKSDB,
+        }
     }
 
     fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
@@ -495,10 +510,15 @@ impl MicroConnection for MyConnection {
         // The table is new: statements prepared on the old one must be prepared again.
         self.micro.forget(table);
         self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
+        let defined;
         let create = match shape {
             Shape::Sbtest => CREATE_SBTEST,
             Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
             Shape::RandomPk => CREATE_RANDOM_PK,
+            Shape::Defined(def) => {
+                defined = format!("{}{DEFINED_OPTIONS}", def.create_sql("{t}", &DIALECT, None));
+                &defined
+            }
         };
         let create = t(create, table)
             .replace("{i}", &k_index_name(&table.name))
@@ -536,7 +556,7 @@ impl MicroConnection for MyConnection {
         args: Args<'_>,
     ) -> Result<u64> {
         if self.plain {
-            let sql = statement.sql(&table.name, &DIALECT);
+            let sql = statement.sql(&table.name, self.dialect());
             let values: Vec<Literal<'_>> = args.iter().collect();
             let (rows, done) = self.plain_query(&sql, &values, table)?;
             return Ok(if statement.writes() {
@@ -545,20 +565,11 @@ impl MicroConnection for MyConnection {
                 rows.len() as u64
             });
         }
-        let wire = &mut self.wire;
-        let stmt = *self.micro.get_or_try_insert_with(table, statement.key(), || {
-            wire.prepare(&statement.sql(&table.name, &DIALECT))
-                .map_err(sql_err("prepare statement on", &table.name))
-        })?;
-        let param = |i: usize| match args.get(i) {
-            Literal::Int(v) => Param::Int(v),
-            Literal::Float(v) => Param::Double(v),
-            Literal::Str(v) => Param::Bytes(v.as_bytes()),
-        };
+        let stmt = self.prepared(table, statement)?;
         let mut rows = 0;
         let done = self
             .wire
-            .execute_with(&stmt, args.len(), param, |v| {
+            .execute_with(&stmt, args.len(), |i| param(args, i), |v| {
                 // Read the value, as a client would.
                 std::hint::black_box(v);
                 rows += 1;
@@ -570,5 +581,62 @@ impl MicroConnection for MyConnection {
         } else {
             rows
         })
+    }
+
+    fn fetch(
+        &mut self,
+        table: &Table,
+        statement: &'static MicroStatement,
+        args: Args<'_>,
+        out: &mut Rows,
+    ) -> Result<u64> {
+        out.start(0);
+        let mut keep = |columns: usize, v: WireValue<'_>| {
+            out.set_width(columns);
+            match v {
+                WireValue::Null => out.push_null(),
+                WireValue::Int(i) => out.push_int(i),
+                WireValue::Double(f) => out.push_float(f),
+                WireValue::Bytes(b) => out.push_text(b),
+            }
+            Ok(())
+        };
+        let done = if self.plain {
+            let sql = statement.sql(&table.name, self.dialect());
+            let values: Vec<Literal<'_>> = args.iter().collect();
+            let text = literal::bind(&sql, &values, true);
+            self.wire.query_all(&text, &mut keep)
+        } else {
+            let stmt = self.prepared(table, statement)?;
+            self.wire
+                .execute_all(&stmt, args.len(), |i| param(args, i), &mut keep)
+        }
+        .map_err(sql_err("statement on", &table.name))?;
+        Ok(if statement.writes() {
+            done.affected_rows
+        } else {
+            out.len() as u64
+        })
+    }
+}
+
+impl MyConnection {
+    /// `statement` on `table`, prepared on its first use.
+    fn prepared(&mut self, table: &Table, statement: &'static MicroStatement) -> Result<Statement> {
+        let dialect = self.dialect();
+        let wire = &mut self.wire;
+        Ok(*self.micro.get_or_try_insert_with(table, statement.key(), || {
+            wire.prepare(&statement.sql(&table.name, dialect))
+                .map_err(sql_err("prepare statement on", &table.name))
+        })?)
+    }
+}
+
+/// Value `i` of `args` as a wire parameter.
+fn param<'a>(args: Args<'a>, i: usize) -> Param<'a> {
+    match args.get(i) {
+        Literal::Int(v) => Param::Int(v),
+        Literal::Float(v) => Param::Double(v),
+        Literal::Str(v) => Param::Bytes(v.as_bytes()),
     }
 }

@@ -7,8 +7,8 @@ use postgres::types::{IsNull, ToSql, Type};
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::micro::{
-    Args, Dialect, MicroConnection, SbtestRows, Shape, Statement as MicroStatement, Transactions,
-    dollar, k_index_name,
+    Args, Dialect, MicroConnection, Rows, SbtestRows, Shape, Statement as MicroStatement,
+    Transactions, dollar, k_index_name,
 };
 use super::wire::{PgWire, Row, Statement};
 use crate::dbms::{
@@ -89,6 +89,11 @@ const ROLLBACK: &str = "ROLLBACK";
 static DIALECT: Dialect = Dialect {
     placeholder: dollar,
     index_hint: None,
+    for_update: true,
+    tiny_int: "smallint",
+    date_time: "timestamp",
+    foreign_keys: true,
+    isolation: "READ COMMITTED (PostgreSQL's default)",
 };
 
 /// Prepared statements of one table on one connection.
@@ -471,14 +476,19 @@ impl MicroConnection for PgConnection {
         // The table is new: statements prepared on the old one must be prepared again.
         self.micro.forget(table);
         simple(&mut self.wire, DROP_TABLE, &[], table)?;
+        let defined;
         let create = match shape {
             Shape::Sbtest => CREATE_SBTEST,
             Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
             Shape::RandomPk => CREATE_RANDOM_PK,
+            Shape::Defined(def) => {
+                defined = def.create_sql(&table.name, &DIALECT, None);
+                &defined
+            }
         };
         simple(&mut self.wire, create, &[], table)?;
         simple(&mut self.wire, MARK_TABLE, &[], table)?;
-        if shape != Shape::Sbtest {
+        if matches!(shape, Shape::AutoIncrement | Shape::RandomPk) {
             let index = CREATE_SBTEST_INDEX.replace("{i}", &k_index_name(&table.name));
             simple(&mut self.wire, &index, &[], table)?;
         }
@@ -531,15 +541,47 @@ impl MicroConnection for PgConnection {
         statement: &'static MicroStatement,
         args: Args<'_>,
     ) -> Result<u64> {
+        self.run_micro(table, statement, args, None)
+    }
+
+    fn fetch(
+        &mut self,
+        table: &Table,
+        statement: &'static MicroStatement,
+        args: Args<'_>,
+        out: &mut Rows,
+    ) -> Result<u64> {
+        self.run_micro(table, statement, args, Some(out))
+    }
+}
+
+impl PgConnection {
+    /// Runs a microbenchmark statement; the values of the rows it returned go to `out` when
+    /// given, else each is read and dropped, as a client would.
+    fn run_micro(
+        &mut self,
+        table: &Table,
+        statement: &'static MicroStatement,
+        args: Args<'_>,
+        mut out: Option<&mut Rows>,
+    ) -> Result<u64> {
+        if let Some(out) = out.as_deref_mut() {
+            out.start(0);
+        }
         if self.plain {
             let sql = statement.sql(&table.name, &DIALECT);
             let values: Vec<Literal<'_>> = args.iter().collect();
-            let (rows, affected) = simple(&mut self.wire, &sql, &values, table)?;
-            return Ok(if statement.writes() {
-                affected
-            } else {
-                rows.len() as u64
-            });
+            let text = literal::bind(&sql, &values, false);
+            let mut rows = 0;
+            let affected = self
+                .wire
+                .simple_query(&text, |r| {
+                    keep_row(out.as_deref_mut(), r);
+                    rows += 1;
+                    Ok(())
+                })
+                .map_err(sql_err("SQL on", table))?;
+            return Ok(if statement.writes() { affected } else { rows });
         }
         let wire = &mut self.wire;
         let stmt = self.micro.get_or_try_insert_with(table, statement.key(), || {
@@ -553,16 +595,47 @@ impl MicroConnection for PgConnection {
                 args.len(),
                 |i, ty, buf| Bound(args.get(i)).to_sql(ty, buf),
                 |r| {
-                    // Read every value, as a client would.
-                    for i in 0..r.len() {
-                        std::hint::black_box(r.raw(i));
-                    }
+                    keep_row(out.as_deref_mut(), r);
                     rows += 1;
                     Ok(())
                 },
             )
             .map_err(sql_err("statement on", table))?;
         Ok(if statement.writes() { affected } else { rows })
+    }
+}
+
+/// Keeps the values of `r` in `out`, by their types (text as sent where the type is not one
+/// of the numbers or strings a workload reads back); without `out`, reads each and drops it,
+/// as a client would.
+fn keep_row(out: Option<&mut Rows>, r: &Row<'_>) {
+    let Some(out) = out else {
+        for i in 0..r.len() {
+            std::hint::black_box(r.raw(i));
+        }
+        return;
+    };
+    out.set_width(r.len());
+    for i in 0..r.len() {
+        let Some(raw) = r.raw(i) else {
+            out.push_null();
+            continue;
+        };
+        let int = |n: usize| raw.get(..n).map(|b| b.iter().fold(0i64, |a, &x| a << 8 | i64::from(x)));
+        match r.ty(i) {
+            Some(&Type::INT2) => out.push_int(int(2).map_or(0, |v| i64::from(v as i16))),
+            Some(&Type::INT4) => out.push_int(int(4).map_or(0, |v| i64::from(v as i32))),
+            Some(&Type::INT8) => out.push_int(int(8).unwrap_or(0)),
+            Some(&Type::FLOAT8) => out.push_float(f64::from_bits(int(8).unwrap_or(0) as u64)),
+            Some(&Type::FLOAT4) => {
+                out.push_float(f64::from(f32::from_bits(int(4).unwrap_or(0) as u32)))
+            }
+            Some(&Type::NUMERIC) => match super::numeric::decode(raw) {
+                Some(v) => out.push_float(v),
+                None => out.push_null(),
+            },
+            _ => out.push_text(raw),
+        }
     }
 }
 
@@ -581,10 +654,19 @@ impl ToSql for Bound<'_> {
             Literal::Int(i) => match *ty {
                 Type::INT2 => i16::try_from(i)?.to_sql(ty, out),
                 Type::INT4 => i32::try_from(i)?.to_sql(ty, out),
+                Type::NUMERIC => {
+                    super::numeric::encode(i as f64, out);
+                    Ok(IsNull::No)
+                }
+                Type::FLOAT8 => (i as f64).to_sql(ty, out),
                 _ => i.to_sql(ty, out),
             },
             Literal::Float(f) => match *ty {
                 Type::FLOAT4 => (f as f32).to_sql(ty, out),
+                Type::NUMERIC => {
+                    super::numeric::encode(f, out);
+                    Ok(IsNull::No)
+                }
                 _ => f.to_sql(ty, out),
             },
             Literal::Str(s) => s.to_sql(ty, out),

@@ -7,6 +7,7 @@
 
 mod connection;
 mod gauges;
+mod numeric;
 mod waits;
 pub mod wire;
 

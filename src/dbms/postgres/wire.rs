@@ -94,6 +94,11 @@ impl<'a> Row<'a> {
         self.ranges.len()
     }
 
+    /// The type of column `i` (prepared statements; `None` in a simple query's rows).
+    pub fn ty(&self, i: usize) -> Option<&Type> {
+        self.types.get(i)
+    }
+
     /// True for a row without columns.
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()

@@ -10,8 +10,8 @@ use rusqlite::{Connection as RawConnection, params};
 use super::Counters;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::micro::{
-    Args, Dialect, MicroConnection, SbtestRows, Shape, Statement, Transactions, k_index_name,
-    question_mark,
+    Args, Dialect, MicroConnection, Rows, SbtestRows, Shape, Statement, Transactions,
+    k_index_name, question_mark,
 };
 use crate::dbms::{
     InsertBenchmarkConnection, RangeQuery, RowBatch, SecondaryIndex, StatementCache, TABLE_MARK,
@@ -81,6 +81,11 @@ const STATEMENT_CACHE: usize = 256;
 static DIALECT: Dialect = Dialect {
     placeholder: question_mark,
     index_hint: Some(|index| format!(" INDEXED BY {index}")),
+    for_update: false,
+    tiny_int: "smallint",
+    date_time: "timestamp",
+    foreign_keys: false,
+    isolation: "SERIALIZABLE (SQLite: one writer at a time)",
 };
 
 /// SQL text for one table, built once per connection and used as the prepared-statement key.
@@ -426,6 +431,11 @@ impl MicroConnection for SqliteConnection {
             Shape::Sbtest => CREATE_SBTEST,
             Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
             Shape::RandomPk => CREATE_RANDOM_PK,
+            Shape::Defined(def) => {
+                let sql = def.create_sql(&table.name, &DIALECT, Some(TABLE_MARK));
+                self.conn.execute_batch(&sql)?;
+                return Ok(());
+            }
         };
         self.conn.execute_batch(&t(create))?;
         if shape != Shape::Sbtest {
@@ -469,13 +479,38 @@ impl MicroConnection for SqliteConnection {
         statement: &'static Statement,
         args: Args<'_>,
     ) -> Result<u64> {
+        self.run_micro(table, statement, args, None)
+    }
+
+    fn fetch(
+        &mut self,
+        table: &Table,
+        statement: &'static Statement,
+        args: Args<'_>,
+        out: &mut Rows,
+    ) -> Result<u64> {
+        self.run_micro(table, statement, args, Some(out))
+    }
+}
+
+impl SqliteConnection {
+    /// Runs a microbenchmark statement; the values of the rows it returned go to `out` when
+    /// given, else each is read and dropped, as a client would.
+    fn run_micro(
+        &mut self,
+        table: &Table,
+        statement: &'static Statement,
+        args: Args<'_>,
+        mut out: Option<&mut Rows>,
+    ) -> Result<u64> {
         let sql = self
             .micro_sql
             .get_or_insert_with(table, statement.key(), || {
                 statement.sql(&table.name, &DIALECT)
             });
+        let values: Vec<Literal<'_>>;
         let mut stmt = if self.plain {
-            let values: Vec<Literal<'_>> = args.iter().collect();
+            values = args.iter().collect();
             statement_for(&self.conn, sql, &values, true)?
         } else {
             let mut stmt = self.conn.prepare_cached(sql)?;
@@ -488,19 +523,39 @@ impl MicroConnection for SqliteConnection {
             }
             stmt
         };
+        let columns = stmt.column_count();
+        if let Some(out) = out.as_deref_mut() {
+            out.start(columns);
+        }
         if statement.writes() {
             return Ok(stmt.raw_execute()? as u64);
         }
-        let columns = stmt.column_count();
         let mut rows = stmt.raw_query();
         let mut n = 0;
         while let Some(row) = rows.next()? {
-            // Read every value, as a client would.
             for i in 0..columns {
-                std::hint::black_box(row.get_ref(i)?);
+                let v = row.get_ref(i)?;
+                match out.as_deref_mut() {
+                    None => {
+                        // Read every value, as a client would.
+                        std::hint::black_box(v);
+                    }
+                    Some(out) => push_value(out, v),
+                }
             }
             n += 1;
         }
         Ok(n)
+    }
+}
+
+/// Keeps one SQLite value in `out`.
+fn push_value(out: &mut Rows, v: rusqlite::types::ValueRef<'_>) {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => out.push_null(),
+        ValueRef::Integer(i) => out.push_int(i),
+        ValueRef::Real(f) => out.push_float(f),
+        ValueRef::Text(t) | ValueRef::Blob(t) => out.push_text(t),
     }
 }

@@ -146,6 +146,7 @@ impl Cell {
                     m.benchmarks.iter().map(String::len).sum::<usize>()
                         + m.clients.len() * std::mem::size_of::<usize>()
                 }
+                WorkloadSpec::Tpcc(t) => t.clients.len() * std::mem::size_of::<usize>(),
             }
     }
 }

@@ -315,6 +315,7 @@ pub(super) fn cache_bytes(size: CacheSize, workload: &WorkloadSpec) -> u64 {
     let loaded = match workload {
         WorkloadSpec::InsertBenchmark(w) => estimated_loaded_bytes(w),
         WorkloadSpec::Micro(m) => m.loaded_bytes(),
+        WorkloadSpec::Tpcc(t) => t.estimated_db_bytes() / 2,
     };
     match size {
         CacheSize::Bytes(b) => b,

@@ -65,6 +65,7 @@ pub(super) fn merge_step(parts: &[Part]) -> StepResult {
         efficiency: merge_efficiency(parts, &dbms_counters, &time),
         dbms_counters,
         queue_check: merge_queue_check(parts),
+        tpcc: None,
         // The server's own status, waits and profile are the whole server's, as each host
         // saw them: the first host's that has them (like the DBMS figures).
         engine_status: first_of(parts, |s| &s.engine_status),
@@ -233,7 +234,7 @@ fn merge_sla(
             let writers = p.step.clients.max(1) as u64;
             let batch = match &p.run.config.workload {
                 WorkloadSpec::InsertBenchmark(w) => w.writer_batch as u64,
-                WorkloadSpec::Micro(_) => 1,
+                WorkloadSpec::Micro(_) | WorkloadSpec::Tpcc(_) => 1,
             };
             let schedule = SlaTarget {
                 rate_per_writer: (s.target_inserts_per_s / writers as f64).round() as u64,

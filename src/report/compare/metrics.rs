@@ -161,6 +161,27 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
             });
         }
     }
+    // TPC-C: each transaction type's rate beside the total (qps).
+    for op in crate::results::model::Op::TPCC.map(|o| o.name()) {
+        if has_op(op) {
+            out.push(Metric {
+                key: format!("{op}_per_s"),
+                name: format!("{op}/s"),
+                better: Better::Higher,
+                needs: "",
+                quantum: |_| 0.0,
+                run: Box::new(move |s| {
+                    let n = s.ops.get(op).map_or(0, |o| o.count) as f64;
+                    positive(if s.duration_s > 0.0 {
+                        n / s.duration_s
+                    } else {
+                        0.0
+                    })
+                }),
+                seconds: Some(Box::new(move |s| plain(trim(op_series(s, op))))),
+            });
+        }
+    }
     if step.index_build.is_some() {
         out.push(Metric {
             key: "index_rows_per_s".to_string(),

@@ -13,7 +13,7 @@ const fn between(what: Column, on: Column) -> Statement {
             Column::Id => &[Column::Id],
             Column::K => &[Column::K],
             Column::C => &[Column::C],
-            Column::Pad => &[Column::Pad],
+            Column::Pad | Column::Named(_) => &[Column::Pad],
         }),
         filter: Filter::Between(on),
         order_by: None,

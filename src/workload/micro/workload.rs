@@ -32,6 +32,7 @@ fn prefix(shape: Shape) -> &'static str {
         Shape::Sbtest => "sbtest",
         Shape::AutoIncrement => "sbinsert",
         Shape::RandomPk => "sbrandpk",
+        Shape::Defined(def) => def.name,
     }
 }
 

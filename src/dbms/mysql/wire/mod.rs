@@ -22,7 +22,10 @@ use chrono::{Datelike, NaiveDateTime, Timelike};
 use mysql::mysql_common::constants::{CapabilityFlags, ColumnType};
 
 use crate::dbms::socket::Socket;
-use packets::{column_type, first_binary, first_text, put_lenenc, status, take_lenenc};
+use packets::{
+    binary_values, column_type, first_binary, first_text, put_lenenc, status, take_lenenc,
+    text_values,
+};
 
 mod handshake;
 mod packets;
@@ -59,6 +62,8 @@ pub enum Value<'a> {
     Int(i64),
     /// Anything else, as sent (text protocol: always).
     Bytes(&'a [u8]),
+    /// A FLOAT or DOUBLE column, where every column of a row is decoded.
+    Double(f64),
 }
 
 impl Value<'_> {
@@ -67,7 +72,7 @@ impl Value<'_> {
         match self {
             Value::Int(i) => Some(*i),
             Value::Bytes(b) => std::str::from_utf8(b).ok()?.parse().ok(),
-            Value::Null => None,
+            Value::Null | Value::Double(_) => None,
         }
     }
 }
@@ -114,6 +119,8 @@ pub struct MyWire {
     /// The payload being written (a 4-byte header placeholder first).
     out: Vec<u8>,
     caps: CapabilityFlags,
+    /// The column types of the result set being read, where every column is decoded.
+    types: Vec<ColumnType>,
 }
 
 impl MyWire {
@@ -141,6 +148,7 @@ impl MyWire {
             seq: 0,
             out: Vec::with_capacity(1024),
             caps: CapabilityFlags::empty(),
+            types: Vec::new(),
         };
         c.handshake(opts, unix)?;
         Ok(c)
@@ -326,8 +334,45 @@ impl MyWire {
         stmt: &Statement,
         n: usize,
         param: impl Fn(usize) -> Param<'p>,
-        row: impl FnMut(Value<'_>) -> Result<()>,
+        mut row: impl FnMut(Value<'_>) -> Result<()>,
     ) -> Result<Done> {
+        self.send_execute(stmt, n, param)?;
+        self.results(true, false, |_, v| row(v))
+    }
+
+    /// As [`MyWire::execute_with`], decoding every column of each row: `row(columns, value)`
+    /// is called for each value of each row, in order.
+    pub fn execute_all<'p>(
+        &mut self,
+        stmt: &Statement,
+        n: usize,
+        param: impl Fn(usize) -> Param<'p>,
+        row: impl FnMut(usize, Value<'_>) -> Result<()>,
+    ) -> Result<Done> {
+        self.send_execute(stmt, n, param)?;
+        self.results(true, true, row)
+    }
+
+    /// As [`MyWire::query`], decoding every column of each row (see [`MyWire::execute_all`]).
+    pub fn query_all(
+        &mut self,
+        sql: &str,
+        row: impl FnMut(usize, Value<'_>) -> Result<()>,
+    ) -> Result<Done> {
+        self.begin();
+        self.out.push(COM_QUERY);
+        self.out.extend_from_slice(sql.as_bytes());
+        self.send(0)?;
+        self.results(false, true, row)
+    }
+
+    /// Sends COM_STMT_EXECUTE of `stmt` with its `n` parameters.
+    fn send_execute<'p>(
+        &mut self,
+        stmt: &Statement,
+        n: usize,
+        param: impl Fn(usize) -> Param<'p>,
+    ) -> Result<()> {
         if n != usize::from(stmt.params) {
             return Err(DbError {
                 kind: ErrorKind::Fatal,
@@ -374,18 +419,21 @@ impl MyWire {
                 }
             }
         }
-        self.send(0)?;
-        self.results(true, row)
+        self.send(0)
     }
 
     /// Runs `sql` over the text protocol (several statements allowed), calling `row` with the
     /// first column of each row; returns what the last statement reports.
-    pub fn query(&mut self, sql: &str, row: impl FnMut(Value<'_>) -> Result<()>) -> Result<Done> {
+    pub fn query(
+        &mut self,
+        sql: &str,
+        mut row: impl FnMut(Value<'_>) -> Result<()>,
+    ) -> Result<Done> {
         self.begin();
         self.out.push(COM_QUERY);
         self.out.extend_from_slice(sql.as_bytes());
         self.send(0)?;
-        self.results(false, row)
+        self.results(false, false, |_, v| row(v))
     }
 
     /// Reads result sets until the server has no more; `binary` rows (prepared statements)
@@ -393,7 +441,8 @@ impl MyWire {
     fn results(
         &mut self,
         binary: bool,
-        mut row: impl FnMut(Value<'_>) -> Result<()>,
+        all: bool,
+        mut row: impl FnMut(usize, Value<'_>) -> Result<()>,
     ) -> Result<Done> {
         let mut done = Done::default();
         let mut failed = None;
@@ -412,39 +461,17 @@ impl MyWire {
                     let columns = take_lenenc(&mut self.packet())
                         .ok_or_else(|| protocol_error("column count"))?
                         as usize;
-                    let mut first = None;
+                    self.types.clear();
                     for i in 0..columns {
                         self.next_packet()?;
-                        if i == 0 {
-                            first = Some(
-                                column_type(self.packet())
-                                    .ok_or_else(|| protocol_error("column definition"))?,
-                            );
+                        if i == 0 || all {
+                            let ty = column_type(self.packet())
+                                .ok_or_else(|| protocol_error("column definition"))?;
+                            self.types.push(ty);
                         }
                     }
                     self.next_packet()?; // EOF after the column definitions
-                    let ty = first.unwrap_or(ColumnType::MYSQL_TYPE_NULL);
-                    loop {
-                        self.next_packet()?;
-                        let p = self.packet();
-                        match p.first() {
-                            Some(0xFE) if p.len() < 9 => break,
-                            Some(0xFF) => return Err(self.server_error()),
-                            _ => {}
-                        }
-                        if failed.is_some() {
-                            continue;
-                        }
-                        let v = if binary {
-                            first_binary(p, columns, ty)
-                        } else {
-                            first_text(p)
-                        }
-                        .ok_or_else(|| protocol_error("row"))?;
-                        if let Err(e) = row(v) {
-                            failed = Some(e);
-                        }
-                    }
+                    self.rows(binary, all, columns, &mut failed, &mut row)?;
                     status(self.packet().get(3..).unwrap_or(&[])) & SERVER_MORE_RESULTS_EXISTS != 0
                 }
             };
@@ -454,6 +481,50 @@ impl MyWire {
                     None => Ok(done),
                 };
             }
+        }
+    }
+
+    /// Reads the rows of a result set of `columns` columns up to its EOF packet, giving `row`
+    /// the first value of each, or every value when `all`; after `row` fails, the rest are
+    /// read and dropped, and the failure kept in `failed`.
+    fn rows(
+        &mut self,
+        binary: bool,
+        all: bool,
+        columns: usize,
+        failed: &mut Option<DbError>,
+        row: &mut impl FnMut(usize, Value<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let ty = self
+            .types
+            .first()
+            .copied()
+            .unwrap_or(ColumnType::MYSQL_TYPE_NULL);
+        loop {
+            self.next_packet()?;
+            let p = self.packet();
+            match p.first() {
+                Some(0xFE) if p.len() < 9 => return Ok(()),
+                Some(0xFF) => return Err(self.server_error()),
+                _ => {}
+            }
+            if failed.is_some() {
+                continue;
+            }
+            let mut keep = |v| {
+                if failed.is_none()
+                    && let Err(e) = row(columns, v)
+                {
+                    *failed = Some(e);
+                }
+            };
+            let decoded = match (all, binary) {
+                (false, true) => first_binary(p, columns, ty).map(&mut keep),
+                (false, false) => first_text(p).map(&mut keep),
+                (true, true) => binary_values(p, &self.types, keep),
+                (true, false) => text_values(p, columns, keep),
+            };
+            decoded.ok_or_else(|| protocol_error("row"))?;
         }
     }
 }

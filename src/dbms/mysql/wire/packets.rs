@@ -74,27 +74,85 @@ pub(super) fn first_binary(p: &[u8], columns: usize, ty: ColumnType) -> Option<V
         return Some(Value::Null);
     }
     let mut v = p.get(1 + bitmap..)?;
+    take_binary(&mut v, ty, false)
+}
+
+/// Takes one binary-protocol value of type `ty` off the front of `v`; doubles as
+/// [`Value::Double`] when `doubles`, else as their bytes.
+fn take_binary<'a>(v: &mut &'a [u8], ty: ColumnType, doubles: bool) -> Option<Value<'a>> {
     use ColumnType::*;
+    let fixed = |v: &mut &'a [u8], n: usize| -> Option<&'a [u8]> {
+        let b = v.get(..n)?;
+        *v = &v[n..];
+        Some(b)
+    };
     Some(match ty {
-        MYSQL_TYPE_TINY => Value::Int(i64::from(*v.first()? as i8)),
+        MYSQL_TYPE_TINY => Value::Int(i64::from(fixed(v, 1)?[0] as i8)),
         MYSQL_TYPE_SHORT | MYSQL_TYPE_YEAR => {
-            Value::Int(i64::from(i16::from_le_bytes(v.get(..2)?.try_into().ok()?)))
+            Value::Int(i64::from(i16::from_le_bytes(fixed(v, 2)?.try_into().ok()?)))
         }
         MYSQL_TYPE_LONG | MYSQL_TYPE_INT24 => {
-            Value::Int(i64::from(i32::from_le_bytes(v.get(..4)?.try_into().ok()?)))
+            Value::Int(i64::from(i32::from_le_bytes(fixed(v, 4)?.try_into().ok()?)))
         }
-        MYSQL_TYPE_LONGLONG => Value::Int(i64::from_le_bytes(v.get(..8)?.try_into().ok()?)),
-        MYSQL_TYPE_FLOAT => Value::Bytes(v.get(..4)?),
-        MYSQL_TYPE_DOUBLE => Value::Bytes(v.get(..8)?),
+        MYSQL_TYPE_LONGLONG => Value::Int(i64::from_le_bytes(fixed(v, 8)?.try_into().ok()?)),
+        MYSQL_TYPE_FLOAT if doubles => Value::Double(f64::from(f32::from_le_bytes(
+            fixed(v, 4)?.try_into().ok()?,
+        ))),
+        MYSQL_TYPE_DOUBLE if doubles => {
+            Value::Double(f64::from_le_bytes(fixed(v, 8)?.try_into().ok()?))
+        }
+        MYSQL_TYPE_FLOAT => Value::Bytes(fixed(v, 4)?),
+        MYSQL_TYPE_DOUBLE => Value::Bytes(fixed(v, 8)?),
         MYSQL_TYPE_DATE | MYSQL_TYPE_DATETIME | MYSQL_TYPE_TIMESTAMP | MYSQL_TYPE_TIME => {
-            let n = usize::from(*v.first()?);
-            Value::Bytes(v.get(1..1 + n)?)
+            let n = usize::from(fixed(v, 1)?[0]);
+            Value::Bytes(fixed(v, n)?)
         }
         _ => {
-            let n = take_lenenc(&mut v)? as usize;
-            Value::Bytes(v.get(..n)?)
+            let n = take_lenenc(v)? as usize;
+            Value::Bytes(fixed(v, n)?)
         }
     })
+}
+
+/// Every column of a binary-protocol row of `types`, in order, to `f`; `None` for a malformed
+/// row.
+pub(super) fn binary_values<'a>(
+    p: &'a [u8],
+    types: &[ColumnType],
+    mut f: impl FnMut(Value<'a>),
+) -> Option<()> {
+    let bitmap = (types.len() + 7 + 2) / 8;
+    let nulls = p.get(1..1 + bitmap)?;
+    let mut v = p.get(1 + bitmap..)?;
+    for (i, &ty) in types.iter().enumerate() {
+        let bit = i + 2;
+        if nulls[bit / 8] & (1 << (bit % 8)) != 0 {
+            f(Value::Null);
+        } else {
+            f(take_binary(&mut v, ty, true)?);
+        }
+    }
+    Some(())
+}
+
+/// Every column of a text-protocol row of `columns` columns, in order, to `f`.
+pub(super) fn text_values<'a>(
+    p: &'a [u8],
+    columns: usize,
+    mut f: impl FnMut(Value<'a>),
+) -> Option<()> {
+    let mut v = p;
+    for _ in 0..columns {
+        if v.first() == Some(&0xFB) {
+            v = &v[1..];
+            f(Value::Null);
+            continue;
+        }
+        let n = take_lenenc(&mut v)? as usize;
+        f(Value::Bytes(v.get(..n)?));
+        v = &v[n..];
+    }
+    Some(())
 }
 
 /// The first column of a text-protocol row.
@@ -129,6 +187,39 @@ mod tests {
             assert_eq!(take_lenenc(&mut p), Some(n), "{n}");
             assert!(p.is_empty());
         }
+    }
+
+    #[test]
+    fn every_column_of_binary_and_text_rows() {
+        use ColumnType::*;
+        // Header, bitmap (4 columns: bits 2..5; the third is NULL), then LONG 7, DOUBLE 2.5,
+        // and a DECIMAL as text.
+        let mut row = vec![0u8, 0b1_0000];
+        row.extend_from_slice(&7i32.to_le_bytes());
+        row.extend_from_slice(&2.5f64.to_le_bytes());
+        row.extend_from_slice(&[4, b'1', b'.', b'2', b'5']);
+        let types = [
+            MYSQL_TYPE_LONG,
+            MYSQL_TYPE_DOUBLE,
+            MYSQL_TYPE_LONG,
+            MYSQL_TYPE_NEWDECIMAL,
+        ];
+        let mut got = Vec::new();
+        assert_eq!(binary_values(&row, &types, |v| got.push(v)), Some(()));
+        assert_eq!(
+            got,
+            [
+                Value::Int(7),
+                Value::Double(2.5),
+                Value::Null,
+                Value::Bytes(b"1.25")
+            ]
+        );
+        assert_eq!(binary_values(&row[..5], &types, |_| {}), None);
+        let text = [1u8, b'9', 0xFB, 2, b'a', b'b'];
+        let mut got = Vec::new();
+        assert_eq!(text_values(&text, 3, |v| got.push(v)), Some(()));
+        assert_eq!(got, [Value::Bytes(b"9"), Value::Null, Value::Bytes(b"ab")]);
     }
 
     #[test]

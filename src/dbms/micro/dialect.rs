@@ -1,0 +1,64 @@
+//! What varies between SQL dialects ([`Dialect`]: placeholders, index hints, row locks, type
+//! names, foreign keys, the isolation level) and the columns statements name ([`Column`]):
+//! below both the statements of `statement.rs` and the general shapes of `keyed.rs`.
+
+/// A column of a sysbench-style table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// `id`, the primary key.
+    Id,
+    /// `k`, indexed by `k_N`.
+    K,
+    /// `c`, char(120).
+    C,
+    /// `pad`, char(60).
+    Pad,
+    /// A column of another workload's tables, by name (TPC-C's `d_next_o_id`).
+    Named(&'static str),
+}
+
+impl Column {
+    /// The column's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Column::Id => "id",
+            Column::K => "k",
+            Column::C => "c",
+            Column::Pad => "pad",
+            Column::Named(name) => name,
+        }
+    }
+}
+
+/// How a DBMS writes what varies between SQL dialects here. Each DBMS file declares one.
+pub struct Dialect {
+    /// The `n`th parameter's placeholder (1-based): [`question_mark`] or [`dollar`].
+    pub placeholder: fn(usize) -> String,
+    /// The text after the table name that makes a `SELECT` read through index `index`
+    /// (` FORCE INDEX (k_1)`, ` INDEXED BY k_1`); `None` for a DBMS without index hints, whose
+    /// planner then chooses (the workload says so once per benchmark).
+    pub index_hint: Option<fn(index: &str) -> String>,
+    /// Whether `SELECT ... FOR UPDATE` locks rows (SQLite has no row locks: its writers are
+    /// serialised, so a locking read is written without it).
+    pub for_update: bool,
+    /// The type of TPC-C's one-byte columns (`tinyint`, or `smallint` where there is none).
+    pub tiny_int: &'static str,
+    /// The type of a date and time (`datetime`, `timestamp`).
+    pub date_time: &'static str,
+    /// Whether foreign keys can be added to a table after it is created (`ALTER TABLE ... ADD
+    /// CONSTRAINT`): SQLite cannot, MyRocks has none.
+    pub foreign_keys: bool,
+    /// The isolation level transactions run at (the DBMS's default, which ibench keeps), as
+    /// results record it.
+    pub isolation: &'static str,
+}
+
+/// `?`, MySQL's and SQLite's placeholder.
+pub fn question_mark(_n: usize) -> String {
+    "?".to_string()
+}
+
+/// `$n`, PostgreSQL's placeholder.
+pub fn dollar(n: usize) -> String {
+    format!("${n}")
+}
