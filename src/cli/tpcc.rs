@@ -59,7 +59,8 @@ pub struct TpccArgs {
     /// Reconnects per client after a lost connection; 0 = fail at once.
     #[arg(long, value_name = "N", default_value_t = TpccSpec::default().max_reconnects)]
     pub max_reconnects: u32,
-    /// A step fails when its retried transactions exceed this percent of its transactions.
+    /// A step fails when its retried transactions exceed this percent of its transactions
+    /// (by default none does: conflicts are TPC-C's own, counted per transaction type).
     #[arg(long, value_name = "PCT", default_value_t = TpccSpec::default().max_error_pct)]
     pub max_error_rate: f64,
     /// Skip the DBMS maintenance pause between the load and the transactions.

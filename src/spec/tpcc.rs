@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    FieldNames, MAX_SECONDS, SpecError, check_retries, default_max_error_pct,
-    default_max_reconnects, default_max_tries, in_range, refuse,
+    FieldNames, MAX_SECONDS, SpecError, check_retries, default_max_reconnects, default_max_tries,
+    in_range, refuse,
 };
 
 /// The share of each transaction type, in the order New-Order, Payment, Order-Status,
@@ -71,7 +71,9 @@ pub struct TpccSpec {
     pub max_tries: u32,
     /// Reconnects per client after lost connections; 0 = fail at once.
     pub max_reconnects: u32,
-    /// A step whose retried transactions exceed this percent of its transactions fails.
+    /// A step whose retried transactions exceed this percent of its transactions fails
+    /// (default 100: none does, since contention is TPC-C's own: retries are counted per
+    /// transaction type instead).
     pub max_error_pct: f64,
 }
 
@@ -90,7 +92,9 @@ impl Default for TpccSpec {
             seed: 42,
             max_tries: default_max_tries(),
             max_reconnects: default_max_reconnects(),
-            max_error_pct: default_max_error_pct(),
+            // Conflicts are part of the workload (MyRocks at one warehouse and 4 clients
+            // retries a fifth of its transactions): reported per type, not a failure.
+            max_error_pct: 100.0,
         }
     }
 }

@@ -45,9 +45,9 @@ pub struct Dialect {
     pub tiny_int: &'static str,
     /// The type of a date and time (`datetime`, `timestamp`).
     pub date_time: &'static str,
-    /// Whether foreign keys can be added to a table after it is created (`ALTER TABLE ... ADD
-    /// CONSTRAINT`): SQLite cannot, MyRocks has none.
-    pub foreign_keys: bool,
+    /// Why foreign keys cannot be added to a table after it is created (`ALTER TABLE ... ADD
+    /// CONSTRAINT`), as results say it (SQLite cannot, MyRocks has none); `None`: they can.
+    pub no_foreign_keys: Option<&'static str>,
     /// The isolation level transactions run at (the DBMS's default, which ibench keeps), as
     /// results record it.
     pub isolation: &'static str,

@@ -300,7 +300,7 @@ mod tests {
         for_update: true,
         tiny_int: "smallint",
         date_time: "timestamp",
-        foreign_keys: true,
+        no_foreign_keys: None,
         isolation: "",
     };
     const LITE: Dialect = Dialect {
@@ -309,7 +309,7 @@ mod tests {
         for_update: false,
         tiny_int: "smallint",
         date_time: "timestamp",
-        foreign_keys: false,
+        no_foreign_keys: Some("none here"),
         isolation: "",
     };
 

@@ -128,7 +128,7 @@ mod tests {
             for_update: true,
             tiny_int: "tinyint",
             date_time: "datetime",
-            foreign_keys: true,
+            no_foreign_keys: None,
             isolation: "",
         };
         assert_eq!(

@@ -304,7 +304,7 @@ mod tests {
         for_update: false,
         tiny_int: "smallint",
         date_time: "timestamp",
-        foreign_keys: false,
+        no_foreign_keys: Some("none here"),
         isolation: "",
     };
     const PG: Dialect = Dialect {
@@ -313,7 +313,7 @@ mod tests {
         for_update: true,
         tiny_int: "smallint",
         date_time: "timestamp",
-        foreign_keys: true,
+        no_foreign_keys: None,
         isolation: "",
     };
     const FORCE: Dialect = Dialect {
@@ -322,7 +322,7 @@ mod tests {
         for_update: true,
         tiny_int: "tinyint",
         date_time: "datetime",
-        foreign_keys: true,
+        no_foreign_keys: None,
         isolation: "",
     };
 

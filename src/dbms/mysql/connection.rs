@@ -95,12 +95,12 @@ static DIALECT: Dialect = Dialect {
     for_update: true,
     tiny_int: "tinyint",
     date_time: "datetime",
-    foreign_keys: true,
+    no_foreign_keys: None,
     isolation: "REPEATABLE READ (MariaDB's default)",
 };
 /// MyRocks: as InnoDB, but it has no foreign keys.
 static DIALECT_ROCKSDB: Dialect = Dialect {
-    foreign_keys: false,
+    no_foreign_keys: Some("MyRocks has no foreign keys"),
     ..DIALECT
 };
 

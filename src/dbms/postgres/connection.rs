@@ -92,7 +92,7 @@ static DIALECT: Dialect = Dialect {
     for_update: true,
     tiny_int: "smallint",
     date_time: "timestamp",
-    foreign_keys: true,
+    no_foreign_keys: None,
     isolation: "READ COMMITTED (PostgreSQL's default)",
 };
 

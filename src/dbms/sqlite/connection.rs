@@ -84,7 +84,7 @@ static DIALECT: Dialect = Dialect {
     for_update: false,
     tiny_int: "smallint",
     date_time: "timestamp",
-    foreign_keys: false,
+    no_foreign_keys: Some("SQLite cannot add them to a table it has created"),
     isolation: "SERIALIZABLE (SQLite: one writer at a time)",
 };
 

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::stats::Second;
-use crate::results::model::{Series, StepResult};
+use crate::results::model::{Op, Series, StepResult};
 
 /// Which direction of a metric is an improvement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -100,7 +100,21 @@ fn ops_per_second(s: &StepResult) -> Vec<f64> {
         .as_ref()
         .map(|e| e.per.as_str())
         .unwrap_or("insert");
-    op_series(s, per)
+    if per != "query" {
+        return op_series(s, per);
+    }
+    // Per query: every op that counts as one (a query, or a TPC-C transaction of any type).
+    let mut total: Vec<f64> = Vec::new();
+    for op in Op::ALL.into_iter().filter(|o| o.counts_as_query()) {
+        let series = op_series(s, op.name());
+        if total.len() < series.len() {
+            total.resize(series.len(), 0.0);
+        }
+        for (t, v) in total.iter_mut().zip(series) {
+            *t += v;
+        }
+    }
+    total
 }
 
 /// Full seconds of a cost series as (cost in us, ops) samples, seconds without ops dropped.

@@ -423,8 +423,10 @@ impl Driver for Loader<'_> {
         if self.running.fetch_sub(1, Ordering::AcqRel) != 1 {
             return Ok(());
         }
-        let fks =
-            self.foreign_keys && session.run(rec, Op::Insert, |c| Ok(c.dialect().foreign_keys))?;
+        let fks = self.foreign_keys
+            && session.run(rec, Op::Insert, |c| {
+                Ok(c.dialect().no_foreign_keys.is_none())
+            })?;
         let none = Params::default();
         for set in 1..=self.sets {
             let ddl = INDEXES.iter().chain(FOREIGN_KEYS.iter().filter(|_| fks));

@@ -84,13 +84,10 @@ impl Tpcc {
         let d = conn.dialect();
         let fks = if !self.spec.foreign_keys {
             "no (--no-foreign-keys)".to_string()
-        } else if d.foreign_keys {
-            "yes".to_string()
+        } else if let Some(why) = d.no_foreign_keys {
+            format!("no: {why}")
         } else {
-            format!(
-                "no: {} cannot add them here (SQLite: not after CREATE TABLE; MyRocks: none)",
-                self.dbms.kind()
-            )
+            "yes".to_string()
         };
         (d.isolation.to_string(), fks)
     }
