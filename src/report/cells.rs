@@ -3,7 +3,6 @@
 
 use serde::Serialize;
 
-use crate::output::format::rate;
 use crate::report::model::{Better, GroupStep, MetricDef, Stat, StepReport, THROUGHPUT, mark};
 
 /// One table cell: its text and how it is marked.
@@ -73,12 +72,9 @@ pub struct Section {
     pub tables: Vec<ViewTable>,
 }
 
+/// `v` as the registry shows a figure with `digits` ([`crate::report::figures::format_value`]).
 pub fn fmt_value(v: f64, digits: usize) -> String {
-    if digits == 0 {
-        rate(v)
-    } else {
-        format!("{v:.digits$}")
-    }
+    crate::report::figures::format_value(v, digits)
 }
 
 /// A figure relative to the base's (`1.00` for the base itself), marked better or worse.

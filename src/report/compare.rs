@@ -510,12 +510,12 @@ mod tests {
         let row = judge(
             &cmp,
             "qr1000".into(),
-            ("qps", "queries_per_s", Better::Higher),
+            ("q/s", "queries_per_s", Better::Higher),
             t,
             1.0,
         );
         assert_eq!(row.verdict, Verdict::Inconclusive, "{}", row.text);
-        assert!(row.text.starts_with("qps -88.0% [-"), "{}", row.text);
+        assert!(row.text.starts_with("q/s -88.0% [-"), "{}", row.text);
         assert!(row.text.contains("(99.95% CI), p="), "{}", row.text);
         assert!(
             row.note

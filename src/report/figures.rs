@@ -1,5 +1,7 @@
-//! The figures a report shows per step: what each is called, which direction is better, how
-//! many digits it is shown with, and how it is read from a step's results.
+//! The one registry of figures: what each is called, its unit, which direction is better,
+//! how it is shown (digits), and how it is read from a step's results. The terminal, the
+//! Markdown, HTML, JSON and CSV reports and `ibench compare` all take names, units and
+//! directions from here (`find`, `label`), so a figure reads the same everywhere.
 
 use serde::Serialize;
 
@@ -19,8 +21,10 @@ pub enum Better {
 pub struct MetricDef {
     /// Stable key (JSON).
     pub key: &'static str,
-    /// Column header.
+    /// Column header, and the figure's name in `ibench compare`.
     pub label: &'static str,
+    /// Unit of the value (`rows/s`, `us/op`, `MB`).
+    pub unit: &'static str,
     /// Which direction is better.
     pub better: Better,
     /// Digits after the point when shown.
@@ -34,6 +38,51 @@ impl MetricDef {
     /// figures shown without decimals).
     pub fn resolution(&self) -> f64 {
         10f64.powi(-(self.digits as i32))
+    }
+
+    /// The value as shown: rates without decimals (`12.3k`), others with `digits`.
+    pub fn format(&self, v: f64) -> String {
+        format_value(v, self.digits)
+    }
+}
+
+/// `v` shown with `digits` after the point; with 0, as a rate (`950`, `1.25k`, `12.3k`).
+pub fn format_value(v: f64, digits: usize) -> String {
+    if digits == 0 {
+        crate::output::format::rate(v)
+    } else {
+        format!("{v:.digits$}")
+    }
+}
+
+/// The figure with stable key `key` (`queries_per_s`, `dbms_cpu_us_per_op`, `qps` of a
+/// microbenchmark...), over every list of this registry.
+pub fn find(key: &str) -> Option<&'static MetricDef> {
+    [THROUGHPUT, EFFICIENCY, COMPARED, MICRO]
+        .into_iter()
+        .flatten()
+        .find(|d| d.key == key)
+}
+
+/// The name of the figure `key` (its label), or the key itself when the registry lacks it.
+pub fn label(key: &str) -> String {
+    find(key).map_or_else(|| key.to_string(), |d| d.label.to_string())
+}
+
+/// The column header of the figure `key` (its label; `?` for a key the registry lacks, which
+/// a unit test rules out for the keys the code uses).
+pub fn header(key: &str) -> &'static str {
+    find(key).map_or("?", |d| d.label)
+}
+
+/// The key `ibench compare` tests a figure under: a microbenchmark's `qps` is the step's
+/// `queries_per_s`, its `cpu_per_op` the `dbms_cpu_us_per_op`, and so on.
+pub fn tested_key(key: &str) -> &str {
+    match key {
+        "qps" => "queries_per_s",
+        "cpu_per_op" => "dbms_cpu_us_per_op",
+        "client_cpu_per_op" => "client_cpu_us_per_op",
+        other => other,
     }
 }
 
@@ -49,6 +98,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
     MetricDef {
         key: "inserts_per_s",
         label: "ins/s",
+        unit: "rows/s",
         better: Better::Higher,
         digits: 0,
         get: |s| positive(s.inserts_per_s),
@@ -56,6 +106,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
     MetricDef {
         key: "deletes_per_s",
         label: "del/s",
+        unit: "rows/s",
         better: Better::Higher,
         digits: 0,
         get: |s| positive(s.deletes_per_s),
@@ -63,6 +114,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
     MetricDef {
         key: "queries_per_s",
         label: "q/s",
+        unit: "queries/s",
         better: Better::Higher,
         digits: 0,
         get: |s| positive(s.queries_per_s),
@@ -70,6 +122,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
     MetricDef {
         key: "index_rows_per_s",
         label: "index rows/s",
+        unit: "rows/s",
         better: Better::Higher,
         digits: 0,
         // Only a completed l.x indexed its rows (older documents stored a rate anyway).
@@ -83,6 +136,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
     MetricDef {
         key: "duration_s",
         label: "seconds",
+        unit: "s",
         better: Better::Lower,
         digits: 1,
         get: |s| Some(s.duration_s),
@@ -98,6 +152,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "dbms_cpu_us_per_op",
         label: "dbms CPU us/op",
+        unit: "us/op",
         better: Better::Lower,
         digits: 1,
         get: |s| per_op(s)?.dbms_cpu_us,
@@ -105,6 +160,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "client_cpu_us_per_op",
         label: "client CPU us/op",
+        unit: "us/op",
         better: Better::Lower,
         digits: 1,
         get: |s| per_op(s).map(|p| p.client_cpu_us),
@@ -112,6 +168,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "host_cpu_us_per_op",
         label: "host CPU us/op",
+        unit: "us/op",
         better: Better::Lower,
         digits: 1,
         get: |s| per_op(s).map(|p| p.host_cpu_us),
@@ -119,6 +176,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "kb_read_per_op",
         label: "KB read/op",
+        unit: "KB/op",
         better: Better::Lower,
         digits: 3,
         get: |s| per_op(s)?.kb_read,
@@ -126,6 +184,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "kb_written_per_op",
         label: "KB written/op",
+        unit: "KB/op",
         better: Better::Lower,
         digits: 3,
         get: |s| per_op(s)?.kb_written,
@@ -133,6 +192,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "reads_per_op",
         label: "reads/op",
+        unit: "IOs/op",
         better: Better::Lower,
         digits: 4,
         get: |s| per_op(s)?.reads,
@@ -140,6 +200,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "writes_per_op",
         label: "writes/op",
+        unit: "IOs/op",
         better: Better::Lower,
         digits: 4,
         get: |s| per_op(s)?.writes,
@@ -147,6 +208,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "dbms_cs_per_op",
         label: "dbms cs/op",
+        unit: "cs/op",
         better: Better::Lower,
         digits: 3,
         get: |s| per_op(s)?.dbms_cs,
@@ -154,6 +216,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "host_cs_per_op",
         label: "host cs/op",
+        unit: "cs/op",
         better: Better::Lower,
         digits: 3,
         get: |s| per_op(s).map(|p| p.host_cs),
@@ -161,6 +224,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "dbms_peak_rss_mb",
         label: "dbms RSS MB",
+        unit: "MB",
         better: Better::Lower,
         digits: 1,
         get: |s| Some(s.efficiency.as_ref()?.peak.dbms_rss_bytes? as f64 / MIB),
@@ -168,6 +232,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "dbms_peak_vsz_mb",
         label: "dbms VSZ MB",
+        unit: "MB",
         better: Better::Lower,
         digits: 1,
         get: |s| Some(s.efficiency.as_ref()?.peak.dbms_vsz_bytes? as f64 / MIB),
@@ -175,6 +240,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "dbms_peak_pss_mb",
         label: "dbms PSS MB",
+        unit: "MB",
         better: Better::Lower,
         digits: 1,
         get: |s| Some(s.efficiency.as_ref()?.peak.dbms_pss_bytes? as f64 / MIB),
@@ -182,6 +248,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "client_peak_rss_mb",
         label: "client RSS MB",
+        unit: "MB",
         better: Better::Lower,
         digits: 1,
         get: |s| Some(s.efficiency.as_ref()?.peak.client_rss_bytes as f64 / MIB),
@@ -189,6 +256,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "db_size_mb",
         label: "db size MB",
+        unit: "MB",
         better: Better::Lower,
         digits: 1,
         get: |s| Some(s.efficiency.as_ref()?.db_size.dbms_bytes? as f64 / MIB),
@@ -196,9 +264,40 @@ pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {
         key: "disk_size_mb",
         label: "on disk MB",
+        unit: "MB",
         better: Better::Lower,
         digits: 1,
         get: |s| Some(s.efficiency.as_ref()?.db_size.disk_bytes? as f64 / MIB),
+    },
+];
+
+/// Figures `ibench compare` tests that the report's tables do not show per step: the mean,
+/// over a step's full seconds, of each second's largest response time (read from the
+/// per-second series by `compare/metrics.rs`, so `get` has nothing to read here).
+pub const COMPARED: &[MetricDef] = &[
+    MetricDef {
+        key: "insert_max_response_us",
+        label: "insert max response us",
+        unit: "us",
+        better: Better::Lower,
+        digits: 0,
+        get: |_| None,
+    },
+    MetricDef {
+        key: "delete_max_response_us",
+        label: "delete max response us",
+        unit: "us",
+        better: Better::Lower,
+        digits: 0,
+        get: |_| None,
+    },
+    MetricDef {
+        key: "query_max_response_us",
+        label: "query max response us",
+        unit: "us",
+        better: Better::Lower,
+        digits: 0,
+        get: |_| None,
     },
 ];
 
@@ -213,6 +312,7 @@ pub const MICRO: &[MetricDef] = &[
     MetricDef {
         key: "qps",
         label: "QPS (ops/s)",
+        unit: "ops/s",
         better: Better::Higher,
         digits: 0,
         get: |s| positive(s.queries_per_s),
@@ -220,6 +320,7 @@ pub const MICRO: &[MetricDef] = &[
     MetricDef {
         key: "rows_per_s",
         label: "rows/s (returned, changed, or scanned)",
+        unit: "rows/s",
         better: Better::Higher,
         digits: 0,
         get: |s| {
@@ -230,6 +331,7 @@ pub const MICRO: &[MetricDef] = &[
     MetricDef {
         key: "p95_ms",
         label: "p95 response time, ms",
+        unit: "ms",
         better: Better::Lower,
         digits: 3,
         get: |s| {
@@ -240,6 +342,7 @@ pub const MICRO: &[MetricDef] = &[
     MetricDef {
         key: "cpu_per_op",
         label: "cpu/o: DBMS CPU us per op",
+        unit: "us/op",
         better: Better::Lower,
         digits: 1,
         get: |s| per_op(s)?.dbms_cpu_us,
@@ -247,6 +350,7 @@ pub const MICRO: &[MetricDef] = &[
     MetricDef {
         key: "client_cpu_per_op",
         label: "client cpu/o: ibench CPU us per op",
+        unit: "us/op",
         better: Better::Lower,
         digits: 1,
         get: |s| per_op(s).map(|p| p.client_cpu_us),
@@ -254,6 +358,7 @@ pub const MICRO: &[MetricDef] = &[
     MetricDef {
         key: "cs_per_op",
         label: "cs/o: DBMS context switches per op",
+        unit: "cs/op",
         better: Better::Lower,
         digits: 3,
         get: |s| per_op(s)?.dbms_cs,
@@ -261,6 +366,7 @@ pub const MICRO: &[MetricDef] = &[
     MetricDef {
         key: "rkb_per_op",
         label: "rKB/o: device KB read per op",
+        unit: "KB/op",
         better: Better::Lower,
         digits: 3,
         get: |s| per_op(s)?.kb_read,
@@ -268,8 +374,43 @@ pub const MICRO: &[MetricDef] = &[
     MetricDef {
         key: "wkb_per_op",
         label: "wKB/o: device KB written per op",
+        unit: "KB/op",
         better: Better::Lower,
         digits: 3,
         get: |s| per_op(s)?.kb_written,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_once_in_the_registry_and_names_the_same_everywhere() {
+        let all: Vec<&MetricDef> = [THROUGHPUT, EFFICIENCY, COMPARED, MICRO]
+            .into_iter()
+            .flatten()
+            .collect();
+        for d in &all {
+            assert_eq!(
+                all.iter().filter(|e| e.key == d.key).count(),
+                1,
+                "{}",
+                d.key
+            );
+            assert!(!d.unit.is_empty(), "{}", d.key);
+        }
+        // The headers the terminal and the group tables use.
+        for key in ["inserts_per_s", "deletes_per_s", "queries_per_s"] {
+            assert_ne!(header(key), "?", "{key}");
+        }
+        assert_eq!(header("queries_per_s"), "q/s");
+        // A microbenchmark's figures are tested under the step's keys.
+        for key in ["qps", "cpu_per_op", "client_cpu_per_op"] {
+            let tested = find(tested_key(key)).expect("tested key in the registry");
+            assert_eq!(tested.better, find(key).unwrap().better, "{key}");
+        }
+        assert_eq!(find("dbms_cs_per_op").unwrap().format(0.01234), "0.012");
+        assert_eq!(find("inserts_per_s").unwrap().format(12345.0), "12.3k");
+    }
+}

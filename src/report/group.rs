@@ -3,6 +3,7 @@
 
 use crate::output::escape;
 use crate::output::format::{rate, seconds};
+use crate::report::figures::header;
 use crate::report::table::Table;
 use crate::results::group::GroupHost;
 use crate::results::model::RunResult;
@@ -96,9 +97,9 @@ fn steps_table(run: &RunResult, members: &[GroupHost], resumed: bool) -> String 
         "host",
         "start ms",
         "time",
-        "ins/s",
-        "del/s",
-        "q/s",
+        header("inserts_per_s"),
+        header("deletes_per_s"),
+        header("queries_per_s"),
         "client us",
         "host us",
         "status",

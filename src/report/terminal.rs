@@ -3,6 +3,7 @@
 
 use crate::output::escape;
 use crate::output::format::{micros, rate, seconds};
+use crate::report::figures::header as figure;
 use crate::report::table::Table;
 use crate::results::model::{RunResult, RunStatus};
 use crate::spec::WorkloadSpec;
@@ -11,11 +12,11 @@ use crate::spec::WorkloadSpec;
 /// writer's SLA (a microbenchmark has none of them).
 pub fn throughput_table(run: &RunResult) -> Table {
     let insert_benchmark = matches!(run.config.workload, WorkloadSpec::InsertBenchmark(_));
-    let mut header = vec!["step", "time", "ins/s"];
+    let mut header = vec!["step", "time", figure("inserts_per_s")];
     if insert_benchmark {
-        header.push("del/s");
+        header.push(figure("deletes_per_s"));
     }
-    header.push("q/s");
+    header.push(figure("queries_per_s"));
     if insert_benchmark {
         header.extend(["select-min", "writer SLA"]);
     }

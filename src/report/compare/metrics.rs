@@ -4,20 +4,10 @@
 //! Keys are those of the report's figures where the report has the figure
 //! (`inserts_per_s`, `dbms_cpu_us_per_op`, ...), so a report can look a comparison up by them.
 
-use serde::Serialize;
-
 use super::stats::Second;
+pub use crate::report::figures::Better;
+use crate::report::figures::label;
 use crate::results::model::{Op, Series, StepResult};
-
-/// Which direction of a metric is an improvement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    /// More is better (throughput).
-    Higher,
-    /// Less is better (cost, response time).
-    Lower,
-}
 
 type RunFn = Box<dyn Fn(&StepResult) -> Option<f64>>;
 type SecondsFn = Box<dyn Fn(&StepResult) -> Vec<Second>>;
@@ -27,7 +17,7 @@ type Total = fn(&StepResult) -> f64;
 pub struct Metric {
     /// Stable key (JSON; the report's key for the same figure).
     pub key: String,
-    /// Name in the output (`ins/s`, `qps`, ...).
+    /// Name in the output: the registry's label (`ins/s`, `q/s`, ...; `figures.rs`).
     pub name: String,
     /// Which direction is better.
     pub better: Better,
@@ -154,19 +144,19 @@ fn plain(v: Vec<f64>) -> Vec<Second> {
 pub fn for_step(step: &StepResult) -> Vec<Metric> {
     let mut out: Vec<Metric> = Vec::new();
     let has_op = |op: &str| step.per_second.total.ops.contains_key(op);
-    let rates: [(&str, &str, &str, Total); 3] = [
-        ("insert", "inserts_per_s", "ins/s", |s| s.inserts_per_s),
-        ("delete", "deletes_per_s", "del/s", |s| s.deletes_per_s),
-        ("query", "queries_per_s", "qps", |s| s.queries_per_s),
+    let rates: [(&str, &str, Total); 3] = [
+        ("insert", "inserts_per_s", |s| s.inserts_per_s),
+        ("delete", "deletes_per_s", |s| s.deletes_per_s),
+        ("query", "queries_per_s", |s| s.queries_per_s),
     ];
     // Steps that delete what they insert (l.i1, l.i2, the background writer) have del/s equal
     // to ins/s: testing it twice would count one finding twice.
     let same_rows = step.rows_deleted == step.rows_inserted;
-    for (op, key, name, total) in rates {
+    for (op, key, total) in rates {
         if has_op(op) && !(op == "delete" && same_rows && has_op("insert")) {
             out.push(Metric {
                 key: key.to_string(),
-                name: name.to_string(),
+                name: label(key),
                 better: Better::Higher,
                 needs: "",
                 quantum: |_| 0.0,
@@ -175,7 +165,7 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
             });
         }
     }
-    // TPC-C: each transaction type's rate beside the total (qps).
+    // TPC-C: each transaction type's rate beside the total (q/s).
     for op in crate::results::model::Op::TPCC.map(|o| o.name()) {
         if has_op(op) {
             out.push(Metric {
@@ -199,7 +189,7 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
     if step.index_build.is_some() {
         out.push(Metric {
             key: "index_rows_per_s".to_string(),
-            name: "index rows/s".to_string(),
+            name: label("index_rows_per_s"),
             better: Better::Higher,
             needs: "",
             quantum: |_| 0.0,
@@ -211,7 +201,7 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
         if has_op(op) {
             out.push(Metric {
                 key: format!("{op}_max_response_us"),
-                name: format!("{op} max response us"),
+                name: label(&format!("{op}_max_response_us")),
                 better: Better::Lower,
                 needs: "a full second with an op (a step under about 2 s has none)",
                 quantum: |_| 0.0,
@@ -247,7 +237,7 @@ fn cost_metrics(e: &crate::results::model::Efficiency) -> Vec<Metric> {
     if e.dbms.is_some() && dbms_cpu && !same_process {
         out.push(Metric {
             key: "dbms_cpu_us_per_op".to_string(),
-            name: "dbms CPU us/op".to_string(),
+            name: label("dbms_cpu_us_per_op"),
             better: Better::Lower,
             needs: "",
             quantum: cpu_tick_per_op_us,
@@ -265,7 +255,7 @@ fn cost_metrics(e: &crate::results::model::Efficiency) -> Vec<Metric> {
     if per_op.is_some() || !e.per_second.client_cpu_s.is_empty() {
         out.push(Metric {
             key: "client_cpu_us_per_op".to_string(),
-            name: "client CPU us/op".to_string(),
+            name: label("client_cpu_us_per_op"),
             better: Better::Lower,
             needs: "",
             quantum: cpu_tick_per_op_us,
