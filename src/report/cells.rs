@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::report::marks::{Mark, ONE_RUN};
 use crate::report::model::{Better, GroupStep, MetricDef, Stat, StepReport, THROUGHPUT, mark};
 
 /// One table cell: its text and how it is marked.
@@ -77,17 +78,43 @@ pub fn fmt_value(v: f64, digits: usize) -> String {
     crate::report::figures::format_value(v, digits)
 }
 
-/// A figure relative to the base's (`1.00` for the base itself), marked better or worse.
+/// A figure relative to the base's (`1.00` for the base itself), marked better or worse only
+/// where the runs support it (`marks.rs`): a ratio beyond 0.95/1.05 the runs do not support
+/// says "too noisy"; with one run a side the threshold marks it, labelled so.
 pub fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
     if is_base {
         return Cell::marked("1.00", "base");
     }
-    match s.and_then(|s| s.relative) {
-        // A ratio that rounds to 0.00 but is not 0 reads as "less than 0.01".
-        Some(r) if r > 0.0 && r < 0.005 => Cell::marked("<0.01", mark(r, better)),
-        Some(r) => Cell::marked(format!("{r:.2}"), mark(r, better)),
-        None => Cell::plain("-"),
+    let Some((r, s)) = s.and_then(|s| Some((s.relative?, s))) else {
+        return Cell::plain("-");
+    };
+    // A ratio that rounds to 0.00 but is not 0 reads as "less than 0.01".
+    let text = if r > 0.0 && r < 0.005 {
+        "<0.01".to_string()
+    } else {
+        format!("{r:.2}")
+    };
+    let Some(j) = &s.judged else {
+        // Not judged (a report built without runs to test): the threshold, said so.
+        let mut c = Cell::marked(text, mark(r, better));
+        c.title = "not tested".to_string();
+        return c;
+    };
+    let mut c = Cell::plain(text);
+    c.title = j.note.clone();
+    match j.mark {
+        Mark::Better => c.class = "better".to_string(),
+        Mark::Worse => c.class = "worse".to_string(),
+        Mark::TooNoisy => {
+            c.class = "noisy".to_string();
+            c.sub = "too noisy".to_string();
+        }
+        Mark::Unchanged | Mark::Untested => {}
     }
+    if j.one_run && !c.class.is_empty() {
+        c.sub = ONE_RUN.to_string();
+    }
+    c
 }
 
 /// The figure a step is judged by: queries/s in query steps, indexed rows/s in l.x,

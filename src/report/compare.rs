@@ -7,9 +7,12 @@
 //! are the run's seconds, their number corrected for autocorrelation, and the output says
 //! that only the noise within runs is accounted for.
 //!
-//! **The test.** The change is `mean_b / mean_a - 1`; its test and interval are Welch's t on
-//! `ln(mean_b / mean_a)` with the delta-method standard error `sqrt((se_a/mean_a)^2 +
-//! (se_b/mean_b)^2)` (`stats.rs`), p two-sided. Benjamini–Hochberg controls the
+//! **The test.** The change is `mean_b / mean_a - 1`; its test and interval are on
+//! `ln(mean_b / mean_a)`: with runs as the unit, the moderated t of Smyth (2004), whose
+//! variance of one run's log value is pooled over both sides and shrunk towards the same
+//! figure's over the other steps of its kind (`moderate.rs`); where too few steps measured a
+//! spread, and with seconds as the unit, Welch's t with the delta-method standard error
+//! `sqrt((se_a/mean_a)^2 + (se_b/mean_b)^2)` (`stats.rs`). p two-sided. Benjamini–Hochberg controls the
 //! false discovery rate over the step x metric table, and intervals are shown at the level
 //! that keeps the false coverage-statement rate of the discoveries at alpha (Benjamini and
 //! Yekutieli 2005), so an interval excludes 0 exactly for a discovery.
@@ -22,7 +25,10 @@ pub mod explain;
 pub mod flames;
 pub mod format;
 pub mod metrics;
+pub mod moderate;
 pub mod stats;
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -171,14 +177,19 @@ impl Comparison {
                 out.push(
                     "Unit: the run. Each run's figure for the step (its rate, cost per op, mean \
                      of the per-second largest response times) is one sample, so the variation \
-                     between runs is in the error; change = mean B / mean A - 1, Welch's t-test \
-                     on its logarithm."
+                     between runs is in the error; change = mean B / mean A - 1, tested on its \
+                     logarithm: a moderated t (Smyth 2004) where the noise of one run, pooled \
+                     over both sides, is shrunk towards that of the same figure in the other \
+                     steps (prior_df: the degrees of freedom borrowed), else Welch's t."
                         .to_string(),
                 );
                 if self.runs_a.min(self.runs_b) < ADVISED_RUNS {
                     out.push(format!(
-                        "With 2 runs on a side the test has one or two degrees of freedom and \
-                         its intervals are wide: {ADVISED_RUNS} or more runs a side are advised."
+                        "With 2 runs on a side a step's own noise has 2 degrees of freedom: a \
+                         change can be told only where the figure's other steps lend theirs \
+                         (a large change, a figure as steady in every step); a step noisier \
+                         than its peers, or a change of a few percent, cannot be told. \
+                         {ADVISED_RUNS} or more runs a side are advised."
                     ));
                 }
             }
@@ -238,13 +249,30 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         };
         explained.extend(explain::step_changes(&step.name, &sa, &sb));
         for metric in metrics::for_step(step) {
-            let test = sides(&metric, &sa, &sb, unit).and_then(|(x, y)| {
-                stats::ratio_test(&x, &y)
-                    .ok_or_else(|| "a side's value is 0: no ratio to test".to_string())
-            });
-            rows.push((step.name.clone(), metric, test));
+            let estimates = sides(&metric, &sa, &sb, unit);
+            // The steps a figure's noise is pooled over: rate-limited query steps (the
+            // background writer) apart from free-running ones.
+            let pool = (metric.key.clone(), step.sla.is_some());
+            rows.push((step.name.clone(), metric, estimates, pool));
         }
     }
+    let priors = match unit {
+        Unit::Runs => priors(&rows),
+        Unit::Seconds => Default::default(),
+    };
+    let rows: Vec<_> = rows
+        .into_iter()
+        .map(|(step, metric, estimates, pool)| {
+            let test = estimates.and_then(|(x, y)| {
+                priors
+                    .get(&pool)
+                    .and_then(|prior| stats::moderated_test(&x, &y, prior))
+                    .or_else(|| stats::ratio_test(&x, &y))
+                    .ok_or_else(|| "a side's value is 0: no ratio to test".to_string())
+            });
+            (step, metric, test)
+        })
+        .collect();
     let p: Vec<f64> = rows
         .iter()
         .filter_map(|(_, _, t)| t.as_ref().ok().map(|t| t.p))
@@ -288,6 +316,36 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         cmp.rows.push(row);
     }
     cmp
+}
+
+/// A row before its test: step, metric, each side's estimate, and the pool its noise is
+/// moderated in (metric key, rate-limited step).
+type Pending = (
+    String,
+    metrics::Metric,
+    Result<(Side, Side), String>,
+    (String, bool),
+);
+
+/// Per pool of rows (one figure over the steps of one kind), the prior of the moderated t
+/// (`moderate.rs`), where enough steps measured a spread.
+fn priors(rows: &[Pending]) -> BTreeMap<(String, bool), moderate::Prior> {
+    let mut pools: BTreeMap<(String, bool), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for (_, _, estimates, pool) in rows {
+        if let Some((s2, d)) = estimates
+            .as_ref()
+            .ok()
+            .and_then(|(a, b)| stats::pooled_log_variance(a, b))
+        {
+            let entry = pools.entry(pool.clone()).or_default();
+            entry.0.push(s2);
+            entry.1.push(d);
+        }
+    }
+    pools
+        .into_iter()
+        .filter_map(|(pool, (s2, d))| Some((pool, moderate::fit_prior(&s2, &d)?)))
+        .collect()
 }
 
 /// The step `name` of each run that completed it; `None` when some run does not have it.

@@ -13,7 +13,12 @@ use crate::report::model::{MICRO, Report, StepReport};
 
 /// Whether the report is over microbenchmark runs: every step but `prepare` is one.
 pub fn is_micro(r: &Report) -> bool {
-    let mut steps = r.steps.iter().filter(|s| *s != "prepare").peekable();
+    are_micro(&r.steps)
+}
+
+/// Whether `steps` are a microbenchmark's (every step but `prepare` is `<benchmark>.c<n>`).
+pub fn are_micro(steps: &[String]) -> bool {
+    let mut steps = steps.iter().filter(|s| *s != "prepare").peekable();
     steps.peek().is_some() && steps.all(|s| parse_step(s).is_some())
 }
 
@@ -57,9 +62,13 @@ pub fn tables(r: &Report) -> Vec<ViewTable> {
                     } else {
                         let mut c = relative_cell(stat, d.better, false);
                         if let Some(st) = stat {
-                            // The value itself, under its ratio.
-                            c.sub = fmt_value(st.median, d.digits);
-                            c.title = format!("{} {}", fmt_value(st.median, d.digits), d.label);
+                            // The value itself, under its ratio (before "too noisy").
+                            let value = fmt_value(st.median, d.digits);
+                            c.sub = match c.sub.as_str() {
+                                "" => value.clone(),
+                                why => format!("{value}, {why}"),
+                            };
+                            c.title = format!("{value} {}: {}", d.label, c.title);
                         }
                         c
                     };

@@ -10,6 +10,7 @@ pub mod gauges;
 pub mod group;
 pub mod html;
 pub mod markdown;
+pub mod marks;
 pub mod micro;
 pub mod model;
 pub mod names;

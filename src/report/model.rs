@@ -36,6 +36,10 @@ pub struct Stat {
     pub n: usize,
     /// `median / base median`; `None` for the base itself or when the base lacks the figure.
     pub relative: Option<f64>,
+    /// Whether the runs support a change of the relative value (`marks.rs`: the test of
+    /// `ibench compare`); set with `relative`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judged: Option<crate::report::marks::Judged>,
 }
 
 impl Stat {
@@ -58,6 +62,7 @@ impl Stat {
             max: v[n - 1],
             n,
             relative: None,
+            judged: None,
         })
     }
 }
@@ -229,6 +234,9 @@ pub struct Report {
     pub left_out: BTreeMap<String, Vec<String>>,
     /// Labels of `OpAgg::buckets_pct`.
     pub bucket_labels: Vec<String>,
+    /// Per configuration but the base: its cells by mark and its largest supported changes
+    /// (`marks.rs`), what the report shows first.
+    pub headline: Vec<crate::report::marks::Headline>,
     /// Figures per step.
     pub step_reports: Vec<StepReport>,
 }
@@ -570,7 +578,11 @@ pub fn build(groups: &[Group]) -> Result<Report> {
             groups: per_group,
         });
     }
+    crate::report::marks::judge_all(groups, &mut step_reports);
+    let micro = crate::report::micro::are_micro(&steps);
+    let names: Vec<String> = groups.iter().map(|g| g.name.clone()).collect();
     Ok(Report {
+        headline: crate::report::marks::headlines(&names, &step_reports, micro),
         generated_at: Utc::now(),
         base: base.name.clone(),
         groups: groups.iter().map(|g| group_info(base, g)).collect(),

@@ -206,6 +206,9 @@ pub struct Test {
     pub df: f64,
     /// Two-sided p-value of "no change".
     pub p: f64,
+    /// Degrees of freedom borrowed from the other steps of the same figure (the moderated
+    /// t, `moderate.rs`); 0 for Welch's t on this step's runs alone.
+    pub prior_df: f64,
 }
 
 /// Tests `mean_b / mean_a = 1`. `None` when a side's estimate is not positive (no ratio).
@@ -234,6 +237,48 @@ pub fn ratio_test(a: &Side, b: &Side) -> Option<Test> {
         t,
         df,
         p,
+        prior_df: 0.0,
+    })
+}
+
+/// The variance of the log of one run's value, pooled over both sides, and its degrees of
+/// freedom: `((n_a - 1) cv_a^2 + (n_b - 1) cv_b^2) / (n_a + n_b - 2)` with `cv` the
+/// relative standard deviation of one run (the delta method). `None` unless both sides
+/// have two runs and a positive mean.
+pub fn pooled_log_variance(a: &Side, b: &Side) -> Option<(f64, f64)> {
+    if a.n < 2 || b.n < 2 || !(a.mean > 0.0 && b.mean > 0.0) {
+        return None;
+    }
+    let (da, db) = ((a.n - 1) as f64, (b.n - 1) as f64);
+    let (ca, cb) = (a.sd_run / a.mean, b.sd_run / b.mean);
+    Some(((da * ca * ca + db * cb * cb) / (da + db), da + db))
+}
+
+/// The moderated t-test of `mean_b / mean_a = 1` (Smyth 2004; `moderate.rs`): the pooled
+/// variance of the log of one run's value squeezed towards `prior`, on `prior.df + d`
+/// degrees of freedom. `None` as for [`ratio_test`], or when the runs' spread is 0 (no
+/// evidence of noise to squeeze: Welch's exact answer stands).
+pub fn moderated_test(a: &Side, b: &Side, prior: &super::moderate::Prior) -> Option<Test> {
+    let welch = ratio_test(a, b)?;
+    let (s2, d) = pooled_log_variance(a, b)?;
+    if s2 <= 0.0 {
+        return None;
+    }
+    let post = super::moderate::squeeze(s2, d, prior);
+    let se = (post * (1.0 / a.n as f64 + 1.0 / b.n as f64)).sqrt();
+    let df = prior.df + d;
+    let t = welch.log_ratio / se;
+    let p = match StudentsT::new(0.0, 1.0, df) {
+        Ok(dist) => (2.0 * dist.sf(t.abs())).clamp(0.0, 1.0),
+        Err(_) => return None,
+    };
+    Some(Test {
+        se_log_ratio: se,
+        t,
+        df,
+        p,
+        prior_df: prior.df,
+        ..welch
     })
 }
 

@@ -1,0 +1,228 @@
+//! Honest marks: a report's relative cell is marked better or worse only where `ibench
+//! compare`'s test, on the same runs, calls the change (docs/reports.md). With one run on a
+//! side there is no estimate of the noise between runs: the cell is then marked by the
+//! 0.95/1.05 threshold and says "one run: no noise estimate". A ratio beyond the threshold
+//! that the runs do not support says "too noisy" instead of being marked. The headline counts
+//! the marks per configuration and names the largest supported changes.
+
+use serde::Serialize;
+
+use crate::report::compare::{self, Comparison, Verdict};
+use crate::report::figures::{self, Better};
+use crate::report::model::{HIGH_RATIO, LOW_RATIO, Stat, StepReport, mark};
+use crate::report::select::Group;
+
+/// What a relative cell may say about its change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mark {
+    /// Better, as the test calls it (or, one run a side, beyond the threshold).
+    Better,
+    /// Worse, likewise.
+    Worse,
+    /// No change called and the ratio within the 0.95/1.05 threshold.
+    Unchanged,
+    /// The ratio is beyond the threshold, but the runs do not support a change.
+    TooNoisy,
+    /// `compare` does not test this figure (one value per step it has no test for).
+    Untested,
+}
+
+/// The judgement of one relative cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Judged {
+    /// The mark.
+    pub mark: Mark,
+    /// A side has one run: marked by the threshold, no noise estimate.
+    pub one_run: bool,
+    /// The change's interval, percent, from `compare` (its level in the headline's note).
+    pub ci_pct: Option<[f64; 2]>,
+    /// Benjamini–Hochberg adjusted p-value from `compare`.
+    pub q: Option<f64>,
+    /// Why, in one sentence (compare's row, or what is missing).
+    pub note: String,
+}
+
+/// The note of a cell marked by the threshold because a side has one run.
+pub const ONE_RUN: &str = "one run: no noise estimate";
+
+/// Judges a relative value `relative` of figure `key` (better `better`) in `step`.
+pub fn judge(
+    cmp: &Comparison,
+    step: &str,
+    key: &str,
+    better: Better,
+    relative: f64,
+    one_run: bool,
+) -> Judged {
+    let beyond = mark(relative, better);
+    if one_run {
+        return Judged {
+            mark: match beyond {
+                "better" => Mark::Better,
+                "worse" => Mark::Worse,
+                _ => Mark::Unchanged,
+            },
+            one_run,
+            ci_pct: None,
+            q: None,
+            note: format!("{ONE_RUN}: marked beyond {LOW_RATIO}/{HIGH_RATIO}"),
+        };
+    }
+    let Some(row) = cmp.row(step, figures::tested_key(key)) else {
+        return Judged {
+            mark: Mark::Untested,
+            one_run,
+            ci_pct: None,
+            q: None,
+            note: "not tested (ibench compare has no test for this figure)".to_string(),
+        };
+    };
+    let mark = match row.verdict {
+        Verdict::Better => Mark::Better,
+        Verdict::Worse => Mark::Worse,
+        Verdict::Untestable => Mark::Untested,
+        Verdict::NoChange => Mark::Unchanged,
+        Verdict::Inconclusive if beyond.is_empty() => Mark::Unchanged,
+        Verdict::Inconclusive => Mark::TooNoisy,
+    };
+    Judged {
+        mark,
+        one_run,
+        ci_pct: row.ci_pct,
+        q: row.q,
+        note: row.text.clone(),
+    }
+}
+
+fn judge_map(
+    stats: &mut std::collections::BTreeMap<String, Stat>,
+    cmp: &Comparison,
+    step: &str,
+    one_run: bool,
+) {
+    for (key, s) in stats.iter_mut() {
+        let (Some(r), Some(def)) = (s.relative, figures::find(key)) else {
+            continue;
+        };
+        s.judged = Some(judge(cmp, step, key, def.better, r, one_run));
+    }
+}
+
+/// Judges every relative figure of `steps` (groups in the order of `groups`, base first)
+/// with one comparison of each configuration against the base.
+pub fn judge_all(groups: &[Group], steps: &mut [StepReport]) {
+    let Some((base, rest)) = groups.split_first() else {
+        return;
+    };
+    for (i, g) in rest.iter().enumerate() {
+        let cmp = compare::compare(&base.runs, &g.runs, &compare::Options::default());
+        let one_run = base.runs.len() < 2 || g.runs.len() < 2;
+        for step in steps.iter_mut() {
+            let Some(gs) = step.groups.get_mut(i + 1) else {
+                continue;
+            };
+            judge_map(&mut gs.throughput, &cmp, &step.name, one_run);
+            judge_map(&mut gs.efficiency, &cmp, &step.name, one_run);
+            judge_map(&mut gs.micro, &cmp, &step.name, one_run);
+        }
+    }
+}
+
+/// One of the largest changes of a configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopChange {
+    /// Step.
+    pub step: String,
+    /// Figure key.
+    pub key: String,
+    /// Its label.
+    pub figure: String,
+    /// Median relative to the base's median.
+    pub relative: f64,
+    /// Better or worse.
+    pub mark: Mark,
+    /// compare's interval of the change, percent.
+    pub ci_pct: Option<[f64; 2]>,
+}
+
+/// Per configuration against the base: its cells counted by mark, and its largest changes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Headline {
+    /// Configuration.
+    pub group: String,
+    /// A side has one run: marks by the threshold, no noise estimate.
+    pub one_run: bool,
+    /// Cells marked better.
+    pub better: usize,
+    /// Cells marked worse.
+    pub worse: usize,
+    /// Cells unchanged (no change called, ratio within the threshold).
+    pub unchanged: usize,
+    /// Cells beyond the threshold that the runs do not support.
+    pub too_noisy: usize,
+    /// Cells with a relative value that compare does not test.
+    pub untested: usize,
+    /// The five largest supported changes, largest first (by the size of the log ratio).
+    pub largest: Vec<TopChange>,
+}
+
+/// How many largest changes the headline names.
+pub const TOP: usize = 5;
+
+/// The headline of every configuration but the base (`names[i]` is group `i`).
+pub fn headlines(names: &[String], steps: &[StepReport], micro: bool) -> Vec<Headline> {
+    (1..names.len())
+        .map(|gi| {
+            let mut h = Headline {
+                group: names[gi].clone(),
+                one_run: false,
+                better: 0,
+                worse: 0,
+                unchanged: 0,
+                too_noisy: 0,
+                untested: 0,
+                largest: Vec::new(),
+            };
+            for step in steps {
+                let Some(gs) = step.groups.get(gi) else {
+                    continue;
+                };
+                // A microbenchmark step's figures are in `micro` (its throughput and
+                // efficiency maps hold the same figures again under the step's keys).
+                let maps = if micro {
+                    vec![&gs.micro]
+                } else {
+                    vec![&gs.throughput, &gs.efficiency]
+                };
+                for (key, s) in maps.into_iter().flatten() {
+                    let (Some(j), Some(r)) = (&s.judged, s.relative) else {
+                        continue;
+                    };
+                    h.one_run |= j.one_run;
+                    match j.mark {
+                        Mark::Better => h.better += 1,
+                        Mark::Worse => h.worse += 1,
+                        Mark::Unchanged => h.unchanged += 1,
+                        Mark::TooNoisy => h.too_noisy += 1,
+                        Mark::Untested => h.untested += 1,
+                    }
+                    if matches!(j.mark, Mark::Better | Mark::Worse) && r > 0.0 {
+                        h.largest.push(TopChange {
+                            step: step.name.clone(),
+                            key: key.clone(),
+                            figure: figures::label(key),
+                            relative: r,
+                            mark: j.mark,
+                            ci_pct: j.ci_pct,
+                        });
+                    }
+                }
+            }
+            h.largest
+                .sort_by(|a, b| b.relative.ln().abs().total_cmp(&a.relative.ln().abs()));
+            h.largest.truncate(TOP);
+            h
+        })
+        .collect()
+}
