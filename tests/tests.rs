@@ -28,6 +28,10 @@ mod rate;
 mod report;
 mod report_charts;
 
+/// Honest marks: a relative cell marked only where compare's test supports it (A/A marks
+/// nothing; synchronous=FULL is marked worse where fsync binds), the headline, one run a side.
+mod marks;
+
 /// `ibench compare`: A/A comparisons on SQLite and a managed PostgreSQL call (almost) nothing
 /// a change, an injected change is found within its interval, one run a side says that only
 /// noise within runs counts, bad thresholds are usage errors.

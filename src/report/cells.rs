@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::report::marks::{Mark, ONE_RUN};
+use crate::report::marks::Mark;
 use crate::report::model::{Better, GroupStep, MetricDef, Stat, StepReport, THROUGHPUT, mark};
 
 /// One table cell: its text and how it is marked.
@@ -111,9 +111,7 @@ pub fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
         }
         Mark::Unchanged | Mark::Untested => {}
     }
-    if j.one_run && !c.class.is_empty() {
-        c.sub = ONE_RUN.to_string();
-    }
+    // One run a side: the table's title says so (marks::one_run_note), the tooltip too.
     c
 }
 

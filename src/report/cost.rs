@@ -5,6 +5,7 @@
 
 use crate::output::format::rate;
 use crate::report::cells::{self, Cell, Section, ViewTable};
+use crate::report::marks::{Judged, Mark};
 use crate::report::model::{Better, Report, mark};
 
 /// Seconds in an hour.
@@ -18,6 +19,39 @@ pub fn ops_per_unit(ops_per_s: f64, cost_per_hour: f64) -> f64 {
 /// The cost of a million operations: `price per hour / (ops_per_s x 3600) x 10^6`.
 pub fn cost_per_million(ops_per_s: f64, cost_per_hour: f64) -> f64 {
     cost_per_hour / (ops_per_s * HOUR) * 1e6
+}
+
+/// The mark of a throughput per unit of cost `rel` times the base's, the hosts' prices in the
+/// ratio `price_ratio` (base / this): marked only where the interval of the throughput's
+/// change (`ibench compare`'s, `marks.rs`), scaled by the prices (exact), lies beyond the
+/// +-3% noise threshold on one side; by the 0.95/1.05 threshold with one run a side; else, beyond
+/// that threshold, "noisy".
+fn cost_mark(rel: f64, price_ratio: f64, judged: Option<&Judged>) -> &'static str {
+    let beyond = mark(rel, Better::Higher);
+    let Some(j) = judged else { return "" };
+    if j.one_run {
+        return beyond;
+    }
+    let band = crate::report::compare::DEFAULT_NOISE_PCT / 100.0;
+    match (j.mark, j.ci_pct) {
+        (Mark::Better | Mark::Worse | Mark::Unchanged | Mark::TooNoisy, Some([lo, hi])) => {
+            let (lo, hi) = (
+                (1.0 + lo / 100.0) * price_ratio,
+                (1.0 + hi / 100.0) * price_ratio,
+            );
+            if lo > 1.0 + band {
+                "better"
+            } else if hi < 1.0 - band {
+                "worse"
+            } else if beyond.is_empty() {
+                ""
+            } else {
+                "noisy"
+            }
+        }
+        _ if beyond.is_empty() => "",
+        _ => "noisy",
+    }
 }
 
 /// `v` with three significant digits: `0.00694`, `1.25`, `1250`.
@@ -98,7 +132,11 @@ pub fn section(r: &Report) -> Option<Section> {
             {
                 let rel = ops_per_unit(t, price) / ops_per_unit(bt, bp);
                 cell.sub = format!("{rel:.2}x base");
-                cell.class = mark(rel, Better::Higher).to_string();
+                let s = &r.step_reports[si];
+                let judged = cells::primary(s)
+                    .and_then(|d| s.groups[gi].throughput.get(d.key))
+                    .and_then(|st| st.judged.as_ref());
+                cell.class = cost_mark(rel, bp / price, judged).to_string();
             }
             a.push(cell);
             b.push(Cell::plain(significant(cost_per_million(t, price))));

@@ -30,10 +30,9 @@ fn table(t: &ViewTable) -> String {
 /// Renders every table of the report (no charts) as Markdown.
 pub fn render(report: &Report) -> String {
     let mut out = format!(
-        "# ibench report: base {}\n\nRelative values below {} or above {} are in **bold**.\n",
+        "# ibench report: base {}\n\nMarked values (better or worse) are in **bold**: only \
+         where the runs support the change (see the headline).\n",
         escape(&report.base),
-        crate::report::model::LOW_RATIO,
-        crate::report::model::HIGH_RATIO
     );
     for s in view::sections(report) {
         out.push_str(&format!("\n## {}\n\n{}\n", s.title, escape(&s.note)));

@@ -43,6 +43,13 @@ pub struct Judged {
     pub note: String,
 }
 
+/// How relative values are marked, in one sentence for every format.
+pub const LEGEND: &str = "A relative value is marked better or worse only where the runs \
+    support the change (the test of ibench compare: a moderated t on the runs, false discovery \
+    rate 1%, interval beyond +-3%); a ratio below 0.95 or above 1.05 they do not support says \
+    'too noisy'; with one run on a side, values below 0.95 or above 1.05 are marked and say \
+    'one run: no noise estimate'.";
+
 /// The note of a cell marked by the threshold because a side has one run.
 pub const ONE_RUN: &str = "one run: no noise estimate";
 
@@ -225,4 +232,106 @@ pub fn headlines(names: &[String], steps: &[StepReport], micro: bool) -> Vec<Hea
             h
         })
         .collect()
+}
+
+/// What a relative table adds to its title when a configuration or the base has one run:
+/// `""` otherwise.
+pub fn one_run_note(r: &crate::report::model::Report) -> String {
+    let names: Vec<&str> = r
+        .headline
+        .iter()
+        .filter(|h| h.one_run)
+        .map(|h| h.group.as_str())
+        .collect();
+    if names.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; {}: a side has one run, marked below {LOW_RATIO} or above {HIGH_RATIO} ({ONE_RUN})",
+        names.join(", ")
+    )
+}
+
+fn fmt_change(c: &TopChange) -> String {
+    let ci = c
+        .ci_pct
+        .map(|ci| format!(" {}", compare::fmt_ci(Some(ci))))
+        .unwrap_or_default();
+    format!(
+        "{} {} {:.2}x{ci} ({})",
+        c.step,
+        c.figure,
+        c.relative,
+        match c.mark {
+            Mark::Better => "better",
+            _ => "worse",
+        }
+    )
+}
+
+/// The headline as the report's first section: a row per configuration against the base.
+/// `None` with one configuration.
+pub fn headline_section(r: &crate::report::model::Report) -> Option<crate::report::cells::Section> {
+    use crate::report::cells::{Cell, Section, ViewTable};
+    if r.headline.is_empty() {
+        return None;
+    }
+    let rows = r
+        .headline
+        .iter()
+        .map(|h| {
+            let count = |n: usize, class: &str| {
+                if n > 0 {
+                    Cell::marked(n.to_string(), class)
+                } else {
+                    Cell::plain("0")
+                }
+            };
+            let mut name = Cell::plain(h.group.clone());
+            if h.one_run {
+                name.sub = ONE_RUN.to_string();
+            }
+            vec![
+                name,
+                count(h.better, "better"),
+                count(h.worse, "worse"),
+                Cell::plain(h.unchanged.to_string()),
+                Cell::plain(h.too_noisy.to_string()),
+                Cell::plain(h.untested.to_string()),
+                Cell::plain(if h.largest.is_empty() {
+                    "none".to_string()
+                } else {
+                    h.largest
+                        .iter()
+                        .map(fmt_change)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                }),
+            ]
+        })
+        .collect();
+    Some(Section {
+        id: "headline".to_string(),
+        title: format!("Headline: against {}", r.base),
+        note: format!(
+            "Per configuration, its relative cells (every step's throughput and efficiency \
+             figures) by what the runs support, and the {TOP} largest supported changes (ratio \
+             of medians; interval of the ratio of means from ibench compare). {LEGEND}"
+        ),
+        tables: vec![ViewTable {
+            title: format!("configurations against {}", r.base),
+            header: [
+                "config",
+                "better",
+                "worse",
+                "unchanged",
+                "too noisy",
+                "untested",
+                "largest supported changes",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }],
+    })
 }

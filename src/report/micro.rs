@@ -1,7 +1,7 @@
 //! Reports over microbenchmark runs (steps `<benchmark>.c<clients>`): one table per figure
 //! ([`MICRO`]: QPS, rows/s, p95, cpu/o, cs/o, rKB/o, wKB/o) with a row per benchmark and
 //! client count and a column per configuration, the base's absolute and the others' relative
-//! to it (marked below 0.95 and above 1.05); and, per benchmark, throughput-vs-clients and
+//! to it (marked where the runs support a change, marks.rs); and, per benchmark, throughput-vs-clients and
 //! p95-vs-clients charts with one line per configuration.
 
 pub use crate::report::names::parse_step;

@@ -133,7 +133,10 @@ pub fn section(r: &Report) -> Option<Section> {
         ),
         tables: vec![
             ViewTable {
-                title: format!("relative to {base} (median / base median)"),
+                title: format!(
+                    "relative to {base} (median / base median{})",
+                    crate::report::marks::one_run_note(r)
+                ),
                 header: header.clone(),
                 rows: rel,
             },

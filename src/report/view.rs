@@ -55,7 +55,11 @@ fn throughput_tables(r: &Report) -> Vec<ViewTable> {
             rows: abs,
         },
         ViewTable {
-            title: format!("relative to {} (median / base median)", r.base),
+            title: format!(
+                "relative to {} (median / base median{})",
+                r.base,
+                crate::report::marks::one_run_note(r)
+            ),
             header,
             rows: rel,
         },
@@ -458,7 +462,10 @@ pub fn header_section(r: &Report) -> Section {
 
 /// Every section but the per-step response-time and chart parts, in report order.
 pub fn sections(r: &Report) -> Vec<Section> {
-    let mut out = vec![header_section(r)];
+    let mut out: Vec<Section> = crate::report::marks::headline_section(r)
+        .into_iter()
+        .collect();
+    out.push(header_section(r));
     if crate::report::micro::is_micro(r) {
         // A row per benchmark and client count: a column per step would be hundreds wide.
         out.push(Section {
@@ -468,11 +475,11 @@ pub fn sections(r: &Report) -> Vec<Section> {
                 "One table per figure; a row per benchmark and client count; the base's value, \
                  and each other configuration's relative to it (its value below). An op is one \
                  statement, or one transaction of read-only, write-only and read-write; rows/s \
-                 counts rows returned, changed, or scanned (scan). Relative values below {} or \
-                 above {} are marked: red where worse, green where better. cpu/o and cs/o are \
-                 the DBMS's processes (docs/metrics.md), rKB/o and wKB/o its device.",
-                crate::report::model::LOW_RATIO,
-                crate::report::model::HIGH_RATIO
+                 counts rows returned, changed, or scanned (scan). Relative values are marked \
+                 red where worse, green where better, only where the runs support the change \
+                 (see the headline). cpu/o and cs/o are the DBMS's processes \
+                 (docs/metrics.md), rKB/o and wKB/o its device{}.",
+                crate::report::marks::one_run_note(r)
             ),
             tables: crate::report::micro::tables(r),
         });
@@ -481,12 +488,10 @@ pub fn sections(r: &Report) -> Vec<Section> {
     out.push(Section {
         id: "throughput".to_string(),
         title: "Throughput".to_string(),
-        note: format!(
-            "Per step: queries/s for query steps, indexed rows/s for l.x, inserted rows/s for \
-             load steps. Relative values below {} or above {} are marked.",
-            crate::report::model::LOW_RATIO,
-            crate::report::model::HIGH_RATIO
-        ),
+        note: "Per step: queries/s for query steps, indexed rows/s for l.x, inserted rows/s \
+               for load steps. Relative values are marked only where the runs support the \
+               change (see the headline)."
+            .to_string(),
         tables: throughput_tables(r),
     });
     out.extend(crate::report::versions::section(r));
@@ -509,11 +514,16 @@ pub fn sections(r: &Report) -> Vec<Section> {
         out.push(Section {
             id: "efficiency".to_string(),
             title: "Efficiency".to_string(),
-            note: "Per op: per row inserted in load steps, per query in query steps \
-                   (docs/metrics.md gives each formula). Lower is better. A relative value \
-                   is shown only where the base's median is above the figure's resolution \
-                   (one unit of its last digit); else -."
-                .to_string(),
+            note: format!(
+                "Per op: per row inserted in load steps, per query in query steps \
+                 (docs/metrics.md gives each formula). Lower is better. A relative value is \
+                 shown only where the base's median is above the figure's resolution (one unit \
+                 of its last digit); else -. It is marked where ibench compare's test \
+                 supports the change (it tests CPU per op; KB and context switches per op are \
+                 untested, not marked), or, with one run on a side, by the 0.95/1.05 \
+                 threshold{}.",
+                crate::report::marks::one_run_note(r)
+            ),
             tables: eff,
         });
     }
