@@ -131,6 +131,14 @@ fn a_a_marks_nothing_in_the_report_nor_in_compare() {
         .filter(|r| r["significant"] == true)
         .collect();
     assert!(called.is_empty(), "compare called {called:#?}");
+    let text = cmd(&bench, &["compare", "a", "b"]);
+    text.assert_success();
+    assert!(
+        text.stdout.contains("Headline: 0 better, 0 worse,")
+            && text.stdout.contains("largest changes called: none"),
+        "{}",
+        text.stdout
+    );
 }
 
 #[test]
@@ -196,6 +204,15 @@ fn synchronous_full_is_marked_worse_where_fsync_binds_with_an_interval_covering_
     for step in ["l.i0", "l.i1", "l.i2"] {
         assert_ne!(row(step)["verdict"], "better", "{}", row(step));
     }
+
+    let text = cmd(&bench, &["compare", "off", "full"]);
+    text.assert_success();
+    let headline = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Headline: "))
+        .unwrap_or_else(|| panic!("{}", text.stdout));
+    assert!(headline.contains("l.i2 ins/s -"), "{headline}");
 
     // The report: the same cell marked worse in JSON, bold in Markdown, in the headline.
     let r = json(&bench, &["report", "off", "full", "--format", "json"]);

@@ -335,3 +335,57 @@ pub fn headline_section(r: &crate::report::model::Report) -> Option<crate::repor
         }],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::compare::{Row, Unit};
+
+    fn cmp(verdict: Verdict) -> Comparison {
+        Comparison {
+            runs_a: 3,
+            runs_b: 3,
+            unit: Unit::Runs,
+            alpha: 0.01,
+            noise_pct: 3.0,
+            tests: 1,
+            discoveries: 0,
+            ci_level: 0.99,
+            rows: vec![Row {
+                step: "l.i1".into(),
+                metric: "ins/s".into(),
+                key: "inserts_per_s".into(),
+                better: Better::Higher,
+                test: None,
+                q: Some(0.5),
+                ci_pct: Some([-60.0, 10.0]),
+                verdict,
+                significant: verdict.is_significant(),
+                note: String::new(),
+                text: "ins/s ...".into(),
+            }],
+            explain: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_cell_is_marked_only_as_compare_calls_it() {
+        let j = |v, r| judge(&cmp(v), "l.i1", "inserts_per_s", Better::Higher, r, false).mark;
+        // A 0.60 ratio the runs do not support is too noisy, not worse.
+        assert_eq!(j(Verdict::Inconclusive, 0.6), Mark::TooNoisy);
+        assert_eq!(j(Verdict::Inconclusive, 0.98), Mark::Unchanged);
+        assert_eq!(j(Verdict::Worse, 0.6), Mark::Worse);
+        assert_eq!(j(Verdict::Better, 1.6), Mark::Better);
+        assert_eq!(j(Verdict::NoChange, 1.01), Mark::Unchanged);
+        // A figure compare does not test is not marked, whatever its ratio.
+        let c = cmp(Verdict::Worse);
+        let kb = judge(&c, "l.i1", "kb_read_per_op", Better::Lower, 3.0, false);
+        assert_eq!(kb.mark, Mark::Untested);
+        // One run a side: the threshold, said so.
+        let one = judge(&c, "l.i1", "kb_read_per_op", Better::Lower, 3.0, true);
+        assert_eq!((one.mark, one.one_run), (Mark::Worse, true));
+        assert!(one.note.starts_with(ONE_RUN), "{}", one.note);
+        let one = judge(&c, "l.i1", "inserts_per_s", Better::Higher, 1.03, true);
+        assert_eq!(one.mark, Mark::Unchanged);
+    }
+}

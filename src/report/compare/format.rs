@@ -1,5 +1,5 @@
 //! How `ibench compare` writes its numbers: p-values, percentages, intervals, confidence
-//! levels.
+//! levels, and its headline.
 
 /// `p<0.001`, `p<0.01` or `p=0.034`.
 pub fn fmt_p(p: f64) -> String {
@@ -51,6 +51,53 @@ pub fn fmt_level(level: f64) -> String {
 pub fn fmt_num(v: f64) -> String {
     let s = format!("{v:.4}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// How many largest changes the headline names (as the report's, `marks.rs`).
+const TOP: usize = 5;
+
+/// The comparison in one line, what the terminal shows before the table (the report's
+/// headline, `marks.rs`, counts its cells the same way): rows by verdict, and the largest
+/// changes called, by the size of the log ratio.
+pub fn headline(cmp: &super::Comparison) -> String {
+    use super::Verdict;
+    let count = |v: Verdict| cmp.rows.iter().filter(|r| r.verdict == v).count();
+    let mut called: Vec<&super::Row> = cmp
+        .rows
+        .iter()
+        .filter(|r| r.verdict.is_significant())
+        .collect();
+    let size = |r: &super::Row| r.test.as_ref().map_or(0.0, |t| t.log_ratio.abs());
+    called.sort_by(|x, y| size(y).total_cmp(&size(x)));
+    let largest: Vec<String> = called
+        .iter()
+        .take(TOP)
+        .filter_map(|r| {
+            let t = r.test.as_ref()?;
+            Some(format!(
+                "{} {} {} {} ({})",
+                r.step,
+                r.metric,
+                fmt_pct(t.change_pct),
+                fmt_ci(r.ci_pct),
+                r.verdict.as_str()
+            ))
+        })
+        .collect();
+    format!(
+        "Headline: {} better, {} worse, {} no change, {} inconclusive, {} untestable; largest \
+         changes called: {}",
+        count(Verdict::Better),
+        count(Verdict::Worse),
+        count(Verdict::NoChange),
+        count(Verdict::Inconclusive),
+        count(Verdict::Untestable),
+        if largest.is_empty() {
+            "none".to_string()
+        } else {
+            largest.join("; ")
+        }
+    )
 }
 
 #[cfg(test)]
