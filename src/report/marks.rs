@@ -252,23 +252,6 @@ pub fn one_run_note(r: &crate::report::model::Report) -> String {
     )
 }
 
-fn fmt_change(c: &TopChange) -> String {
-    let ci = c
-        .ci_pct
-        .map(|ci| format!(" {}", compare::fmt_ci(Some(ci))))
-        .unwrap_or_default();
-    format!(
-        "{} {} {:.2}x{ci} ({})",
-        c.step,
-        c.figure,
-        c.relative,
-        match c.mark {
-            Mark::Better => "better",
-            _ => "worse",
-        }
-    )
-}
-
 /// The headline as the report's first section: a row per configuration against the base.
 /// `None` with one configuration.
 pub fn headline_section(r: &crate::report::model::Report) -> Option<crate::report::cells::Section> {
@@ -298,18 +281,61 @@ pub fn headline_section(r: &crate::report::model::Report) -> Option<crate::repor
                 Cell::plain(h.unchanged.to_string()),
                 Cell::plain(h.too_noisy.to_string()),
                 Cell::plain(h.untested.to_string()),
-                Cell::plain(if h.largest.is_empty() {
-                    "none".to_string()
-                } else {
-                    h.largest
-                        .iter()
-                        .map(fmt_change)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                }),
             ]
         })
         .collect();
+    let largest: Vec<Vec<Cell>> = r
+        .headline
+        .iter()
+        .flat_map(|h| {
+            h.largest.iter().map(|c| {
+                let class = match c.mark {
+                    Mark::Better => "better",
+                    _ => "worse",
+                };
+                vec![
+                    Cell::plain(h.group.clone()),
+                    Cell::plain(c.step.clone()),
+                    Cell::plain(c.figure.clone()),
+                    Cell::marked(format!("{:.2}", c.relative), class),
+                    Cell::plain(
+                        c.ci_pct
+                            .map(|ci| compare::fmt_ci(Some(ci)))
+                            .unwrap_or_else(|| ONE_RUN.to_string()),
+                    ),
+                ]
+            })
+        })
+        .collect();
+    let mut tables = vec![ViewTable {
+        title: format!("configurations against {}: relative cells by mark", r.base),
+        header: [
+            "config",
+            "better",
+            "worse",
+            "unchanged",
+            "too noisy",
+            "untested",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }];
+    if !largest.is_empty() {
+        tables.push(ViewTable {
+            title: format!("the {TOP} largest supported changes per configuration"),
+            header: [
+                "config",
+                "step",
+                "figure",
+                "relative",
+                "interval of the change",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: largest,
+        });
+    }
     Some(Section {
         id: "headline".to_string(),
         title: format!("Headline: against {}", r.base),
@@ -318,24 +344,9 @@ pub fn headline_section(r: &crate::report::model::Report) -> Option<crate::repor
              figures) by what the runs support, and the {TOP} largest supported changes (ratio \
              of medians; interval of the ratio of means from ibench compare). {LEGEND}"
         ),
-        tables: vec![ViewTable {
-            title: format!("configurations against {}", r.base),
-            header: [
-                "config",
-                "better",
-                "worse",
-                "unchanged",
-                "too noisy",
-                "untested",
-                "largest supported changes",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        }],
+        tables,
     })
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
