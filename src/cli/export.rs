@@ -95,3 +95,25 @@ pub fn execute(args: &ExportArgs) -> Result<()> {
         ExportFormat::Csv => stdout::print(&csv(&run)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_csv_figure_columns_are_the_registry_s_keys() {
+        // Columns that are figures carry the key every report and compare use (figures.rs).
+        let not_figures = [
+            "run", "step", "status", "op", "count", "p50_us", "p90_us", "p99_us", "p999_us",
+            "max_us",
+        ];
+        for column in CSV_HEADER.split(',') {
+            if !not_figures.contains(&column) {
+                assert!(
+                    crate::report::figures::find(column).is_some(),
+                    "{column} is not in the registry of figures"
+                );
+            }
+        }
+    }
+}

@@ -151,7 +151,12 @@ impl LiveRates {
 
     /// `ins/s 12.3k  del/s 12.3k  q/s 4.5k`, leaving out rates that are zero.
     pub fn message(&self) -> String {
-        let names = ["ins/s", "del/s", "q/s"];
+        use crate::report::figures::header;
+        let names = [
+            header("inserts_per_s"),
+            header("deletes_per_s"),
+            header("queries_per_s"),
+        ];
         let parts: Vec<String> = names
             .iter()
             .zip(self.rates)

@@ -35,11 +35,12 @@ pub struct StepOptions {
 }
 
 fn step_line(step: &StepResult) -> String {
+    use crate::report::figures::header;
     let mut parts = vec![format::seconds(step.duration_s)];
     for (name, v) in [
-        ("ins/s", step.inserts_per_s),
-        ("del/s", step.deletes_per_s),
-        ("q/s", step.queries_per_s),
+        (header("inserts_per_s"), step.inserts_per_s),
+        (header("deletes_per_s"), step.deletes_per_s),
+        (header("queries_per_s"), step.queries_per_s),
     ] {
         if v > 0.0 {
             parts.push(format!("{} {name}", format::rate(v)));
