@@ -186,10 +186,10 @@ impl Comparison {
                 if self.runs_a.min(self.runs_b) < ADVISED_RUNS {
                     out.push(format!(
                         "With 2 runs on a side a step's own noise has 2 degrees of freedom: a \
-                         change can be told only where the figure's other steps lend theirs \
-                         (a large change, a figure as steady in every step); a step noisier \
-                         than its peers, or a change of a few percent, cannot be told. \
-                         {ADVISED_RUNS} or more runs a side are advised."
+                         change can be told only when far beyond the noise, and where the \
+                         figure's many steps agree in their noise (prior_df > 0); a step \
+                         noisier than its peers, a change of a few percent, or a figure of \
+                         two or three steps cannot be told. {ADVISED_RUNS} or more runs a side are advised."
                     ));
                 }
             }
