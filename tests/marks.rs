@@ -131,6 +131,13 @@ fn a_a_marks_nothing_in_the_report_nor_in_compare() {
         .filter(|r| r["significant"] == true)
         .collect();
     assert!(called.is_empty(), "compare called {called:#?}");
+    assert!(
+        cmp["headline"]
+            .as_str()
+            .unwrap()
+            .starts_with("Headline: 0 better, 0 worse,"),
+        "{cmp}"
+    );
     let text = cmd(&bench, &["compare", "a", "b"]);
     text.assert_success();
     assert!(

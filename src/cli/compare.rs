@@ -144,7 +144,7 @@ fn render(cmp: &Comparison, a: &str, b: &str) -> String {
         out.push_str(&line);
         out.push('\n');
     }
-    out.push_str(&crate::report::compare::format::headline(cmp));
+    out.push_str(&cmp.headline);
     out.push_str("\n\n");
     let n_header = match cmp.unit {
         Unit::Runs => "runs A/B",

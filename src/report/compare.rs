@@ -160,6 +160,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Per step, the DBMS's gauges and wait events that changed most (descriptive, untested).
     pub explain: Vec<explain::Change>,
+    /// The comparison in one line: rows by verdict and the largest changes called
+    /// ([`format::headline`]), what the terminal shows above the table.
+    pub headline: String,
 }
 
 impl Comparison {
@@ -291,6 +294,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         ci_level,
         rows: Vec::new(),
         explain: explained,
+        headline: String::new(),
     };
     let mut q = q.into_iter();
     for (step, metric, test) in rows {
@@ -315,6 +319,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         };
         cmp.rows.push(row);
     }
+    cmp.headline = format::headline(&cmp);
     cmp
 }
 
@@ -552,6 +557,7 @@ mod tests {
             ci_level: stats::fcr_level(0.01, tests, 0),
             rows: Vec::new(),
             explain: Vec::new(),
+            headline: String::new(),
         }
     }
 

@@ -376,6 +376,7 @@ mod tests {
                 text: "ins/s ...".into(),
             }],
             explain: Vec::new(),
+            headline: String::new(),
         }
     }
 
