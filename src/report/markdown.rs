@@ -29,11 +29,13 @@ fn table(t: &ViewTable) -> String {
 
 /// Renders every table of the report (no charts) as Markdown.
 pub fn render(report: &Report) -> String {
-    let mut out = format!(
-        "# ibench report: base {}\n\nMarked values (better or worse) are in **bold**: only \
-         where the runs support the change (see the headline).\n",
-        escape(&report.base),
-    );
+    let mut out = format!("# ibench report: base {}\n", escape(&report.base));
+    if !report.headline.is_empty() {
+        out.push_str(
+            "\nMarked values (better or worse) are in **bold**: only where the runs support \
+             the change (see the headline).\n",
+        );
+    }
     for s in view::sections(report) {
         out.push_str(&format!("\n## {}\n\n{}\n", s.title, escape(&s.note)));
         for t in &s.tables {
