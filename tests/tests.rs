@@ -46,6 +46,11 @@ mod bad_input;
 /// and MyRocks; bad flags refused in one line.
 mod tpcc;
 
+/// Prepared datasets: a TPC-C load saved (`--prepare-only`, `ibench dataset save`) and
+/// restored (`--from-dataset`) on SQLite and a managed PostgreSQL with the same rows
+/// (checksummed with the test's own SQL), a consistent run on it, mismatches refused.
+mod dataset;
+
 /// Managed throwaway servers started by ibench: PostgreSQL, MariaDB InnoDB and MyRocks (queue
 /// invariants, config fragments in effect, LD_PRELOAD, no server left behind).
 mod managed;

@@ -69,6 +69,9 @@ pub struct TpccArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub dataset: super::dataset::DatasetArgs,
 }
 
 /// A mix `--mix` takes, or a one-line error naming those it takes.
@@ -93,6 +96,7 @@ impl TpccArgs {
             max_tries: self.max_tries,
             max_reconnects: self.max_reconnects,
             max_error_pct: self.max_error_rate,
+            load_only: false,
         };
         tpcc.validate(flag_name)?;
         if !tpcc.prepare && self.target.path.is_none() && self.target.url.is_none() {
@@ -100,8 +104,10 @@ impl TpccArgs {
                 "--no-prepare uses existing tables: give --path or --url to find them",
             ));
         }
-        self.target
-            .run_spec(&self.output, WorkloadSpec::Tpcc(tpcc), !self.no_maintenance)
+        let spec =
+            self.target
+                .run_spec(&self.output, WorkloadSpec::Tpcc(tpcc), !self.no_maintenance)?;
+        self.dataset.apply(spec)
     }
 }
 

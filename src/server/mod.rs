@@ -86,6 +86,9 @@ pub struct StartContext<'a> {
     /// the server's connection limit for them when its default is smaller (a user's config
     /// still has the last word). 0: leave the default.
     pub connections: usize,
+    /// The data directory was restored from a dataset: the family starts the server on it
+    /// (with this run's port and password) instead of initialising one.
+    pub restored: bool,
 }
 
 /// Connections ibench itself may hold beside a run's clients: counters, maintenance, set-up.
@@ -223,6 +226,8 @@ pub struct ManagedServer {
     pub cleanup: Vec<PathBuf>,
     /// For a kept server: where its credentials are, and how to connect.
     pub credentials: Option<String>,
+    /// What restoring a dataset into its data directory did, if it started from one.
+    pub restored: Option<crate::dataset::Restored>,
     family: &'static dyn ServerFamily,
     keep: bool,
 }
@@ -230,13 +235,14 @@ pub struct ManagedServer {
 impl ManagedServer {
     /// Initialises and starts a server for the target's `params` in `dir` (created; must not
     /// exist yet), logging to `log`, with room for `connections` client connections (0: the
-    /// server's default limit).
+    /// server's default limit); its data directory restored from `dataset` when given.
     pub fn start(
         spec: &ServerSpec,
         params: &Params,
         dir: &Path,
         log: &Path,
         connections: usize,
+        dataset: Option<&crate::dataset::Dataset>,
     ) -> Result<Self> {
         let family = require_family(spec.kind)?;
         family.check_params(params).map_err(UsageError::new)?;
@@ -276,6 +282,13 @@ impl ManagedServer {
         let log = std::path::absolute(log)
             .with_context(|| format!("cannot resolve {}", log.display()))?;
         private_dir(&dir, account.as_ref())?;
+        let restored = match dataset {
+            Some(d) => {
+                let owner = account.as_ref().map(|u| (u.uid.as_raw(), u.gid.as_raw()));
+                Some(crate::dataset::restore(d, &dir.join("data"), owner)?)
+            }
+            None => None,
+        };
         let password = process::random_password();
         let ctx = StartContext {
             spec,
@@ -292,9 +305,11 @@ impl ManagedServer {
             } else {
                 connections.saturating_add(OWN_CONNECTIONS)
             },
+            restored: restored.is_some(),
         };
         let mut server = family.start(&ctx)?;
         server.preload = preload;
+        server.restored = restored;
         if server.keep {
             // A server left running is for the user to inspect, during the run too: how to
             // reach it goes to a file only the user can read, as soon as it runs.
@@ -328,6 +343,7 @@ impl ManagedServer {
             user: ctx.account.cloned(),
             cleanup: Vec::new(),
             credentials: None,
+            restored: None,
             family,
             keep: ctx.spec.keep,
         }

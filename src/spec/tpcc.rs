@@ -75,6 +75,9 @@ pub struct TpccSpec {
     /// (default 100: none does, since contention is TPC-C's own: retries are counted per
     /// transaction type instead).
     pub max_error_pct: f64,
+    /// Only the load (`--prepare-only`): no transactions after it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub load_only: bool,
 }
 
 impl Default for TpccSpec {
@@ -95,6 +98,7 @@ impl Default for TpccSpec {
             // Conflicts are part of the workload (MyRocks at one warehouse and 4 clients
             // retries a fifth of its transactions): reported per type, not a failure.
             max_error_pct: 100.0,
+            load_only: false,
         }
     }
 }
@@ -143,6 +147,9 @@ impl TpccSpec {
         let mut names = Vec::new();
         if self.prepare {
             names.push("prepare".to_string());
+        }
+        if self.load_only {
+            return names;
         }
         for c in &self.clients {
             names.push(format!("tpcc.c{c}"));

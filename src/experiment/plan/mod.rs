@@ -114,6 +114,8 @@ impl Cell {
             client_threads: None,
             client_io: None,
             per_client_series: false,
+            prepare_only: false,
+            dataset: None,
         }
     }
 }
