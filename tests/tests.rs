@@ -51,6 +51,9 @@ mod tpcc;
 /// (checksummed with the test's own SQL), a consistent run on it, mismatches refused.
 mod dataset;
 
+/// `ibench experiment` with TPC-C cells on SQLite, one loading and one from a saved dataset.
+mod experiment_tpcc;
+
 /// Managed throwaway servers started by ibench: PostgreSQL, MariaDB InnoDB and MyRocks (queue
 /// invariants, config fragments in effect, LD_PRELOAD, no server left behind).
 mod managed;
