@@ -63,6 +63,10 @@ pub struct TpccArgs {
     /// (by default none does: conflicts are TPC-C's own, counted per transaction type).
     #[arg(long, value_name = "PCT", default_value_t = TpccSpec::default().max_error_pct)]
     pub max_error_rate: f64,
+    /// Transactions per second over all clients, each client's on a schedule (response times
+    /// count from when each was due: no coordinated omission); default: as fast as they go.
+    #[arg(long, value_name = "TPS")]
+    pub rate: Option<u64>,
     /// Skip the DBMS maintenance pause between the load and the transactions.
     #[arg(long)]
     pub no_maintenance: bool,
@@ -96,6 +100,7 @@ impl TpccArgs {
             max_tries: self.max_tries,
             max_reconnects: self.max_reconnects,
             max_error_pct: self.max_error_rate,
+            rate: self.rate,
             load_only: false,
         };
         tpcc.validate(flag_name)?;
