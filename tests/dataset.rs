@@ -158,6 +158,23 @@ fn sqlite_dataset_restores_the_same_rows_and_runs_consistently() {
     assert_eq!(run.steps.len(), 1, "no load step");
     assert_eq!(run.config.dataset.as_deref(), Some("w1"));
     check_consistent(&run, "run on the restored dataset");
+    // The database's size: its files' lengths and the blocks allocated to them (no
+    // compression on the test's file system: about the same).
+    let size = &run.steps[0]
+        .efficiency
+        .as_ref()
+        .expect("cost figures")
+        .db_size;
+    let (files, disk) = (size.files_bytes.unwrap(), size.disk_bytes.unwrap());
+    assert!(
+        files >= r.bytes / 2,
+        "{files} bytes of files, {} restored",
+        r.bytes
+    );
+    assert!(
+        disk >= files / 2 && disk <= files * 2,
+        "{disk} on disk, {files} in files"
+    );
     let again = tpcc(&bench, &["--from-dataset", "w1", "--prepare-only"]);
     assert_eq!(sqlite_digests(&kept_sqlite(&again)), before);
 
