@@ -9,33 +9,9 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+pub use crate::metrics::storage::{TreeSize, tree_size};
+pub use crate::results::dataset::Method;
 use sha2::{Digest, Sha256};
-
-/// How the files of a tree reached their copy.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// Every file cloned (reflink): no bytes copied.
-    Reflink,
-    /// Every file's bytes copied (the file system cannot clone, or the trees are on
-    /// different file systems).
-    #[default]
-    Copy,
-    /// Some files cloned, some copied.
-    Mixed,
-}
-
-impl Method {
-    /// Its name in messages and results (`reflink`, `copy`, `mixed`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Reflink => "reflink",
-            Method::Copy => "copy",
-            Method::Mixed => "mixed",
-        }
-    }
-}
 
 /// What copying a tree did.
 #[derive(Clone, Debug, Default)]
@@ -147,40 +123,6 @@ fn clone(src: &File, dst: &File) -> bool {
     // SAFETY: both descriptors are open for the duration of the call; FICLONE takes the
     // source descriptor as its argument and touches no memory of ours.
     unsafe { libc::ioctl(dst.as_raw_fd(), libc::FICLONE, src.as_raw_fd()) == 0 }
-}
-
-/// The sizes of a tree: the files' logical bytes and the blocks allocated to it (as `du`;
-/// smaller than the logical size where the file system compresses or files are sparse).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TreeSize {
-    /// Regular files.
-    pub files: u64,
-    /// Sum of their lengths.
-    pub logical_bytes: u64,
-    /// Allocated blocks of files and directories, bytes.
-    pub allocated_bytes: u64,
-}
-
-/// The sizes of `path` (a file, or a directory walked without following links).
-pub fn tree_size(path: &Path) -> TreeSize {
-    let mut size = TreeSize::default();
-    add_size(path, &mut size);
-    size
-}
-
-fn add_size(path: &Path, size: &mut TreeSize) {
-    let Ok(meta) = fs::symlink_metadata(path) else {
-        return;
-    };
-    size.allocated_bytes += meta.blocks() * 512;
-    if meta.is_file() {
-        size.files += 1;
-        size.logical_bytes += meta.len();
-    } else if meta.is_dir() {
-        for entry in fs::read_dir(path).into_iter().flatten().flatten() {
-            add_size(&entry.path(), size);
-        }
-    }
 }
 
 /// A SHA-256 over the tree: each file's path (relative to `root`), length and bytes, in name

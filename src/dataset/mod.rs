@@ -23,7 +23,9 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-pub use copy::{Method, TreeSize};
+pub use crate::results::dataset::{Method, Restored};
+pub use crate::spec::check_dataset_name as check_name;
+pub use copy::TreeSize;
 pub use source::{Source, source_of};
 
 use crate::error::UsageError;
@@ -152,42 +154,6 @@ impl Dataset {
             )));
         }
         Ok(())
-    }
-}
-
-/// What restoring a dataset did, recorded with the run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Restored {
-    /// The dataset's name.
-    pub name: String,
-    /// Its digest (its manifest's).
-    pub sha256: String,
-    /// Files restored.
-    pub files: u64,
-    /// Their bytes.
-    pub bytes: u64,
-    /// Reflink, copy, or mixed.
-    pub method: Method,
-    /// Seconds the restore took.
-    pub seconds: f64,
-}
-
-/// Checks that `name` can name a dataset: 1-100 letters, digits, `.`, `_`, `-`, not starting
-/// with a dot.
-pub fn check_name(name: &str) -> Result<(), UsageError> {
-    let ok = (1..=100).contains(&name.len())
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if ok {
-        Ok(())
-    } else {
-        Err(UsageError::new(format!(
-            "dataset name {:?} is not allowed: use 1-100 letters, digits, '.', '_' or '-', not \
-             starting with '.'",
-            crate::output::escape::line(name)
-        )))
     }
 }
 

@@ -321,7 +321,7 @@ impl Watch {
         Some(
             self.data_paths
                 .iter()
-                .map(|p| crate::dataset::copy::tree_size(p).logical_bytes)
+                .map(|p| super::storage::tree_size(p).logical_bytes)
                 .sum(),
         )
     }

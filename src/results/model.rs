@@ -64,7 +64,7 @@ pub struct RunResult {
     /// The dataset the run started from (`--from-dataset`): its name and digest, what was
     /// restored, how (reflink or copy) and in how many seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dataset: Option<crate::dataset::Restored>,
+    pub dataset: Option<crate::results::dataset::Restored>,
 }
 
 /// Which experiment, cell and repeat a run is (see docs/experiments.md).

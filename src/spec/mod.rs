@@ -195,7 +195,7 @@ impl RunSpec {
         dataset: Option<String>,
     ) -> Result<RunSpec, UsageError> {
         if let Some(name) = &dataset {
-            crate::dataset::check_name(name)?;
+            check_dataset_name(name)?;
             if !self.scratch_database && self.server.is_none() {
                 return Err(UsageError::new(
                     "--from-dataset restores into a database ibench makes: give --server, or                      no --path / --url",
@@ -334,6 +334,24 @@ impl WorkloadSpec {
             WorkloadSpec::Micro(m) => m.validate(names),
             WorkloadSpec::Tpcc(t) => t.validate(names),
         }
+    }
+}
+
+/// Checks that `name` can name a dataset: 1-100 letters, digits, `.`, `_`, `-`, not starting
+/// with a dot.
+pub fn check_dataset_name(name: &str) -> Result<(), UsageError> {
+    let ok = (1..=100).contains(&name.len())
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(UsageError::new(format!(
+            "dataset name {name:?} is not allowed: use 1-100 letters, digits, '.', '_' or '-', \
+             not starting with '.'"
+        )))
     }
 }
 
