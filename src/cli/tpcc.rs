@@ -40,9 +40,11 @@ pub struct TpccArgs {
     /// (sysbench-tpcc's 10/10/1/1/1 of 23).
     #[arg(long, value_name = "MIX", default_value = "standard", value_parser = parse_mix)]
     pub mix: Mix,
-    /// Threads of the load (they share items, stock and districts).
-    #[arg(long, value_name = "N", default_value_t = TpccSpec::default().load_threads)]
-    pub load_threads: usize,
+    /// Threads of the load, which share its parts (each warehouse's districts and stock,
+    /// the items, in chunks) as sysbench-tpcc's prepare splits them over its --threads;
+    /// default: the largest --clients.
+    #[arg(long, value_name = "N")]
+    pub load_threads: Option<usize>,
     /// Leave out sysbench-tpcc's foreign keys.
     #[arg(long)]
     pub no_foreign_keys: bool,
@@ -93,7 +95,9 @@ impl TpccArgs {
             seconds: self.seconds,
             warmup: self.warmup,
             prepare: !self.no_prepare,
-            load_threads: self.load_threads,
+            load_threads: self
+                .load_threads
+                .unwrap_or_else(|| self.clients.iter().copied().max().unwrap_or(1)),
             foreign_keys: !self.no_foreign_keys,
             mix: self.mix,
             seed: self.seed,

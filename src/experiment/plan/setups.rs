@@ -339,7 +339,8 @@ fn tpcc(
         "seconds": w.seconds,
         "warmup": w.warmup,
         "mix": w.mix,
-        "load_threads": w.load_threads,
+        // As `ibench tpcc`: the largest client count unless given.
+        "load_threads": w.load_threads.or_else(|| clients.as_ref()?.iter().copied().max()),
         "foreign_keys": w.foreign_keys,
         "seed": w.seed,
         "max_tries": w.max_tries,
