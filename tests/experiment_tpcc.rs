@@ -1,6 +1,7 @@
 //! `ibench experiment` with `kind = "tpcc"` cells on SQLite: one setup loads, the other
 //! starts from a dataset saved beforehand (`dataset = "NAME"`); both cells run the
-//! transactions and pass the consistency conditions, and the restored one records its dataset.
+//! transactions and pass the consistency conditions, and the restored one records its dataset;
+//! before the dataset is saved, the experiment is refused before any cell runs.
 
 use std::fs;
 
@@ -30,6 +31,16 @@ dataset = "w1"
 fn a_tpcc_experiment_runs_its_cells_from_a_load_and_from_a_dataset() {
     let bench = Bench::new();
     let out = bench.out();
+    let file = bench.path("tpcc.toml");
+    fs::write(&file, TINY_TPCC).unwrap();
+    // A dataset that is not there yet: refused in one line before any cell runs.
+    let o = bench.run_raw(
+        &["experiment", path_str(&file), "--out", path_str(&out), "-q"],
+        &[],
+    );
+    assert_eq!(o.code, Some(2), "{}", o.describe());
+    assert!(o.stderr.contains("no dataset w1"), "{}", o.describe());
+    assert!(o.new_results.is_empty(), "nothing ran: {:?}", o.new_results);
     let o = bench.run_raw(
         &[
             "tpcc",
@@ -46,8 +57,6 @@ fn a_tpcc_experiment_runs_its_cells_from_a_load_and_from_a_dataset() {
     bench
         .run_raw(&["dataset", "save", "w1", "--out", path_str(&out)], &[])
         .assert_success();
-    let file = bench.path("tpcc.toml");
-    fs::write(&file, TINY_TPCC).unwrap();
     let o = bench.run_raw(
         &["experiment", path_str(&file), "--out", path_str(&out), "-q"],
         &[],

@@ -303,3 +303,57 @@ pub fn restore(dataset: &Dataset, to: &Path, owner: Option<(u32, u32)>) -> Resul
         seconds: start.elapsed().as_secs_f64(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(data: PathBuf) -> Source {
+        Source {
+            data,
+            identity: Identity {
+                dbms: "sqlite".into(),
+                engine: None,
+                managed: false,
+                workload: "tpcc".into(),
+                load: serde_json::json!({"warehouses": 1}),
+            },
+            version: "3".into(),
+            run_id: "r".into(),
+        }
+    }
+
+    #[test]
+    fn a_save_that_fails_leaves_nothing_usable_and_a_whole_one_is_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("db");
+        fs::create_dir(&data).unwrap();
+        fs::write(data.join("ibench.sqlite"), b"rows").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", data.join("planted")).unwrap();
+        let store = store_dir(dir.path());
+        assert!(save(&store, "d1", &source(data.clone())).is_err());
+        assert!(list(&store).is_empty());
+        assert_eq!(
+            fs::read_dir(&store).unwrap().count(),
+            0,
+            "no temporary left"
+        );
+        assert!(open(&store, "d1").is_err());
+
+        fs::remove_file(data.join("planted")).unwrap();
+        let saved = save(&store, "d1", &source(data.clone())).unwrap();
+        assert_eq!(saved.manifest.size.logical_bytes, 4);
+        assert_eq!(saved.manifest.sha256, copy::tree_digest(&data).unwrap());
+        assert!(save(&store, "d1", &source(data)).is_err(), "never replaced");
+        let names: Vec<String> = list(&store).into_iter().map(|d| d.manifest.name).collect();
+        assert_eq!(names, ["d1"]);
+        let restored = restore(&saved, &dir.path().join("r"), None).unwrap();
+        assert_eq!((restored.files, restored.bytes), (1, 4));
+        assert_eq!(
+            fs::read(dir.path().join("r/ibench.sqlite")).unwrap(),
+            b"rows"
+        );
+        remove(&store, "d1").unwrap();
+        assert!(list(&store).is_empty());
+    }
+}
