@@ -15,6 +15,7 @@ warehouses = 1
 clients = [2]
 seconds = 3
 mix = "sysbench"
+rate = 200
 [[target]]
 name = "lite"
 dbms = "sqlite"
@@ -90,6 +91,7 @@ fn a_tpcc_experiment_runs_its_cells_from_a_load_and_from_a_dataset() {
         );
         let f = run.steps.last().unwrap().tpcc.as_ref().unwrap();
         assert!(f.consistency.iter().all(|c| c.pass), "{}", tag.cell);
+        assert_eq!(f.rate, Some(200), "{}", tag.cell);
         let deliveries = f.transactions["delivery"].count;
         assert!(deliveries > 0, "{}: the sysbench mix", tag.cell);
         cells.push(tag.cell.clone());

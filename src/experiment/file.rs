@@ -232,6 +232,9 @@ pub struct WorkloadTable {
     /// sysbench-tpcc's foreign keys (default true).
     #[serde(default, skip_serializing)]
     pub foreign_keys: Option<bool>,
+    /// TPC-C transactions per second over all clients (`ibench tpcc --rate`).
+    #[serde(default, skip_serializing)]
+    pub rate: Option<u64>,
     /// Steps in order: an array, or one comma-separated string.
     #[serde(
         default,

@@ -205,6 +205,7 @@ fn insert_benchmark(
             ("mix", w.mix.is_some()),
             ("load_threads", w.load_threads.is_some()),
             ("foreign_keys", w.foreign_keys.is_some()),
+            ("rate", w.rate.is_some()),
             (
                 "clients as a list (one count for the Insert Benchmark)",
                 matches!(w.clients, Some(Clients::Many(_))),
@@ -237,6 +238,7 @@ fn micro(
         ("mix", w.mix.is_some()),
         ("load_threads", w.load_threads.is_some()),
         ("foreign_keys", w.foreign_keys.is_some()),
+        ("rate", w.rate.is_some()),
     ]);
     refuse(p, at, "micro", &given);
     // Names as `ibench micro --benchmarks` takes them, each benchmark by its full name.
@@ -342,6 +344,7 @@ fn tpcc(
         // As `ibench tpcc`: the largest client count unless given.
         "load_threads": w.load_threads.or_else(|| clients.as_ref()?.iter().copied().max()),
         "foreign_keys": w.foreign_keys,
+        "rate": w.rate,
         "seed": w.seed,
         "max_tries": w.max_tries,
         "max_reconnects": w.max_reconnects,
