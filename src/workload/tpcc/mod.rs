@@ -147,15 +147,16 @@ impl Tpcc {
     /// the consistency conditions.
     fn transactions(&self, env: &StepEnv, clients: usize) -> Result<StepResult> {
         let duration = Duration::from_secs(self.spec.seconds);
-        let pacing = match self.spec.rate {
-            // `rate` over all clients: each client's k-th transaction is due at
-            // k * clients / rate seconds.
+        // With `rate` over all clients: each client's k-th transaction is due at
+        // (k + client / clients) * clients / rate seconds, so the clients take turns.
+        let pacing = |client: usize| match self.spec.rate {
             Some(rate) => Pacing::Scheduled {
                 op: Op::NewOrder,
                 rate,
                 batch: clients as u64,
                 window: duration,
                 drain: false,
+                offset: Duration::from_nanos(client as u64 * 1_000_000_000 / rate),
             },
             None => Pacing::Warmed {
                 warmup: Duration::from_secs(self.spec.warmup),
@@ -170,7 +171,7 @@ impl Tpcc {
                 let r = rng(self.spec.seed, env.name(), client);
                 let weights = self.spec.mix.weights();
                 let t = Terminal::new(&self.tables, size, weights, constants, r, &tally);
-                self.thread(client, "terminal", t, pacing)
+                self.thread(client, "terminal", t, pacing(client))
             })
             .collect();
         let outcome = env.run_threads(threads, Expect::Time(duration));
