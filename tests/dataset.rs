@@ -252,6 +252,19 @@ fn postgres_dataset_restores_the_same_rows_and_runs_consistently() {
     );
     check_consistent(&run, "run on the restored PostgreSQL dataset");
 
+    // A dataset of another server version is refused before a server starts on it.
+    let manifest = bench.out().join("datasets/p1/manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["version"] = "PostgreSQL 9.6.24 on x86_64-pc-linux-gnu".into();
+    std::fs::write(&manifest, doc.to_string()).unwrap();
+    refused(
+        &bench,
+        "tpcc",
+        &["--server", "postgres", "--from-dataset", "p1"],
+        "dataset p1 was loaded by postgres 9.6.24",
+    );
+
     // A dataset of PostgreSQL is not SQLite's, nor an embedded one a server's.
     refused(
         &bench,

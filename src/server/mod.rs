@@ -248,6 +248,9 @@ impl ManagedServer {
         family.check_params(params).map_err(UsageError::new)?;
         let binaries = Binaries::locate(family, spec.bin_dir.as_deref(), None, "--server-bin")
             .map_err(|p| UsageError::new(p.message))?;
+        if let Some(d) = dataset {
+            check_dataset_version(d, &binaries.server)?;
+        }
         let preload = spec
             .malloc
             .find_library()
@@ -451,6 +454,27 @@ impl Drop for ManagedServer {
             let _ = self.stop();
         }
     }
+}
+
+/// Refuses (one line) to restore `dataset` for a server binary of another version than the
+/// one that loaded it (a server would not start on the files, or not read them the same),
+/// before anything is made.
+fn check_dataset_version(dataset: &crate::dataset::Dataset, server: &Path) -> Result<()> {
+    let m = &dataset.manifest;
+    let saved = m.version.split_whitespace().find_map(version::version_in);
+    let here = version::binary_version(server);
+    if let (Some(saved), Some(here)) = (saved, here)
+        && saved != here
+    {
+        bail!(UsageError::new(format!(
+            "dataset {} was loaded by {} {saved}, but {} is {here}: start from a dataset of \
+             this version (or give --server-bin of that one)",
+            m.name,
+            m.identity.dbms,
+            server.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Makes `dir` private to the server's account: mode 0700, owned by it. Every parent
