@@ -23,10 +23,13 @@
 //!   PostgreSQL builds installed from the npm registry.
 //! * [`experiment`] — configuration matrices from a TOML file, run cell by cell, resumable.
 //! * [`safe_fs`] — every file ibench writes, created so that a shared `--out` is safe.
+//! * [`dataset`] — prepared datasets: a loaded database saved under a name and restored
+//!   into the runs that start from it.
 //! * [`cli`] — one file per subcommand.
 
 pub mod bounded;
 pub mod cli;
+pub mod dataset;
 pub mod dbms;
 pub mod error;
 pub mod experiment;

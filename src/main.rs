@@ -12,6 +12,7 @@ fn dispatch(command: &Command) -> anyhow::Result<()> {
     match command {
         Command::Run(args) => ibench::cli::run::execute(args),
         Command::List(args) => ibench::cli::list::execute(args),
+        Command::Dataset(args) => ibench::cli::dataset::execute(args),
         Command::Micro(args) => ibench::cli::micro::execute(args),
         Command::Tpcc(args) => ibench::cli::tpcc::execute(args),
         Command::Show(args) => ibench::cli::show::execute(args),

@@ -242,7 +242,7 @@ fn start_server(plan: &Plan) -> Option<(ManagedServer, Bench)> {
     };
     let bench = server_bench();
     let (dir, log) = (bench.path("server"), bench.path("server.log"));
-    match ManagedServer::start(&spec, &plan.params, &dir, &log, 8) {
+    match ManagedServer::start(&spec, &plan.params, &dir, &log, 8, None) {
         Ok(server) => Some((server, bench)),
         Err(e) => panic!(
             "{}: the managed server did not start: {e:#}\n{}",

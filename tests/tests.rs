@@ -50,6 +50,14 @@ mod bad_input;
 /// and MyRocks; bad flags refused in one line.
 mod tpcc;
 
+/// Prepared datasets: a TPC-C load saved (`--prepare-only`, `ibench dataset save`) and
+/// restored (`--from-dataset`) on SQLite and a managed PostgreSQL with the same rows
+/// (checksummed with the test's own SQL), a consistent run on it, mismatches refused.
+mod dataset;
+
+/// `ibench experiment` with TPC-C cells on SQLite, one loading and one from a saved dataset.
+mod experiment_tpcc;
+
 /// Managed throwaway servers started by ibench: PostgreSQL, MariaDB InnoDB and MyRocks (queue
 /// invariants, config fragments in effect, LD_PRELOAD, no server left behind).
 mod managed;

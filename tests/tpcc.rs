@@ -285,3 +285,53 @@ fn compare_tests_each_transaction_type_and_the_cost_per_transaction() {
         assert!(!line.contains("untestable"), "{line}");
     }
 }
+
+/// `--rate`: the schedule's transactions are all accounted for (done, or missed at the end),
+/// at the rate asked for over the step; `--report-interval` lines show each type's tps and
+/// the p95.
+#[test]
+fn rate_schedules_the_transactions_and_report_lines_show_each_type() {
+    let bench = Bench::new();
+    let db = bench.db();
+    tpcc(&bench, &["--path", path_str(&db), "--prepare-only"]);
+    let out = bench.out();
+    let outcome = bench.run_raw(
+        &["tpcc", "--out", path_str(&out)],
+        &[
+            "--path",
+            path_str(&db),
+            "--no-prepare",
+            "-c",
+            "2",
+            "--rate",
+            "100",
+            "--seconds",
+            "6",
+            "--report-interval",
+            "2",
+        ],
+    );
+    let run = outcome.result();
+    let step = &run.steps[0];
+    let f = figures(step);
+    let done: u64 = f.transactions.values().map(|t| t.count).sum();
+    assert_eq!(f.rate, Some(100));
+    // 100/s for 6 s over 2 clients: 600 due (one more each at the window's start).
+    let due = done + f.missed;
+    assert!(
+        (600..=602).contains(&due),
+        "{done} done + {} missed",
+        f.missed
+    );
+    let lines: Vec<&str> = outcome
+        .stderr
+        .lines()
+        .filter(|l| l.contains("tpcc.c2 tps "))
+        .collect();
+    assert!(lines.len() >= 2, "{}", outcome.stderr);
+    for line in lines {
+        for part in ["(no ", " pay ", " os ", " dl ", " sl ", "p95 "] {
+            assert!(line.contains(part), "{line}");
+        }
+    }
+}

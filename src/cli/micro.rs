@@ -71,6 +71,9 @@ pub struct MicroArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub dataset: super::dataset::DatasetArgs,
 }
 
 impl MicroArgs {
@@ -93,6 +96,7 @@ impl MicroArgs {
             max_tries: self.max_tries,
             max_reconnects: self.max_reconnects,
             max_error_pct: self.max_error_rate,
+            load_only: false,
         };
         micro.validate(flag_name)?;
         if !micro.prepare && self.target.path.is_none() && self.target.url.is_none() {
@@ -100,11 +104,12 @@ impl MicroArgs {
                 "--no-prepare uses existing tables: give --path or --url to find them",
             ));
         }
-        self.target.run_spec(
+        let spec = self.target.run_spec(
             &self.output,
             WorkloadSpec::Micro(micro),
             !self.no_maintenance,
-        )
+        )?;
+        self.dataset.apply(spec)
     }
 }
 

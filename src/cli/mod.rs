@@ -3,6 +3,7 @@
 
 pub mod argv;
 pub mod compare;
+pub mod dataset;
 pub mod experiment;
 pub mod export;
 pub mod host;
@@ -73,6 +74,9 @@ pub enum Command {
     /// Run a TPC-C-like workload compatible with sysbench-tpcc (its nine tables and data, the
     /// five transactions, tpmC, consistency checks) at several client counts.
     Tpcc(Box<tpcc::TpccArgs>),
+    /// Prepared datasets: save the database a --prepare-only run left under a name, list
+    /// them, remove one (runs start from one with --from-dataset).
+    Dataset(dataset::DatasetCommandArgs),
     /// List the runs in the results database.
     List(list::ListArgs),
     /// Show one run's summary.
@@ -118,7 +122,7 @@ impl Command {
             Command::Report(a) => Some(&a.store.results),
             Command::Compare(a) => Some(&a.store.results),
             Command::Host(a) => Some(a.action.store()),
-            Command::Server(_) => None,
+            Command::Server(_) | Command::Dataset(_) => None,
         }
     }
 

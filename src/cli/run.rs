@@ -29,6 +29,9 @@ pub struct RunArgs {
     pub output: OutputArgs,
 
     #[command(flatten)]
+    pub dataset: super::dataset::DatasetArgs,
+
+    #[command(flatten)]
     pub group: GroupArgs,
 }
 
@@ -270,6 +273,7 @@ impl RunArgs {
         workload.validate(flag_name)?;
         if self.target.path.is_none()
             && self.target.url.is_none()
+            && self.dataset.from_dataset.is_none()
             && workload.steps.first() != Some(&Step::LoadInitial)
         {
             return Err(UsageError::new(format!(
@@ -284,6 +288,7 @@ impl RunArgs {
             WorkloadSpec::InsertBenchmark(workload),
             !self.no_maintenance,
         )?;
+        let spec = self.dataset.apply(spec)?;
         if combined && !spec.target.kind.combined_index_ddl(&spec.target.params) {
             return Err(UsageError::new(format!(
                 "--index-ddl combined is not supported by {}: it creates one index per statement",

@@ -363,6 +363,8 @@ impl TargetArgs {
             client_threads: self.client_threads,
             client_io: self.client_io,
             per_client_series: output.per_client_series,
+            prepare_only: false,
+            dataset: None,
         })
     }
 

@@ -40,9 +40,11 @@ pub struct TpccArgs {
     /// (sysbench-tpcc's 10/10/1/1/1 of 23).
     #[arg(long, value_name = "MIX", default_value = "standard", value_parser = parse_mix)]
     pub mix: Mix,
-    /// Threads of the load (they share items, stock and districts).
-    #[arg(long, value_name = "N", default_value_t = TpccSpec::default().load_threads)]
-    pub load_threads: usize,
+    /// Threads of the load, which share its parts (each warehouse's districts and stock,
+    /// the items, in chunks) as sysbench-tpcc's prepare splits them over its --threads;
+    /// default: the largest --clients.
+    #[arg(long, value_name = "N")]
+    pub load_threads: Option<usize>,
     /// Leave out sysbench-tpcc's foreign keys.
     #[arg(long)]
     pub no_foreign_keys: bool,
@@ -63,12 +65,19 @@ pub struct TpccArgs {
     /// (by default none does: conflicts are TPC-C's own, counted per transaction type).
     #[arg(long, value_name = "PCT", default_value_t = TpccSpec::default().max_error_pct)]
     pub max_error_rate: f64,
+    /// Transactions per second over all clients, each client's on a schedule (response times
+    /// count from when each was due: no coordinated omission); default: as fast as they go.
+    #[arg(long, value_name = "TPS")]
+    pub rate: Option<u64>,
     /// Skip the DBMS maintenance pause between the load and the transactions.
     #[arg(long)]
     pub no_maintenance: bool,
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub dataset: super::dataset::DatasetArgs,
 }
 
 /// A mix `--mix` takes, or a one-line error naming those it takes.
@@ -86,13 +95,17 @@ impl TpccArgs {
             seconds: self.seconds,
             warmup: self.warmup,
             prepare: !self.no_prepare,
-            load_threads: self.load_threads,
+            load_threads: self
+                .load_threads
+                .unwrap_or_else(|| self.clients.iter().copied().max().unwrap_or(1)),
             foreign_keys: !self.no_foreign_keys,
             mix: self.mix,
             seed: self.seed,
             max_tries: self.max_tries,
             max_reconnects: self.max_reconnects,
             max_error_pct: self.max_error_rate,
+            rate: self.rate,
+            load_only: false,
         };
         tpcc.validate(flag_name)?;
         if !tpcc.prepare && self.target.path.is_none() && self.target.url.is_none() {
@@ -100,8 +113,10 @@ impl TpccArgs {
                 "--no-prepare uses existing tables: give --path or --url to find them",
             ));
         }
-        self.target
-            .run_spec(&self.output, WorkloadSpec::Tpcc(tpcc), !self.no_maintenance)
+        let spec =
+            self.target
+                .run_spec(&self.output, WorkloadSpec::Tpcc(tpcc), !self.no_maintenance)?;
+        self.dataset.apply(spec)
     }
 }
 

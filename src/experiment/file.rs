@@ -152,6 +152,10 @@ pub struct SetupTable {
     /// `transaction` (default) or `session` pooling.
     #[serde(default)]
     pub pool_mode: Option<Spanned<PoolMode>>,
+    /// A dataset saved by `ibench dataset save` (in the experiment's output directory's
+    /// `datasets/`) each cell of this setup starts from instead of loading.
+    #[serde(default)]
+    pub dataset: Option<Spanned<String>>,
 }
 
 /// Which workload an experiment's cells run (`[workload] kind`).
@@ -163,6 +167,8 @@ pub enum WorkloadKind {
     InsertBenchmark,
     /// The OLTP microbenchmarks (`ibench micro`).
     Micro,
+    /// The TPC-C-like workload (`ibench tpcc`).
+    Tpcc,
 }
 
 /// `clients`: one count (the Insert Benchmark; a microbenchmark run at that count) or a list
@@ -195,7 +201,7 @@ impl Clients {
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadTable {
-    /// `insert-benchmark` (default) or `micro`.
+    /// `insert-benchmark` (default), `micro` or `tpcc`.
     #[serde(default, skip_serializing)]
     pub kind: Option<WorkloadKind>,
     /// Microbenchmarks by name (`ibench micro --list`), a name without its range length for
@@ -214,6 +220,21 @@ pub struct WorkloadTable {
     /// Seconds of each microbenchmark's warm-up, not counted.
     #[serde(default, skip_serializing)]
     pub warmup: Option<u64>,
+    /// Warehouses per table set (TPC-C; sysbench-tpcc's --scale).
+    #[serde(default, skip_serializing)]
+    pub warehouses: Option<usize>,
+    /// The TPC-C mix: `standard` or `sysbench`.
+    #[serde(default, skip_serializing)]
+    pub mix: Option<crate::spec::Mix>,
+    /// Threads of the TPC-C load.
+    #[serde(default, skip_serializing)]
+    pub load_threads: Option<usize>,
+    /// sysbench-tpcc's foreign keys (default true).
+    #[serde(default, skip_serializing)]
+    pub foreign_keys: Option<bool>,
+    /// TPC-C transactions per second over all clients (`ibench tpcc --rate`).
+    #[serde(default, skip_serializing)]
+    pub rate: Option<u64>,
     /// Steps in order: an array, or one comma-separated string.
     #[serde(
         default,

@@ -229,6 +229,13 @@ fn prepare(plan: &Plan, options: &Options) -> Result<(DirLock, Vec<ExperimentRun
     {
         crate::launch::check_output(&largest.spec(out), out)?;
     }
+    // Every dataset a setup names is there and holds what its cells start from: refused
+    // before the first cell runs, not cell by cell.
+    for cell in plan.cells.iter().filter(|c| c.dataset.is_some()) {
+        let spec = cell.spec(out);
+        let name = spec.dataset.as_deref().unwrap_or_default();
+        crate::dataset::open(&crate::dataset::store_dir(out), name)?.check_matches(&spec)?;
+    }
     let prior = Store::open(&options.store)?.experiment_runs(&plan.name)?;
     let done = completed(plan, &prior)?;
     crate::interrupt::install_handler();

@@ -114,6 +114,9 @@ fn execute_into(
         check_connection_limit(spec, db.as_ref())?;
     }
     let mut run = new_run(spec, prepared, db.as_ref(), file, options)?;
+    if let Some(dataset) = &prepared.dataset {
+        dataset.check_version(&run.environment.dbms.version)?;
+    }
     let mut member = match &options.group {
         Some(g) => Some(member::join(g, spec, &run, options.quiet)?),
         None => None,
@@ -196,6 +199,7 @@ fn new_run(
         steps: Vec::new(),
         experiment: options.experiment.clone(),
         group: None,
+        dataset: prepared.restored.clone(),
     })
 }
 

@@ -25,6 +25,8 @@ pub struct Servers {
     dir: PathBuf,
     /// What the results record of it.
     pub info: ManagedServerInfo,
+    /// What restoring a dataset into its data directory did, if it started from one.
+    pub restored: Option<crate::dataset::Restored>,
 }
 
 /// Starts the server `server_spec` of run `spec` (and its pooler) and points `resolved` at
@@ -36,6 +38,7 @@ pub fn start(
     file: &ResultsFile,
     options: &RunOptions,
     resolved: &mut Resolved,
+    dataset: Option<&crate::dataset::Dataset>,
 ) -> Result<Servers> {
     // The data directory goes under the data root when one is given (a file system under
     // study), else beside the results.
@@ -55,6 +58,7 @@ pub fn start(
         &dir,
         &log,
         spec.workload.connections(),
+        dataset,
     );
     let mut server = match started {
         Ok(s) => s,
@@ -94,8 +98,10 @@ pub fn start(
         kept: server.keep(),
         account: Some(server.account.clone()),
         pooler: pooler.as_ref().map(|(_, info)| info.clone()),
+        data_dir: Some(dir.join("data").display().to_string()),
     };
     Ok(Servers {
+        restored: server.restored.clone(),
         server,
         pooler: pooler.map(|(running, _)| running),
         dir,

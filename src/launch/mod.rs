@@ -136,6 +136,10 @@ pub fn run_to_out(spec: RunSpec, store: Option<&Path>, options: RunOptions) -> R
     fs::create_dir_all(&out)
         .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
     check_output(&spec, &out)?;
+    if let Some(name) = &spec.dataset {
+        // Refused before anything is made: a dataset that is missing or of another kind.
+        crate::dataset::open(&crate::dataset::store_dir(&out), name)?.check_matches(&spec)?;
+    }
     let stem = format!(
         "ibench-{}-{}",
         Utc::now().format("%Y%m%dT%H%M%S"),

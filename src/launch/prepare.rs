@@ -24,6 +24,10 @@ pub struct Prepared {
     pub managed: Option<ManagedServerInfo>,
     /// What the run's cost is read from, and a line saying whose figures they are.
     pub watch: (Watch, String),
+    /// The dataset the run starts from, if any.
+    pub dataset: Option<crate::dataset::Dataset>,
+    /// What restoring it did.
+    pub restored: Option<crate::dataset::Restored>,
     /// The scratch database's directory (`<stem>.data`), removed at the end.
     scratch: Option<PathBuf>,
     servers: Option<Servers>,
@@ -41,14 +45,29 @@ impl Prepared {
             },
             managed: None,
             watch: (Watch::default(), String::new()),
+            dataset: None,
+            restored: None,
             scratch: None,
             servers: None,
             keep_data: spec.keep_data,
         };
+        if let Some(name) = &spec.dataset {
+            let store = crate::dataset::store_dir(&spec.out_dir);
+            let dataset = crate::dataset::open(&store, name)?;
+            dataset.check_matches(spec)?;
+            prepared.dataset = Some(dataset);
+        }
         if spec.scratch_database {
             let dir = file.path().with_extension("data");
-            crate::safe_fs::create_dir(&dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
+            match &prepared.dataset {
+                Some(dataset) => {
+                    let restored = crate::dataset::restore(dataset, &dir, None)?;
+                    say_restored(&restored, options);
+                    prepared.restored = Some(restored);
+                }
+                None => crate::safe_fs::create_dir(&dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?,
+            }
             let kind = spec.target.kind;
             prepared.resolved.target.path = Some(dir.join(format!("ibench.{}", kind.name())));
             prepared.scratch = Some(dir);
@@ -56,8 +75,18 @@ impl Prepared {
         prepared.watch = match &spec.server {
             None => watch::external(&prepared.resolved.target, options)?,
             Some(server_spec) => {
-                let servers =
-                    managed::start(spec, server_spec, file, options, &mut prepared.resolved)?;
+                let servers = managed::start(
+                    spec,
+                    server_spec,
+                    file,
+                    options,
+                    &mut prepared.resolved,
+                    prepared.dataset.as_ref(),
+                )?;
+                if let Some(restored) = &servers.restored {
+                    say_restored(restored, options);
+                }
+                prepared.restored = servers.restored.clone();
                 let name = server_spec.kind.server_name();
                 let watch = watch::managed(servers.pid(), name, servers.data_dir());
                 prepared.managed = Some(servers.info.clone());
@@ -85,6 +114,20 @@ impl Prepared {
             let _ = fs::remove_dir_all(dir);
         }
         stopped
+    }
+}
+
+/// One line on what restoring a dataset did (unless quiet).
+fn say_restored(r: &crate::dataset::Restored, options: &RunOptions) {
+    if !options.quiet {
+        eprintln!(
+            "dataset {}: {} files, {} MiB restored by {} in {:.1} s",
+            r.name,
+            r.files,
+            r.bytes >> 20,
+            r.method.name(),
+            r.seconds
+        );
     }
 }
 

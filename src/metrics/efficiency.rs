@@ -26,8 +26,10 @@ pub struct StepCosts {
     pub device: Option<String>,
     /// Database size at step end as the DBMS reports it.
     pub dbms_size_bytes: Option<u64>,
-    /// Database size at step end on disk.
+    /// Database size at step end on disk (allocated blocks).
     pub disk_size_bytes: Option<u64>,
+    /// Database files' logical size at step end.
+    pub files_size_bytes: Option<u64>,
     /// DBMS counters at the start and the end.
     pub counters_start: BTreeMap<String, f64>,
     /// DBMS counters at the end.
@@ -128,6 +130,7 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
         db_size: DbSize {
             dbms_bytes: costs.dbms_size_bytes,
             disk_bytes: costs.disk_size_bytes,
+            files_bytes: costs.files_size_bytes,
         },
         per_second: per_second(costs),
         counters_per_op: if ops > 0 {

@@ -312,6 +312,21 @@ impl Watch {
     }
 }
 
+impl Watch {
+    /// The logical size of the database's files (their lengths), summed over `data_paths`.
+    pub fn data_files_bytes(&self) -> Option<u64> {
+        if self.data_paths.is_empty() {
+            return None;
+        }
+        Some(
+            self.data_paths
+                .iter()
+                .map(|p| super::storage::tree_size(p).logical_bytes)
+                .sum(),
+        )
+    }
+}
+
 /// Allocated bytes of `path` (recursively for directories), as `du` counts them.
 pub fn disk_usage(path: &Path) -> u64 {
     let Ok(meta) = fs::symlink_metadata(path) else {

@@ -7,6 +7,8 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use crate::results::model::StorageInfo;
 
 /// One line of /proc/self/mountinfo.
@@ -195,5 +197,39 @@ mod tests {
         let proc = storage_of(Path::new("/proc/self")).expect("/proc is mounted");
         assert_eq!(proc.fs_type, "proc");
         assert!(proc.devices.is_empty());
+    }
+}
+
+/// The sizes of a tree: the files' logical bytes and the blocks allocated to it (as `du`;
+/// smaller than the logical size where the file system compresses or files are sparse).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeSize {
+    /// Regular files.
+    pub files: u64,
+    /// Sum of their lengths.
+    pub logical_bytes: u64,
+    /// Allocated blocks of files and directories, bytes.
+    pub allocated_bytes: u64,
+}
+
+/// The sizes of `path` (a file, or a directory walked without following links).
+pub fn tree_size(path: &Path) -> TreeSize {
+    let mut size = TreeSize::default();
+    add_size(path, &mut size);
+    size
+}
+
+fn add_size(path: &Path, size: &mut TreeSize) {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return;
+    };
+    size.allocated_bytes += meta.blocks() * 512;
+    if meta.is_file() {
+        size.files += 1;
+        size.logical_bytes += meta.len();
+    } else if meta.is_dir() {
+        for entry in fs::read_dir(path).into_iter().flatten().flatten() {
+            add_size(&entry.path(), size);
+        }
     }
 }

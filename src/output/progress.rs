@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::metrics::recorder::{LiveCounters, Op};
-use crate::output::format::rate;
+use crate::metrics::recorder::{LIVE_BUCKETS, LiveCounters, Op, live_bucket_max};
+use crate::output::format::{micros, rate};
 
 /// What a step's bar counts towards.
 #[derive(Clone, Copy, Debug)]
@@ -111,6 +111,14 @@ pub struct LiveRates {
     last_elapsed: Duration,
     /// Rows inserted/s, rows deleted/s, queries/s over the last interval.
     pub rates: [f64; 3],
+    /// Each TPC-C transaction type's completions so far, and per second over the interval.
+    last_tpcc: [u64; 5],
+    /// Transactions per second of each TPC-C type (New-Order first) over the interval.
+    pub tpcc: [f64; 5],
+    /// Ops so far per live response-time bucket.
+    last_latency: Vec<u64>,
+    /// The 95th percentile response time of the interval's ops, microseconds (within 25%).
+    pub p95_us: Option<u64>,
 }
 
 impl LiveRates {
@@ -145,8 +153,38 @@ impl LiveRates {
             *rate = (now - last) as f64 / dt.as_secs_f64();
         }
         self.last = now;
+        for (k, op) in Op::TPCC.iter().enumerate() {
+            let now: u64 = live.iter().map(|l| l.ops(*op)).sum();
+            self.tpcc[k] = now.saturating_sub(self.last_tpcc[k]) as f64 / dt.as_secs_f64();
+            self.last_tpcc[k] = now;
+        }
+        self.update_p95(live);
         self.last_elapsed = elapsed;
         true
+    }
+
+    /// The interval's 95th percentile from the live response-time buckets.
+    fn update_p95(&mut self, live: &[Arc<LiveCounters>]) {
+        let now: Vec<u64> = (0..LIVE_BUCKETS)
+            .map(|b| live.iter().map(|l| l.latency(b)).sum())
+            .collect();
+        let last = std::mem::replace(&mut self.last_latency, now);
+        let delta: Vec<u64> = self
+            .last_latency
+            .iter()
+            .enumerate()
+            .map(|(b, n)| n.saturating_sub(last.get(b).copied().unwrap_or(0)))
+            .collect();
+        let total: u64 = delta.iter().sum();
+        self.p95_us = None;
+        let mut seen = 0;
+        for (b, n) in delta.iter().enumerate() {
+            seen += n;
+            if total > 0 && seen * 100 >= total * 95 {
+                self.p95_us = Some(live_bucket_max(b));
+                break;
+            }
+        }
     }
 
     /// `ins/s 12.3k  del/s 12.3k  q/s 4.5k`, leaving out rates that are zero.
@@ -163,6 +201,21 @@ impl LiveRates {
             .filter(|(_, r)| *r > 0.0)
             .map(|(n, r)| format!("{n} {}", rate(r)))
             .collect();
-        parts.join("  ")
+        let mut text = parts.join("  ");
+        let tps: f64 = self.tpcc.iter().sum();
+        if tps > 0.0 {
+            // As sysbench's report lines: tps in total and per type, then the p95.
+            let names = ["no", "pay", "os", "dl", "sl"];
+            let types: Vec<String> = names
+                .iter()
+                .zip(self.tpcc)
+                .map(|(n, r)| format!("{n} {}", rate(r)))
+                .collect();
+            text = format!("tps {} ({})", rate(tps), types.join(" "));
+        }
+        if let Some(p95) = self.p95_us.filter(|_| !text.is_empty()) {
+            text.push_str(&format!("  p95 {}", micros(p95)));
+        }
+        text
     }
 }

@@ -183,6 +183,17 @@ fn summary_text(run: &RunResult) -> String {
                 .join(", ")
         ),
     });
+    if let Some(d) = &run.dataset {
+        out.push_str(&format!(
+            "From dataset {}: {} files, {} MiB restored by {} in {:.1} s (sha256 {})\n\n",
+            escape::line(&d.name),
+            d.files,
+            d.bytes >> 20,
+            d.method.name(),
+            d.seconds,
+            escape::line(&d.sha256.chars().take(12).collect::<String>())
+        ));
+    }
     out.push_str(&throughput_table(run).to_text());
     if run.steps.iter().any(|s| s.sla.is_some()) {
         out.push('\n');

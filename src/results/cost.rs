@@ -194,8 +194,14 @@ pub struct Peaks {
 pub struct DbSize {
     /// As the DBMS reports it (pg_database_size, information_schema, SQLite pages).
     pub dbms_bytes: Option<u64>,
-    /// Allocated on disk by the database's files (`du`).
+    /// Allocated on disk by the database's files (`du`): below `files_bytes` where the file
+    /// system compresses (ZFS) or files are sparse. btrfs reports a compressed file's blocks
+    /// uncompressed here (`compsize` shows what they take).
     pub disk_bytes: Option<u64>,
+    /// The logical size of the database's files (`du --apparent-size`); absent in results of
+    /// earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_bytes: Option<u64>,
 }
 
 /// Per-second series of cost figures; index i covers seconds [i, i+1) of the step.

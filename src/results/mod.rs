@@ -5,6 +5,7 @@
 
 pub mod abandoned;
 pub mod cost;
+pub mod dataset;
 pub mod environment;
 pub mod file;
 pub mod group;

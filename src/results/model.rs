@@ -61,6 +61,10 @@ pub struct RunResult {
     /// the merged run, every host and what each measured. Absent for a single-host run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<crate::results::group::GroupInfo>,
+    /// The dataset the run started from (`--from-dataset`): its name and digest, what was
+    /// restored, how (reflink or copy) and in how many seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<crate::results::dataset::Restored>,
 }
 
 /// Which experiment, cell and repeat a run is (see docs/experiments.md).
@@ -202,6 +206,10 @@ pub struct ManagedServerInfo {
     /// The connection pooler the clients connected through, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pooler: Option<PoolerInfo>,
+    /// Its data directory (what `ibench dataset save` copies); absent in results of earlier
+    /// versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<String>,
 }
 
 /// A connection pooler in the path of a run's clients.

@@ -59,4 +59,15 @@ pub struct TpccFigures {
     /// The consistency conditions, checked after the step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub consistency: Vec<ConsistencyCheck>,
+    /// With `--rate`: the transactions per second asked for over all clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    /// With `--rate`: transactions the schedule had due in the step that the clients, behind
+    /// it at the end, never started.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub missed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

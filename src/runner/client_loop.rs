@@ -47,6 +47,10 @@ pub enum Pacing {
         window: Duration,
         /// Keep sending what the driver has after the window.
         drain: bool,
+        /// When the schedule begins after the step's start (its first op is due then; the
+        /// window still ends at start + `window`): clients of one rate staggered so that
+        /// their ops do not all fall due at once.
+        offset: Duration,
     },
 }
 
@@ -99,8 +103,12 @@ pub fn run<D: Driver>(
             rate,
             batch,
             window,
+            offset,
             ..
-        } => Some(Pacer::new(start, rate, batch, window)),
+        } => {
+            let offset = offset.min(window);
+            Some(Pacer::new(start + offset, rate, batch, window - offset))
+        }
         Pacing::Closed(_) | Pacing::Warmed { .. } => None,
     };
     let deadline = match pacing {

@@ -125,6 +125,7 @@ impl<'a> Sampler<'a> {
         c.sampler_cpu = self.cpu.get();
         c.dbms_size_bytes = cw.dbms.size_bytes().ok().flatten();
         c.disk_size_bytes = cw.watch.data_size_bytes();
+        c.files_size_bytes = cw.watch.data_files_bytes();
         Some(c)
     }
 

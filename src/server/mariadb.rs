@@ -141,7 +141,9 @@ impl ServerFamily for MariadbFamily {
         install
             .arg(format!("--defaults-file={}", cnf_path.display()))
             .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
-        run_setup(install, "mariadb-install-db", ctx.log)?;
+        if !ctx.restored {
+            run_setup(install, "mariadb-install-db", ctx.log)?;
+        }
 
         let mut cmd = server_command(&ctx.binaries.server, ctx)?;
         cmd.arg(format!("--defaults-file={}", cnf_path.display()));
@@ -360,7 +362,7 @@ fn myrocks_cf_options(check: &SettingsCheck, started: &mut Vec<String>) -> Vec<S
         Err(e) => return vec![check.problem(format!("cannot create a directory in /tmp: {e}"))],
     };
     let (dir, log) = (parent.join("server"), parent.join("server.log"));
-    let result = ManagedServer::start(&spec, &check.params, &dir, &log, 0);
+    let result = ManagedServer::start(&spec, &check.params, &dir, &log, 0, None);
     let text = fs::read_to_string(&log).unwrap_or_default();
     drop(result); // stops the server
     let _ = fs::remove_dir_all(&parent);

@@ -86,6 +86,9 @@ pub struct StartContext<'a> {
     /// the server's connection limit for them when its default is smaller (a user's config
     /// still has the last word). 0: leave the default.
     pub connections: usize,
+    /// The data directory was restored from a dataset: the family starts the server on it
+    /// (with this run's port and password) instead of initialising one.
+    pub restored: bool,
 }
 
 /// Connections ibench itself may hold beside a run's clients: counters, maintenance, set-up.
@@ -223,6 +226,8 @@ pub struct ManagedServer {
     pub cleanup: Vec<PathBuf>,
     /// For a kept server: where its credentials are, and how to connect.
     pub credentials: Option<String>,
+    /// What restoring a dataset into its data directory did, if it started from one.
+    pub restored: Option<crate::dataset::Restored>,
     family: &'static dyn ServerFamily,
     keep: bool,
 }
@@ -230,18 +235,22 @@ pub struct ManagedServer {
 impl ManagedServer {
     /// Initialises and starts a server for the target's `params` in `dir` (created; must not
     /// exist yet), logging to `log`, with room for `connections` client connections (0: the
-    /// server's default limit).
+    /// server's default limit); its data directory restored from `dataset` when given.
     pub fn start(
         spec: &ServerSpec,
         params: &Params,
         dir: &Path,
         log: &Path,
         connections: usize,
+        dataset: Option<&crate::dataset::Dataset>,
     ) -> Result<Self> {
         let family = require_family(spec.kind)?;
         family.check_params(params).map_err(UsageError::new)?;
         let binaries = Binaries::locate(family, spec.bin_dir.as_deref(), None, "--server-bin")
             .map_err(|p| UsageError::new(p.message))?;
+        if let Some(d) = dataset {
+            check_dataset_version(d, &binaries.server)?;
+        }
         let preload = spec
             .malloc
             .find_library()
@@ -276,6 +285,13 @@ impl ManagedServer {
         let log = std::path::absolute(log)
             .with_context(|| format!("cannot resolve {}", log.display()))?;
         private_dir(&dir, account.as_ref())?;
+        let restored = match dataset {
+            Some(d) => {
+                let owner = account.as_ref().map(|u| (u.uid.as_raw(), u.gid.as_raw()));
+                Some(crate::dataset::restore(d, &dir.join("data"), owner)?)
+            }
+            None => None,
+        };
         let password = process::random_password();
         let ctx = StartContext {
             spec,
@@ -292,9 +308,11 @@ impl ManagedServer {
             } else {
                 connections.saturating_add(OWN_CONNECTIONS)
             },
+            restored: restored.is_some(),
         };
         let mut server = family.start(&ctx)?;
         server.preload = preload;
+        server.restored = restored;
         if server.keep {
             // A server left running is for the user to inspect, during the run too: how to
             // reach it goes to a file only the user can read, as soon as it runs.
@@ -328,6 +346,7 @@ impl ManagedServer {
             user: ctx.account.cloned(),
             cleanup: Vec::new(),
             credentials: None,
+            restored: None,
             family,
             keep: ctx.spec.keep,
         }
@@ -435,6 +454,27 @@ impl Drop for ManagedServer {
             let _ = self.stop();
         }
     }
+}
+
+/// Refuses (one line) to restore `dataset` for a server binary of another version than the
+/// one that loaded it (a server would not start on the files, or not read them the same),
+/// before anything is made.
+fn check_dataset_version(dataset: &crate::dataset::Dataset, server: &Path) -> Result<()> {
+    let m = &dataset.manifest;
+    let saved = m.version.split_whitespace().find_map(version::version_in);
+    let here = version::binary_version(server);
+    if let (Some(saved), Some(here)) = (saved, here)
+        && saved != here
+    {
+        bail!(UsageError::new(format!(
+            "dataset {} was loaded by {} {saved}, but {} is {here}: start from a dataset of \
+             this version (or give --server-bin of that one)",
+            m.name,
+            m.identity.dbms,
+            server.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Makes `dir` private to the server's account: mode 0700, owned by it. Every parent

@@ -103,30 +103,11 @@ impl ServerFamily for PostgresFamily {
 
     fn start(&self, ctx: &StartContext<'_>) -> Result<ManagedServer> {
         let data = ctx.dir.join("data");
-        // The superuser's password reaches initdb in a file only the server's account can
-        // read, removed as soon as initdb has read it.
-        let pwfile = ctx.dir.join("pwfile");
-        write_private_file(&pwfile, ctx.password, ctx.account)?;
-        let mut init = process::command(&ctx.binaries.setup, ctx, false)?;
-        init.arg("-D")
-            .arg(&data)
-            .args([
-                "-U",
-                "postgres",
-                "--auth=scram-sha-256",
-                "--no-sync",
-                "-E",
-                "UTF8",
-                "--locale=C",
-            ])
-            .arg(format!("--pwfile={}", pwfile.display()));
-        let initialised = run_setup(init, "initdb", ctx.log);
-        let _ = fs::remove_file(&pwfile);
-        initialised?;
-
+        if !ctx.restored {
+            initdb(ctx, &data)?;
+        }
         let mut conf = format!(
-            "\n# ibench managed server: TCP on 127.0.0.1 only, no Unix socket, passwords\n\
-             port = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n",
+            "{CONF_MARK}port = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n",
             ctx.port
         );
         if ctx.connections > DEFAULT_MAX_CONNECTIONS {
@@ -137,9 +118,17 @@ impl ServerFamily for PostgresFamily {
         let conf_path = data.join("postgresql.conf");
         let mut existing = fs::read_to_string(&conf_path)
             .with_context(|| format!("cannot read {}", conf_path.display()))?;
+        // A restored data directory carries the settings of the run that loaded it: this
+        // run's replace them.
+        if let Some(at) = existing.find(CONF_MARK) {
+            existing.truncate(at);
+        }
         existing.push_str(&conf);
         fs::write(&conf_path, existing)
             .with_context(|| format!("cannot write {}", conf_path.display()))?;
+        if ctx.restored {
+            set_password(ctx, &data)?;
+        }
 
         let mut cmd = server_command(&ctx.binaries.server, ctx)?;
         cmd.arg("-D").arg(&data);
@@ -209,6 +198,60 @@ impl ServerFamily for PostgresFamily {
         }
         problems
     }
+}
+
+/// Where ibench's settings begin in a managed server's postgresql.conf.
+const CONF_MARK: &str =
+    "\n# ibench managed server: TCP on 127.0.0.1 only, no Unix socket, passwords\n";
+
+/// `initdb` of `data`: the superuser's password reaches it in a file only the server's
+/// account can read, removed as soon as initdb has read it.
+fn initdb(ctx: &StartContext<'_>, data: &std::path::Path) -> Result<()> {
+    let pwfile = ctx.dir.join("pwfile");
+    write_private_file(&pwfile, ctx.password, ctx.account)?;
+    let mut init = process::command(&ctx.binaries.setup, ctx, false)?;
+    init.arg("-D")
+        .arg(data)
+        .args([
+            "-U",
+            "postgres",
+            "--auth=scram-sha-256",
+            "--no-sync",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        ])
+        .arg(format!("--pwfile={}", pwfile.display()));
+    let initialised = run_setup(init, "initdb", ctx.log);
+    let _ = fs::remove_file(&pwfile);
+    initialised
+}
+
+/// Gives the superuser of the restored data directory `data` this run's password: `postgres
+/// --single` (no connection, no listener), the statement on its standard input.
+fn set_password(ctx: &StartContext<'_>, data: &std::path::Path) -> Result<()> {
+    use std::io::Write;
+    let mut cmd = process::command(&ctx.binaries.server, ctx, false)?;
+    cmd.arg("--single")
+        .arg("-D")
+        .arg(data)
+        .arg("postgres")
+        .stdin(Stdio::piped());
+    let mut child = cmd.spawn().context("cannot run postgres --single")?;
+    let sql = format!("ALTER ROLE postgres PASSWORD '{}';\n", ctx.password);
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(sql.as_bytes())
+            .context("cannot write to postgres --single")?;
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        return Err(process::failure(
+            &format!("postgres --single (setting the password) failed ({status})"),
+            ctx.log,
+        ));
+    }
+    Ok(())
 }
 
 /// A data directory from `initdb`, used only to let `postgres -C` read configurations (no

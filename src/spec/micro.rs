@@ -37,6 +37,9 @@ pub struct MicroSpec {
     pub max_reconnects: u32,
     /// A step whose retried statements exceed this percent of its statements fails.
     pub max_error_pct: f64,
+    /// Only the load (`--prepare-only`): no benchmark after it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub load_only: bool,
 }
 
 impl Default for MicroSpec {
@@ -53,6 +56,7 @@ impl Default for MicroSpec {
             max_tries: default_max_tries(),
             max_reconnects: default_max_reconnects(),
             max_error_pct: default_max_error_pct(),
+            load_only: false,
         }
     }
 }
@@ -102,6 +106,9 @@ impl MicroSpec {
         let mut names = Vec::new();
         if self.prepare {
             names.push("prepare".to_string());
+        }
+        if self.load_only {
+            return names;
         }
         for b in &self.benchmarks {
             for c in &self.clients {

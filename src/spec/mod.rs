@@ -176,6 +176,43 @@ pub struct RunSpec {
     /// kept them.
     #[serde(default)]
     pub per_client_series: bool,
+    /// Only the load (`--prepare-only`): the database is kept (a managed server stopped
+    /// cleanly) for `ibench dataset save`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prepare_only: bool,
+    /// The dataset the run starts from (`--from-dataset`), restored instead of the load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+}
+
+impl RunSpec {
+    /// The run as `--prepare-only` and `--from-dataset NAME` make it: only the load (data
+    /// kept, no maintenance pause), and/or no load (the dataset restored instead). A
+    /// workload that has then nothing to run is refused in one line.
+    pub fn with_dataset(
+        mut self,
+        prepare_only: bool,
+        dataset: Option<String>,
+    ) -> Result<RunSpec, UsageError> {
+        if let Some(name) = &dataset {
+            check_dataset_name(name)?;
+            if !self.scratch_database && self.server.is_none() {
+                return Err(UsageError::new(
+                    "--from-dataset restores into a database ibench makes: give --server, or                      no --path / --url",
+                ));
+            }
+        }
+        self.workload
+            .restrict(prepare_only, dataset.is_some())
+            .map_err(UsageError::new)?;
+        if prepare_only {
+            self.keep_data = true;
+            self.maintenance = false;
+        }
+        self.prepare_only = prepare_only;
+        self.dataset = dataset;
+        Ok(self)
+    }
 }
 
 /// Which workload a run runs, with its parameters. Serialized as the parameters alone (a
@@ -198,6 +235,65 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::InsertBenchmark(w) => Some(w),
             WorkloadSpec::Micro(_) | WorkloadSpec::Tpcc(_) => None,
+        }
+    }
+
+    /// The workload's name and the parameters that shape what its load makes (what a
+    /// dataset of it holds; see `crate::dataset::Identity`).
+    pub fn load_identity(&self) -> (&'static str, serde_json::Value) {
+        use serde_json::json;
+        match self {
+            WorkloadSpec::Tpcc(t) => (
+                "tpcc",
+                json!({"warehouses": t.warehouses, "tables": t.tables,
+                       "foreign_keys": t.foreign_keys}),
+            ),
+            WorkloadSpec::Micro(m) => (
+                "micro",
+                json!({"tables": m.tables, "table_rows": m.table_rows}),
+            ),
+            WorkloadSpec::InsertBenchmark(w) => (
+                "insert-benchmark",
+                json!({"clients": w.clients, "l0_rows": w.l0_rows,
+                       "table_mode": w.table_mode, "table_prefix": w.table_prefix,
+                       "secondary_indexes": w.secondary_indexes}),
+            ),
+        }
+    }
+
+    /// Keeps only the load (`prepare_only`), and/or drops it (`from_dataset`: the dataset
+    /// holds it): the microbenchmarks' and TPC-C's `prepare`, the Insert Benchmark's leading
+    /// l.i0 and l.x. An error names what is then wrong.
+    pub fn restrict(&mut self, prepare_only: bool, from_dataset: bool) -> Result<(), String> {
+        let is_load = |s: &Step| matches!(s, Step::LoadInitial | Step::CreateIndexes);
+        match self {
+            WorkloadSpec::Tpcc(t) => {
+                restrict_prepare(&mut t.prepare, &mut t.load_only, prepare_only, from_dataset)
+            }
+            WorkloadSpec::Micro(m) => {
+                restrict_prepare(&mut m.prepare, &mut m.load_only, prepare_only, from_dataset)
+            }
+            WorkloadSpec::InsertBenchmark(w) => {
+                let load = w.steps.iter().take_while(|s| is_load(s)).count();
+                if load == 0 && (prepare_only || from_dataset) {
+                    return Err(
+                        "--prepare-only and --from-dataset need steps that begin with the load                          (l.i0, l.x)"
+                            .to_string(),
+                    );
+                }
+                if from_dataset {
+                    w.steps.drain(..load);
+                    if prepare_only {
+                        w.steps.clear();
+                    }
+                } else if prepare_only {
+                    w.steps.truncate(load);
+                }
+                if w.steps.is_empty() && !prepare_only {
+                    return Err("--from-dataset: no step is left after the load".to_string());
+                }
+                Ok(())
+            }
         }
     }
 
@@ -239,6 +335,44 @@ impl WorkloadSpec {
             WorkloadSpec::Tpcc(t) => t.validate(names),
         }
     }
+}
+
+/// Checks that `name` can name a dataset: 1-100 letters, digits, `.`, `_`, `-`, not starting
+/// with a dot.
+pub fn check_dataset_name(name: &str) -> Result<(), UsageError> {
+    let ok = (1..=100).contains(&name.len())
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(UsageError::new(format!(
+            "dataset name {name:?} is not allowed: use 1-100 letters, digits, '.', '_' or '-', \
+             not starting with '.'"
+        )))
+    }
+}
+
+/// `restrict` for a workload with a `prepare` step.
+fn restrict_prepare(
+    prepare: &mut bool,
+    load_only: &mut bool,
+    prepare_only: bool,
+    from_dataset: bool,
+) -> Result<(), String> {
+    if !*prepare && (prepare_only || from_dataset) {
+        return Err(
+            "--no-prepare uses tables as they are: it goes with neither --prepare-only nor              --from-dataset"
+                .to_string(),
+        );
+    }
+    if from_dataset {
+        *prepare = false;
+    }
+    *load_only = prepare_only;
+    Ok(())
 }
 
 pub(crate) fn default_max_error_pct() -> f64 {

@@ -75,6 +75,14 @@ pub struct TpccSpec {
     /// (default 100: none does, since contention is TPC-C's own: retries are counted per
     /// transaction type instead).
     pub max_error_pct: f64,
+    /// Transactions per second over all clients (`--rate`): each client's due on a schedule,
+    /// its response times counted from when each was due (no coordinated omission); `None`:
+    /// as fast as they go (closed loop, as sysbench-tpcc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    /// Only the load (`--prepare-only`): no transactions after it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub load_only: bool,
 }
 
 impl Default for TpccSpec {
@@ -95,6 +103,8 @@ impl Default for TpccSpec {
             // Conflicts are part of the workload (MyRocks at one warehouse and 4 clients
             // retries a fifth of its transactions): reported per type, not a failure.
             max_error_pct: 100.0,
+            rate: None,
+            load_only: false,
         }
     }
 }
@@ -144,6 +154,9 @@ impl TpccSpec {
         if self.prepare {
             names.push("prepare".to_string());
         }
+        if self.load_only {
+            return names;
+        }
         for c in &self.clients {
             names.push(format!("tpcc.c{c}"));
         }
@@ -185,6 +198,19 @@ impl TpccSpec {
         in_range(n, "warmup", self.warmup, 0..=MAX_SECONDS)?;
         in_range(n, "seconds", self.seconds, 1..=MAX_SECONDS)?;
         check_retries(self.max_tries, self.max_error_pct, n)?;
+        if let Some(rate) = self.rate {
+            in_range(n, "rate", rate, 1..=10_000_000)?;
+            if self.warmup > 0 {
+                return refuse(
+                    "rate",
+                    format!(
+                        "{} goes without {}: give one of them",
+                        n("rate"),
+                        n("warmup")
+                    ),
+                );
+            }
+        }
         Ok(())
     }
 }

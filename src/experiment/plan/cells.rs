@@ -400,6 +400,7 @@ fn cell(
         pooler: server.as_ref().and_then(|s| s.pooler.as_ref()),
         version: parts.table.version.as_ref().map(|v| v.get_ref().as_str()),
         pragmas,
+        dataset: setup.dataset.as_deref(),
         workload: &setup.workload,
         maintenance,
         statements,
@@ -421,5 +422,6 @@ fn cell(
         maintenance,
         statements,
         report_interval_s: w.report_interval.unwrap_or(0),
+        dataset: setup.dataset.clone(),
     }
 }

@@ -32,6 +32,9 @@ pub(super) struct Definition<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pooler: Option<&'a crate::spec::PoolerSpec>,
     pub pragmas: &'a [(String, String)],
+    /// The dataset the cell starts from: hashed only when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<&'a str>,
     /// Serialized untagged: an Insert Benchmark cell hashes as it always did.
     pub workload: &'a WorkloadSpec,
     pub maintenance: bool,

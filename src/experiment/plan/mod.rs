@@ -82,6 +82,8 @@ pub struct Cell {
     pub statements: StatementMode,
     /// Progress line interval, seconds.
     pub report_interval_s: u64,
+    /// The dataset the run starts from (`--from-dataset`), if any.
+    pub dataset: Option<String>,
     /// Hash of everything that defines the cell's results.
     pub fingerprint: String,
     /// Estimated duration, server start and stop included.
@@ -114,6 +116,8 @@ impl Cell {
             client_threads: None,
             client_io: None,
             per_client_series: false,
+            prepare_only: false,
+            dataset: self.dataset.clone(),
         }
     }
 }
@@ -365,6 +369,7 @@ fn default_setup() -> SetupTable {
         pooler: None,
         pool_size: None,
         pool_mode: None,
+        dataset: None,
     }
 }
 

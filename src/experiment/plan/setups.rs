@@ -5,7 +5,7 @@
 use super::super::file::{Clients, SetupTable, WorkloadKind, WorkloadTable};
 use super::problems::Problems;
 use crate::dbms::CacheSetting;
-use crate::spec::{InsertBenchmarkSpec, MicroSpec, Step, WorkloadSpec};
+use crate::spec::{InsertBenchmarkSpec, MicroSpec, Step, TpccSpec, WorkloadSpec};
 use crate::spec::{PoolMode, PoolerSpec};
 
 /// Largest size a file may give (1 PiB): beyond it a value is a typo, and the arithmetic on
@@ -32,6 +32,8 @@ pub(super) struct Setup {
     pub data_dir: Option<std::path::PathBuf>,
     /// The pooler in front of the server, with where it was written.
     pub pooler: Option<(PoolerSpec, std::ops::Range<usize>)>,
+    /// The dataset its cells start from (their load left out).
+    pub dataset: Option<String>,
 }
 
 /// The pooler setup `s` asks for, checked against its workload's connections.
@@ -93,10 +95,23 @@ pub(super) fn setup(
     at: String,
 ) -> Setup {
     numbers(p, workload);
-    let spec = match workload.kind.unwrap_or_default() {
+    let mut spec = match workload.kind.unwrap_or_default() {
         WorkloadKind::InsertBenchmark => insert_benchmark(p, workload, s, scale, &at),
         WorkloadKind::Micro => micro(p, workload, s, scale, &at),
+        WorkloadKind::Tpcc => tpcc(p, workload, s, scale, &at),
     };
+    let dataset = s.dataset.as_ref().and_then(|d| {
+        let checked = crate::dataset::check_name(d.get_ref())
+            .map_err(|e| e.to_string())
+            .and_then(|()| spec.restrict(false, true));
+        match checked {
+            Ok(()) => Some(d.get_ref().clone()),
+            Err(e) => {
+                p.at(d, format!("dataset: {e}"));
+                None
+            }
+        }
+    });
     if let Err(e) = spec.validate(key_name) {
         let mut message = e.message;
         if scale != 1.0 {
@@ -127,6 +142,7 @@ pub(super) fn setup(
         cache,
         data_dir: None,
         pooler: None,
+        dataset,
     }
 }
 
@@ -185,6 +201,11 @@ fn insert_benchmark(
             ),
             ("seconds", w.seconds.is_some()),
             ("warmup", w.warmup.is_some()),
+            ("warehouses", w.warehouses.is_some()),
+            ("mix", w.mix.is_some()),
+            ("load_threads", w.load_threads.is_some()),
+            ("foreign_keys", w.foreign_keys.is_some()),
+            ("rate", w.rate.is_some()),
             (
                 "clients as a list (one count for the Insert Benchmark)",
                 matches!(w.clients, Some(Clients::Many(_))),
@@ -211,37 +232,15 @@ fn micro(
     at: &str,
 ) -> WorkloadSpec {
     let w = workload;
-    refuse(
-        p,
-        at,
-        "micro",
-        &[
-            ("steps", w.steps.is_some()),
-            (
-                "rows_per_client",
-                w.l0_rows.is_some() || s.rows_per_client.is_some(),
-            ),
-            ("l1_rows", w.l1_rows.is_some() || s.l1_rows.is_some()),
-            ("l2_rows", w.l2_rows.is_some() || s.l2_rows.is_some()),
-            ("l0_batch", w.l0_batch.is_some()),
-            ("l1_batch", w.l1_batch.is_some()),
-            ("l2_batch", w.l2_batch.is_some()),
-            ("writer_batch", w.writer_batch.is_some()),
-            ("query_seconds", w.query_seconds.is_some()),
-            ("deletes", w.deletes.is_some()),
-            ("secondary_indexes", w.secondary_indexes.is_some()),
-            ("table_mode", w.table_mode.is_some()),
-            ("table_prefix", w.table_prefix.is_some()),
-            ("index_ddl", w.index_ddl.is_some()),
-            ("data_min", w.data_min.is_some()),
-            ("data_max", w.data_max.is_some()),
-            ("data_random_pct", w.data_random_pct.is_some()),
-            ("cashregisters", w.cashregisters.is_some()),
-            ("customers", w.customers.is_some()),
-            ("products", w.products.is_some()),
-            ("max_price", w.max_price.is_some()),
-        ],
-    );
+    let mut given = insert_benchmark_fields(w, s);
+    given.extend([
+        ("warehouses", w.warehouses.is_some()),
+        ("mix", w.mix.is_some()),
+        ("load_threads", w.load_threads.is_some()),
+        ("foreign_keys", w.foreign_keys.is_some()),
+        ("rate", w.rate.is_some()),
+    ]);
+    refuse(p, at, "micro", &given);
     // Names as `ibench micro --benchmarks` takes them, each benchmark by its full name.
     let benchmarks = w.benchmarks.as_ref().map(|names| {
         let mut out = Vec::new();
@@ -278,6 +277,80 @@ fn micro(
         "max_error_pct": w.max_error_pct,
     })];
     WorkloadSpec::Micro(MicroSpec::assemble(&layers, scale))
+}
+
+/// The Insert Benchmark's own fields, each with whether `w` or `s` gives it (another kind
+/// refuses those given).
+fn insert_benchmark_fields(w: &WorkloadTable, s: &SetupTable) -> Vec<(&'static str, bool)> {
+    vec![
+        ("steps", w.steps.is_some()),
+        (
+            "rows_per_client",
+            w.l0_rows.is_some() || s.rows_per_client.is_some(),
+        ),
+        ("l1_rows", w.l1_rows.is_some() || s.l1_rows.is_some()),
+        ("l2_rows", w.l2_rows.is_some() || s.l2_rows.is_some()),
+        ("l0_batch", w.l0_batch.is_some()),
+        ("l1_batch", w.l1_batch.is_some()),
+        ("l2_batch", w.l2_batch.is_some()),
+        ("writer_batch", w.writer_batch.is_some()),
+        ("query_seconds", w.query_seconds.is_some()),
+        ("deletes", w.deletes.is_some()),
+        ("secondary_indexes", w.secondary_indexes.is_some()),
+        ("table_mode", w.table_mode.is_some()),
+        ("table_prefix", w.table_prefix.is_some()),
+        ("index_ddl", w.index_ddl.is_some()),
+        ("data_min", w.data_min.is_some()),
+        ("data_max", w.data_max.is_some()),
+        ("data_random_pct", w.data_random_pct.is_some()),
+        ("cashregisters", w.cashregisters.is_some()),
+        ("customers", w.customers.is_some()),
+        ("products", w.products.is_some()),
+        ("max_price", w.max_price.is_some()),
+    ]
+}
+
+/// The TPC-C-like workload of setup `s`: `[workload]`'s fields over `ibench tpcc`'s defaults
+/// (a setup's `clients` is one count instead of the list), seconds scaled.
+fn tpcc(
+    p: &mut Problems<'_>,
+    workload: &WorkloadTable,
+    s: &SetupTable,
+    scale: f64,
+    at: &str,
+) -> WorkloadSpec {
+    let w = workload;
+    let mut given = insert_benchmark_fields(w, s);
+    given.extend([
+        ("benchmarks", w.benchmarks.is_some()),
+        (
+            "table_rows",
+            w.table_rows.is_some() || s.table_rows.is_some(),
+        ),
+    ]);
+    refuse(p, at, "tpcc", &given);
+    let clients = s
+        .clients
+        .as_ref()
+        .map(|c| vec![*c.get_ref()])
+        .or_else(|| w.clients.as_ref().map(Clients::counts));
+    let layers = [serde_json::json!({
+        "warehouses": w.warehouses,
+        "tables": w.tables,
+        "clients": clients,
+        "seconds": w.seconds,
+        "warmup": w.warmup,
+        "mix": w.mix,
+        // As `ibench tpcc`: the largest client count unless given.
+        "load_threads": w.load_threads.or_else(|| clients.as_ref()?.iter().copied().max()),
+        "foreign_keys": w.foreign_keys,
+        "rate": w.rate,
+        "seed": w.seed,
+        "max_tries": w.max_tries,
+        "max_reconnects": w.max_reconnects,
+        "max_error_pct": w.max_error_pct.as_ref().map(|v| *v.get_ref()),
+    })];
+    WorkloadSpec::Tpcc(TpccSpec::assemble(&layers, scale))
 }
 
 /// Parses a size: bytes, or a number with K, M, G or T (powers of 1024).

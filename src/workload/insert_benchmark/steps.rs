@@ -146,6 +146,7 @@ pub fn inserter(c: ClientTable<'_>, pace: Pace) -> ThreadSpec<'_> {
                 batch: b as u64,
                 window,
                 drain: false,
+                offset: Duration::ZERO,
             },
         ),
     };
@@ -261,6 +262,7 @@ pub fn deleter(
             batch: batch as u64,
             window,
             drain: true,
+            offset: Duration::ZERO,
         },
         None => Pacing::Closed(None),
     };
