@@ -8,6 +8,7 @@
 pub mod insert_benchmark;
 pub mod micro;
 pub mod server;
+pub mod tags;
 pub mod tpcc;
 
 use std::path::PathBuf;
@@ -176,6 +177,9 @@ pub struct RunSpec {
     /// kept them.
     #[serde(default)]
     pub per_client_series: bool,
+    /// Provenance tags (`--tag commit=...`), as given.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tags: tags::Tags,
 }
 
 /// Which workload a run runs, with its parameters. Serialized as the parameters alone (a
