@@ -25,12 +25,16 @@ pub struct Cached {
 
 /// FNV-1a of the bits of `z`.
 pub fn hash(z: &[f64]) -> u64 {
+    let bytes: Vec<u8> = z.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    hash_bytes(&bytes)
+}
+
+/// FNV-1a of `bytes`.
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for v in z {
-        for b in v.to_bits().to_le_bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
 }

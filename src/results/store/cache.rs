@@ -45,3 +45,46 @@ impl Store {
         self.write(&statements)
     }
 }
+
+impl Store {
+    /// The runs `sql` selects (its first column the document), unreadable ones named.
+    fn runs_where(
+        &self,
+        sql: &str,
+        params: &[&str],
+    ) -> Result<Vec<crate::results::model::RunResult>> {
+        self.documents(sql, params)?
+            .iter()
+            .map(|d| {
+                serde_json::from_str(d).map_err(|e| {
+                    anyhow::anyhow!("a run in {} cannot be read: {e}", self.path.display())
+                })
+            })
+            .collect()
+    }
+
+    /// Every run labelled `label`, oldest first.
+    pub fn runs_labelled(&self, label: &str) -> Result<Vec<crate::results::model::RunResult>> {
+        self.runs_where(
+            "SELECT document FROM runs WHERE label = ?1 ORDER BY started_at, id",
+            &[label],
+        )
+    }
+
+    /// Every run of experiment cell `cell` (of any experiment), oldest first.
+    pub fn runs_of_cell(&self, cell: &str) -> Result<Vec<crate::results::model::RunResult>> {
+        self.runs_where(
+            "SELECT document FROM runs WHERE cell = ?1 ORDER BY started_at, id",
+            &[cell],
+        )
+    }
+
+    /// Every complete run of `dbms`, oldest first.
+    pub fn complete_runs_of(&self, dbms: &str) -> Result<Vec<crate::results::model::RunResult>> {
+        self.runs_where(
+            "SELECT document FROM runs WHERE dbms = ?1 AND status = 'complete' \
+             ORDER BY started_at, id",
+            &[dbms],
+        )
+    }
+}
