@@ -1,0 +1,285 @@
+//! `ibench history`: real SQLite runs of one configuration, the 6th..10th made slower by
+//! `synchronous=FULL` (an fsync per commit): a change point at the 6th run in the load step,
+//! none in the index build, none over A/A runs; `--check-last` exits 3 on the change and 0
+//! on A/A; the same on a PostgreSQL results store; ordering by recorded DBMS version and by
+//! tag; `compare --fail-on-regression`.
+
+use serde_json::Value;
+
+use crate::common::{Bench, have, path_str, server_bench};
+
+/// One short run (`l.i0,l.x`, 20,000 rows) labelled `label`, tagged `n=<n>`, into `store`.
+fn run(bench: &Bench, store: &str, label: &str, n: usize, slow: bool) -> String {
+    let n = format!("n={n}");
+    let mut args = vec![
+        "--results",
+        store,
+        "--steps",
+        "l.i0,l.x",
+        "--l0-rows",
+        "20000",
+        "--label",
+        label,
+        "--tag",
+        &n,
+        "--tag",
+        "branch=main",
+    ];
+    if slow {
+        args.extend(["--sqlite-pragma", "synchronous=FULL"]);
+    }
+    bench.run(&args).result().run_id
+}
+
+fn history(bench: &Bench, store: &str, args: &[&str]) -> crate::common::Outcome {
+    let mut all = vec!["history", "--results", store];
+    all.extend_from_slice(args);
+    bench.run_raw(&all, &[])
+}
+
+fn history_json(bench: &Bench, store: &str, name: &str, extra: &[&str]) -> Value {
+    let mut args = vec![name, "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = history(bench, store, &args);
+    out.assert_success();
+    serde_json::from_str(&out.stdout).expect("history JSON")
+}
+
+/// The strong change points of `step`'s series `figure`: (run index, change, regression).
+fn strong(h: &Value, step: &str, figure: &str) -> Vec<(usize, f64, bool)> {
+    let series = h["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == step && s["figure"] == figure)
+        .unwrap_or_else(|| panic!("no series {step} {figure}"));
+    series["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["strong"] == true)
+        .map(|p| {
+            (
+                p["run"].as_u64().unwrap() as usize,
+                p["change"].as_f64().unwrap(),
+                p["regression"] == true,
+            )
+        })
+        .collect()
+}
+
+/// 10 runs (the 6th..10th slow) into `store`; checks the change point, the gate and the
+/// outputs. Returns the run ids.
+fn slower_from_the_sixth_run(bench: &Bench, store: &str) -> Vec<String> {
+    let ids: Vec<String> = (1..=10)
+        .map(|i| run(bench, store, "s", i, i >= 6))
+        .collect();
+    let h = history_json(bench, store, "s", &[]);
+    let runs: Vec<&str> = h["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(runs, ids, "ordered by start");
+    assert_eq!(h["runs"][5]["tags"]["n"], "6");
+    // The load commits every batch: an fsync each makes it slower from the 6th run on.
+    let load = strong(&h, "l.i0", "inserts_per_s");
+    let table = history(bench, store, &["s"]).stdout;
+    assert_eq!(
+        load.len(),
+        1,
+        "one change point in l.i0 ins/s: {load:?}\n{table}"
+    );
+    let (at, change, regression) = load[0];
+    assert_eq!(at, 5, "it starts at the 6th run: {load:?}\n{table}");
+    assert!(
+        change < 0.0 && regression,
+        "fewer inserts/s, a regression: {load:?}"
+    );
+    // The index build is one transaction: one more fsync does not show.
+    let index = strong(&h, "l.x", "index_rows_per_s");
+    assert!(index.is_empty(), "l.x: {index:?}\n{table}");
+
+    // The gate: the newest 5 runs start the regression; one line names it.
+    let gate = history(bench, store, &["s", "--check-last", "5"]);
+    assert_eq!(gate.code, Some(3), "{}", gate.describe());
+    let line = gate
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("regression: step l.i0 ins/s"))
+        .unwrap_or_else(|| panic!("{}", gate.stdout));
+    assert!(line.contains(&ids[5]) && line.contains("n=6") && line.contains("interval"));
+    assert!(
+        gate.stderr
+            .contains("regression(s) in the newest 5 of 10 runs")
+    );
+    let text = history(bench, store, &["s"]);
+    text.assert_success();
+    assert!(text.stdout.contains("change point") && text.stdout.contains("REGRESSION"));
+    ids
+}
+
+#[test]
+fn a_slower_setting_from_the_sixth_run_is_a_change_point_there() {
+    let bench = Bench::new();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    let ids = slower_from_the_sixth_run(&bench, &store);
+
+    // Markdown and HTML: the change in the table; one chart per step and figure, the change
+    // point marked, a hover title naming the run and its tags.
+    let md = history(&bench, &store, &["s", "--format", "md"]);
+    md.assert_success();
+    assert!(md.stdout.contains("## step l.i0") && md.stdout.contains("| change point |"));
+    let html_path = bench.path("h.html");
+    let html = history(
+        &bench,
+        &store,
+        &["s", "--format", "html", "-o", path_str(&html_path)],
+    );
+    html.assert_success();
+    let page = std::fs::read_to_string(&html_path).unwrap();
+    let h = history_json(&bench, &store, "s", &[]);
+    let series = h["series"].as_array().unwrap().len();
+    assert_eq!(page.matches("<svg").count(), series, "a chart per series");
+    assert!(page.contains("stroke=\"#D62728\"") || page.contains("stroke=\"#d62728\""));
+    assert!(page.contains(&format!("<title>run {}", ids[5])) && page.contains("n=6"));
+
+    // Ordered by a tag: numbers as numbers (n=10 after n=9).
+    let by_tag = history_json(&bench, &store, "s", &["--order", "tag:n"]);
+    assert_eq!(by_tag["runs"][9]["id"], ids[9].as_str());
+    // Tags are listed and filtered on.
+    let list = bench.run_raw(&["list", "--results", &store, "--tag", "n=6"], &[]);
+    list.assert_success();
+    let listed: Vec<&str> = list
+        .stdout
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, [ids[5].as_str()], "{}", list.stdout);
+    assert!(list.stdout.contains("branch=main n=6"), "{}", list.stdout);
+
+    // A run id names the runs of its configuration: the five slow ones.
+    let config = history_json(&bench, &store, &ids[7], &[]);
+    let runs: Vec<&str> = config["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        runs,
+        ids[5..].iter().map(String::as_str).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn ten_aa_runs_have_no_change_point_and_pass_the_gate() {
+    let bench = Bench::new();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    for i in 1..=10 {
+        run(&bench, &store, "aa", i, false);
+    }
+    let h = history_json(&bench, &store, "aa", &[]);
+    assert_eq!(h["runs"].as_array().unwrap().len(), 10);
+    for (step, figure) in [("l.i0", "inserts_per_s"), ("l.x", "index_rows_per_s")] {
+        let found = strong(&h, step, figure);
+        assert!(found.is_empty(), "A/A {step} {figure}: {found:?}");
+    }
+    let gate = history(&bench, &store, &["aa", "--check-last", "10"]);
+    assert_eq!(gate.code, Some(0), "{}", gate.describe());
+    assert!(
+        gate.stdout
+            .contains("check: no regression in the newest 10 of 10 runs")
+    );
+}
+
+#[test]
+fn history_works_on_a_postgres_results_store_and_orders_by_version() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = server_bench();
+    // A throwaway PostgreSQL to hold the results, left running by a first run whose own
+    // results (PostgreSQL 15, labelled "versions") go to the default store.
+    let (setup, _kept) = bench.keep_server(
+        "postgres",
+        &[
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "1000",
+            "--label",
+            "versions",
+        ],
+    );
+    let store = crate::common::kept_url(&setup);
+    slower_from_the_sixth_run(&bench, &store);
+    // The cache is in the store: a second history reads it and says the same.
+    let again = history_json(&bench, &store, "s", &[]);
+    assert_eq!(strong(&again, "l.i0", "inserts_per_s")[0].0, 5);
+
+    // By recorded DBMS version: SQLite 3.x before PostgreSQL 15.x, though it ran after.
+    let local = bench.out().join("results.db");
+    let local = path_str(&local).to_string();
+    let sqlite = bench
+        .run(&[
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "1000",
+            "--label",
+            "versions",
+        ])
+        .result();
+    let by_start = history_json(&bench, &local, "versions", &[]);
+    assert_eq!(by_start["runs"][0]["id"], setup.run_id.as_str());
+    let by_version = history_json(&bench, &local, "versions", &["--order", "version"]);
+    let versions: Vec<&str> = by_version["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        by_version["runs"][0]["id"],
+        sqlite.run_id.as_str(),
+        "{versions:?}"
+    );
+    assert!(
+        versions[0].starts_with("3.") && versions[1].starts_with("15"),
+        "{versions:?}"
+    );
+}
+
+#[test]
+fn compare_fails_on_a_regression_and_passes_without_one() {
+    let bench = Bench::new();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    for i in 1..=3 {
+        run(&bench, &store, "normal", i, false);
+        run(&bench, &store, "full", i, true);
+    }
+    let cmp = |a: &str, b: &str| {
+        bench.run_raw(
+            &["compare", a, b, "--results", &store, "--fail-on-regression"],
+            &[],
+        )
+    };
+    let worse = cmp("normal", "full");
+    assert_eq!(worse.code, Some(3), "{}", worse.describe());
+    assert!(
+        worse
+            .stderr
+            .lines()
+            .any(|l| l.starts_with("regression: step l.i0 ") && l.contains("interval")),
+        "{}",
+        worse.stderr
+    );
+    let same = cmp("normal", "normal");
+    assert_eq!(same.code, Some(0), "{}", same.describe());
+}
