@@ -35,10 +35,10 @@ pub struct Analyzed {
     pub points: Vec<Point>,
 }
 
-/// The noise band of a change: twice the larger standard deviation of the segments, or one
-/// unit of the figure's last shown digit.
-pub fn noise_band(cp: &ChangePoint, resolution: f64) -> f64 {
-    (2.0 * cp.std_before.max(cp.std_after)).max(resolution)
+/// The noise band of a change: twice the larger standard deviation of the segments, at
+/// least the figure's noise floor ([`super::series::noise_floor`]).
+pub fn noise_band(cp: &ChangePoint, floor: f64) -> f64 {
+    (2.0 * cp.std_before.max(cp.std_after)).max(floor)
 }
 
 /// 95 % confidence interval of `after / before - 1` from the segments' figures.
@@ -68,7 +68,6 @@ fn dense(series: &Series) -> (Vec<f64>, Vec<usize>) {
 
 /// Locates and classifies the detector's points of `series`.
 fn points(series: &Series, found: Vec<ChangePoint>, at: &[usize], n: usize) -> Vec<Point> {
-    let resolution = 10f64.powi(-(series.digits as i32));
     let bounds: Vec<usize> = found.iter().filter(|p| p.strong).map(|p| p.index).collect();
     found
         .into_iter()
@@ -82,7 +81,7 @@ fn points(series: &Series, found: Vec<ChangePoint>, at: &[usize], n: usize) -> V
                 .unwrap_or(0);
             let after = bounds.iter().copied().find(|&b| b > cp.index).unwrap_or(n);
             let delta = cp.mean_after - cp.mean_before;
-            let beyond = delta.abs() > noise_band(&cp, resolution);
+            let beyond = delta.abs() > noise_band(&cp, series.floor);
             let worse = match series.better {
                 Better::Higher => delta < 0.0,
                 Better::Lower => delta > 0.0,

@@ -66,6 +66,8 @@ pub struct Series {
     pub better: Better,
     /// Digits it is shown with.
     pub digits: usize,
+    /// The smallest absolute change that counts as more than noise ([`noise_floor`]).
+    pub floor: f64,
     /// Per run (in the history's order): the figure, `None` where the run lacks it.
     pub values: Vec<Option<f64>>,
 }
@@ -100,6 +102,15 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
     ca.len().cmp(&cb.len())
 }
 
+/// The version number in a DBMS's version text: its first word that starts with a digit
+/// (`15.20` of `PostgreSQL 15.20 (Debian ...) on x86_64...`, `10.11.6-MariaDB-0+deb12u1`),
+/// else the whole text.
+pub fn version_number(v: &str) -> &str {
+    v.split_whitespace()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or(v)
+}
+
 /// The runs' infos in `order`, and the runs sorted the same way. Only complete runs count
 /// (a failed run's figures are partial); a run without the ordering tag is refused.
 pub fn order_runs(
@@ -113,7 +124,7 @@ pub fn order_runs(
     let key = |r: &RunResult| -> Option<String> {
         match order {
             Order::Start => Some(r.started_at.to_rfc3339()),
-            Order::Version => Some(r.environment.dbms.version.clone()),
+            Order::Version => Some(version_number(&r.environment.dbms.version).to_string()),
             Order::Tag(k) => r.config.tags.get(k).cloned(),
         }
     };
@@ -197,6 +208,20 @@ pub fn figures() -> Vec<MetricDef> {
     out
 }
 
+/// The smallest absolute change of figure `key` that can be more than noise, whatever the
+/// runs' spread: 0.1 KB per op of device IO (a few pages more or less in the cache), 0.5 us
+/// of CPU per op, 0.05 ms of p99, 0.01 of the writer SLA; else one unit of the last digit
+/// shown.
+pub fn noise_floor(key: &str, digits: usize) -> f64 {
+    match key {
+        "kb_read_per_op" | "kb_written_per_op" => 0.1,
+        "dbms_cpu_us_per_op" => 0.5,
+        "p99_ms" => 0.05,
+        "writer_sla" => 0.01,
+        _ => 10f64.powi(-(digits as i32)),
+    }
+}
+
 /// The series of `runs` (ordered): for each step (in the order steps first appear), each
 /// figure at least two runs have.
 pub fn extract(runs: &[RunResult]) -> Vec<Series> {
@@ -227,6 +252,7 @@ pub fn extract(runs: &[RunResult]) -> Vec<Series> {
                     label: def.label.to_string(),
                     better: def.better,
                     digits: def.digits,
+                    floor: noise_floor(def.key, def.digits),
                     values,
                 });
             }
@@ -288,6 +314,14 @@ mod tests {
             ]
         );
         assert_eq!(natural_cmp("b2", "b10"), Ordering::Less);
+        assert_eq!(
+            version_number("PostgreSQL 15.20 (Debian 15.20-0+deb12u1) on x86_64-pc-linux-gnu"),
+            "15.20"
+        );
+        assert_eq!(
+            version_number("10.11.6-MariaDB-0+deb12u1"),
+            "10.11.6-MariaDB-0+deb12u1"
+        );
         assert_eq!(natural_cmp("007", "7"), Ordering::Equal);
         assert!(Order::parse("tag:Bad").is_err());
         assert_eq!(Order::parse("tag:commit"), Ok(Order::Tag("commit".into())));
