@@ -19,7 +19,8 @@ pub struct Point {
     pub change: f64,
     /// 95 % confidence interval of the relative change (Student's t, pooled variance).
     pub interval: (f64, f64),
-    /// Whether the change is in the figure's worse direction and beyond its noise band.
+    /// Whether the change is in the figure's worse direction, beyond its noise band, with at
+    /// least [`MIN_SIDE`] runs on each side.
     pub regression: bool,
     /// Whether the change is in the better direction and beyond the noise band.
     pub improvement: bool,
@@ -34,6 +35,10 @@ pub struct Analyzed {
     /// Its change points, weak and strong, in run order.
     pub points: Vec<Point>,
 }
+
+/// Runs a change point needs on each side (between it and its neighbours) before it is
+/// called a regression or an improvement.
+pub const MIN_SIDE: usize = 2;
 
 /// The noise band of a change: twice the larger standard deviation of the segments, at
 /// least the figure's noise floor ([`super::series::noise_floor`]).
@@ -81,7 +86,11 @@ fn points(series: &Series, found: Vec<ChangePoint>, at: &[usize], n: usize) -> V
                 .unwrap_or(0);
             let after = bounds.iter().copied().find(|&b| b > cp.index).unwrap_or(n);
             let delta = cp.mean_after - cp.mean_before;
-            let beyond = delta.abs() > noise_band(&cp, series.floor);
+            // One run alone on a side is an outlier as much as a shift: not judged until a
+            // second run confirms it.
+            let (n1, n2) = (cp.index - before, after - cp.index);
+            let beyond =
+                n1 >= MIN_SIDE && n2 >= MIN_SIDE && delta.abs() > noise_band(&cp, series.floor);
             let worse = match series.better {
                 Better::Higher => delta < 0.0,
                 Better::Lower => delta > 0.0,
@@ -89,7 +98,7 @@ fn points(series: &Series, found: Vec<ChangePoint>, at: &[usize], n: usize) -> V
             Point {
                 run: at[cp.index],
                 change: cp.change(),
-                interval: interval(&cp, cp.index - before, after - cp.index),
+                interval: interval(&cp, n1, n2),
                 regression: beyond && worse,
                 improvement: beyond && !worse,
                 cp,
