@@ -10,6 +10,9 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit code for bad input: flags, files, URLs.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code of a gate that found a regression (`ibench history --check-last`, `ibench
+/// compare --fail-on-regression`): the command itself worked.
+pub const EXIT_REGRESSION: u8 = 3;
 /// Exit code after SIGINT (results so far are written); SIGTERM gives 143 (128 + 15).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -45,11 +48,26 @@ impl fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// The exit code for `err`: 2 for bad input, 128 + signal for an interrupt (130 SIGINT, 143
+/// A gate found regressions: the command worked, and says which on stdout. Its message
+/// counts them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegressionFound(pub String);
+
+impl fmt::Display for RegressionFound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RegressionFound {}
+
+/// The exit code for `err`: 3 for a regression a gate found, 2 for bad input, 128 + signal for an interrupt (130 SIGINT, 143
 /// SIGTERM), 1 otherwise.
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     if err.chain().any(|e| e.is::<UsageError>()) {
         EXIT_USAGE
+    } else if err.chain().any(|e| e.is::<RegressionFound>()) {
+        EXIT_REGRESSION
     } else if err.chain().any(|e| e.is::<Interrupted>()) {
         match crate::interrupt::signal() {
             None => EXIT_INTERRUPTED,

@@ -34,6 +34,7 @@ pub mod dbms;
 pub mod error;
 pub mod experiment;
 pub mod group;
+pub mod history;
 pub mod interrupt;
 pub mod launch;
 pub mod metrics;

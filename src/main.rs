@@ -20,6 +20,7 @@ fn dispatch(command: &Command) -> anyhow::Result<()> {
         Command::Export(args) => ibench::cli::export::execute(args),
         Command::Report(args) => ibench::cli::report::execute(args),
         Command::Compare(args) => ibench::cli::compare::execute(args),
+        Command::History(args) => ibench::cli::history::execute(args),
         Command::Experiment(args) => ibench::cli::experiment::execute(args),
         Command::Server(args) => ibench::cli::server::execute(args),
         Command::Host(args) => ibench::cli::host::execute(args),

@@ -648,3 +648,74 @@ fn a_foreign_insert_table_with_no_prepare_says_what_to_do() {
         .unwrap();
     assert_eq!(kept, "mine");
 }
+
+#[test]
+fn bad_tags_are_rejected_on_every_command_that_takes_them() {
+    let bench = Bench::new();
+    let cases: &[(&str, &[&str])] = &[
+        ("Commit=1", &["tag key", "Commit"]),
+        ("=1", &["tag key"]),
+        ("nokey", &["not a tag", "KEY=VALUE"]),
+        ("k=a\u{7}b", &["control character"]),
+    ];
+    for (tag, needles) in cases {
+        assert_usage_error(&run(&bench, &["--tag", tag]), needles, Leaves::Nothing);
+    }
+    let long_key = format!("{}=1", "k".repeat(65));
+    assert_usage_error(
+        &run(&bench, &["--tag", &long_key]),
+        &["tag key"],
+        Leaves::Nothing,
+    );
+    let long_value = format!("k={}", "v".repeat(257));
+    assert_usage_error(
+        &run(&bench, &["--tag", &long_value]),
+        &["257"],
+        Leaves::Nothing,
+    );
+    let twice = run(&bench, &["--tag", "a=1", "--tag", "a=2"]);
+    assert_usage_error(&twice, &["--tag a", "twice"], Leaves::Nothing);
+    for cmd in [
+        &["micro", "--tag", "Bad=1"][..],
+        &["tpcc", "--tag", "Bad=1"],
+        &["experiment", "x.toml", "--tag", "Bad=1"],
+        &["list", "--tag", "Bad=1"],
+    ] {
+        assert_usage_error(&bench.run_raw(cmd, &[]), &["Bad"], Leaves::Nothing);
+    }
+}
+
+#[test]
+fn bad_history_flags_are_rejected() {
+    let bench = Bench::new();
+    bench
+        .run(&["--steps", "l.i0", "--l0-rows", "500", "--label", "h"])
+        .result();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    let history = |args: &[&str]| {
+        let mut all = vec!["history", "h", "--results", store.as_str()];
+        all.extend_from_slice(args);
+        bench.run_raw(&all, &[])
+    };
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--order", "size"], &["size", "start, version or tag:KEY"]),
+        (&["--order", "tag:Bad"], &["tag:Bad"]),
+        (&["--max-pvalue", "0"], &["p-value"]),
+        (&["--max-pvalue", "1.5"], &["p-value"]),
+        (&["--window", "2"], &["2"]),
+        (&["--min-magnitude", "-1"], &["-1"]),
+        (&["--permutations", "5"], &["5"]),
+        (&["--check-last", "0"], &["0"]),
+        (&["--format", "pdf"], &["pdf"]),
+        (&["--order", "tag:commit"], &["has no tag commit"]),
+    ];
+    for (args, needles) in cases {
+        assert_usage_error(&history(args), needles, Leaves::Nothing);
+    }
+    // Names nothing stored: one line, exit 2.
+    let unknown = bench.run_raw(&["history", "nothing-here", "--results", &store], &[]);
+    assert_usage_error(&unknown, &["nothing-here"], Leaves::Nothing);
+    let missing = bench.run_raw(&["history", "h", "--results", "no/such.db"], &[]);
+    assert_usage_error(&missing, &["no/such.db"], Leaves::Nothing);
+}

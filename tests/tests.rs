@@ -24,6 +24,11 @@ mod queue;
 /// and the writer catches up).
 mod rate;
 
+/// `ibench history`: change points over real runs of one configuration (SQLite and a
+/// PostgreSQL store), A/A runs without any, the `--check-last` gate, version and tag order,
+/// `compare --fail-on-regression`.
+mod history;
+
 /// Reports over stored runs (HTML, Markdown, JSON; repeats, base, escaping, Chromium).
 mod report;
 mod report_charts;

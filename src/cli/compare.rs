@@ -8,7 +8,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::StoreArgs;
-use crate::error::UsageError;
+use crate::error::{RegressionFound, UsageError};
 use crate::output::escape;
 use crate::report::compare::{
     self, Comparison, DEFAULT_ALPHA, DEFAULT_NOISE_PCT, Options, Unit, fmt_ci, fmt_num, fmt_p,
@@ -39,6 +39,10 @@ pub struct CompareArgs {
     /// `--profile` stacks, looked for beside the results store.
     #[arg(long, value_name = "DIR")]
     pub flame_graphs: Option<std::path::PathBuf>,
+    /// Exit 3 when a step x metric is significantly worse in B (the verdict `worse`),
+    /// naming each on a line of its own after the comparison; 0 otherwise.
+    #[arg(long)]
+    pub fail_on_regression: bool,
     /// The store.
     #[command(flatten)]
     pub store: StoreArgs,
@@ -115,15 +119,48 @@ pub fn execute(args: &CompareArgs) -> Result<()> {
             comparison: &cmp,
         };
         // Labels are stored text from anyone: JSON escapes keep control characters out.
-        return crate::output::stdout::print(
-            &(escape::json(&serde_json::to_string_pretty(&doc)?) + "\n"),
+        crate::output::stdout::print(&(escape::json(&serde_json::to_string_pretty(&doc)?) + "\n"))?;
+    } else {
+        crate::output::stdout::print(&render(
+            &cmp,
+            &escape::line(&args.a),
+            &escape::line(&args.b),
+        ))?;
+    }
+    if args.fail_on_regression {
+        gate(&cmp)?;
+    }
+    Ok(())
+}
+
+/// `--fail-on-regression`: one line on stderr (stdout may be JSON) per row whose verdict is
+/// worse, and [`RegressionFound`] when there is one.
+fn gate(cmp: &Comparison) -> Result<()> {
+    let worse: Vec<_> = cmp
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, compare::Verdict::Worse))
+        .collect();
+    for r in &worse {
+        let interval = r
+            .ci_pct
+            .map(|[lo, hi]| format!("{lo:+.1}% .. {hi:+.1}%"))
+            .unwrap_or_else(|| "-".into());
+        eprintln!(
+            "regression: step {} {}: interval {interval}; {}",
+            escape::line(&r.step),
+            escape::line(&r.metric),
+            escape::line(&r.text)
         );
     }
-    crate::output::stdout::print(&render(
-        &cmp,
-        &escape::line(&args.a),
-        &escape::line(&args.b),
+    if worse.is_empty() {
+        return Ok(());
+    }
+    Err(RegressionFound(format!(
+        "{} significant regression(s) from A to B",
+        worse.len()
     ))
+    .into())
 }
 
 /// The comparison as text: who is compared, the method, the table.

@@ -31,6 +31,10 @@ pub struct ExperimentArgs {
     /// No progress bars or step lines; one line per cell.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Provenance tag KEY=VALUE stored with every run this invocation makes (repeatable;
+    /// e.g. commit=3f2a9c1). See `ibench run --help`.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::spec::tags::parse)]
+    pub tags: Vec<(String, String)>,
 }
 
 /// Runs `ibench experiment`.
@@ -43,6 +47,7 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
         ))
         .into());
     }
+    let tags = crate::spec::tags::collect(&args.tags).map_err(UsageError::new)?;
     let plan = experiment::load(&args.file, args.scale)?;
     let out = args
         .out
@@ -68,6 +73,7 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
             out,
             store,
             quiet: args.quiet,
+            tags,
         },
     )
     .map(|_| ())

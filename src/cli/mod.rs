@@ -6,6 +6,7 @@ pub mod compare;
 pub mod dataset;
 pub mod experiment;
 pub mod export;
+pub mod history;
 pub mod host;
 pub mod import;
 pub mod list;
@@ -25,7 +26,15 @@ use crate::error::UsageError;
 
 /// ibench: the Insert Benchmark and OLTP microbenchmarks for database performance engineers.
 #[derive(Debug, Parser)]
-#[command(name = "ibench", version, about, long_about = None)]
+#[command(
+    name = "ibench",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit codes: 0 ok; 1 failed (results so far saved); 2 bad input; 3 a gate found a \
+                  regression (history --check-last, compare --fail-on-regression); 130 / 143 \
+                  interrupted by SIGINT / SIGTERM."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -89,6 +98,9 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare two runs or labels step by step, with significance.
     Compare(compare::CompareArgs),
+    /// The runs of one configuration over time: figures per step, change points (E-divisive
+    /// means), a CI gate on the newest runs (--check-last N exits 3 on a regression).
+    History(history::HistoryArgs),
     /// Run a configuration matrix from a TOML file on managed servers, resumably.
     Experiment(experiment::ExperimentArgs),
     /// Install, list and remove server builds (PostgreSQL releases) for studies across
@@ -121,6 +133,7 @@ impl Command {
             Command::Export(a) => Some(&a.store.results),
             Command::Report(a) => Some(&a.store.results),
             Command::Compare(a) => Some(&a.store.results),
+            Command::History(a) => Some(&a.store.results),
             Command::Host(a) => Some(a.action.store()),
             Command::Server(_) | Command::Dataset(_) => None,
         }

@@ -175,6 +175,11 @@ pub struct OutputArgs {
     /// clients together are always kept in full.
     #[arg(long)]
     pub per_client_series: bool,
+    /// Provenance tag KEY=VALUE stored with the run (repeatable; e.g. commit=3f2a9c1,
+    /// branch=main): shown by list, show and reports, `ibench list --tag` filters on it,
+    /// `ibench history --order tag:KEY` orders by it. Key: 1-64 of a-z 0-9 _ . -
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::spec::tags::parse)]
+    pub tags: Vec<(String, String)>,
 }
 
 /// A price per hour: a positive number (at most 1e6).
@@ -365,6 +370,7 @@ impl TargetArgs {
             per_client_series: output.per_client_series,
             prepare_only: false,
             dataset: None,
+            tags: crate::spec::tags::collect(&output.tags).map_err(UsageError::new)?,
         })
     }
 

@@ -29,6 +29,8 @@ pub struct Options {
     pub store: PathBuf,
     /// No progress bars or step lines; cell lines only.
     pub quiet: bool,
+    /// Provenance tags (`--tag`) every run of this invocation is stored with.
+    pub tags: crate::spec::tags::Tags,
 }
 
 /// The run ids of the cells already complete, by (label, repeat); a usage error when a
@@ -392,7 +394,8 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
     );
     let store = Store::open(&options.store)?;
     let file = ResultsFile::create(out, &stem)?.with_store(store);
-    let spec = cell.spec(out);
+    let mut spec = cell.spec(out);
+    spec.tags = options.tags.clone();
     let tag = ExperimentTag {
         name: plan.name.clone(),
         cell: cell.label.clone(),

@@ -18,6 +18,7 @@ pub enum Better {
 }
 
 /// One figure a report shows per step.
+#[derive(Clone, Copy)]
 pub struct MetricDef {
     /// Stable key (JSON).
     pub key: &'static str,

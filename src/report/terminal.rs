@@ -194,6 +194,10 @@ fn summary_text(run: &RunResult) -> String {
             escape::line(&d.sha256.chars().take(12).collect::<String>())
         ));
     }
+    if !run.config.tags.is_empty() {
+        let tags = crate::spec::tags::text(&run.config.tags);
+        out.push_str(&format!("tags: {}\n\n", escape::line(&tags)));
+    }
     out.push_str(&throughput_table(run).to_text());
     if run.steps.iter().any(|s| s.sla.is_some()) {
         out.push('\n');

@@ -17,9 +17,11 @@ use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
 use crate::results::model::RunResult;
 
+mod cache;
 pub mod location;
 mod record;
 mod schema;
+mod tags;
 pub use location::is_postgres_url;
 pub use record::Record;
 
@@ -41,6 +43,8 @@ pub struct RunRow {
     pub steps: String,
     /// Run status.
     pub status: String,
+    /// Provenance tags.
+    pub tags: crate::spec::tags::Tags,
 }
 
 /// A run of an experiment, as resuming it needs to know.
@@ -420,6 +424,10 @@ impl Store {
                 None => (None, None, None),
             };
             statements.extend([
+                (
+                    "DELETE FROM run_tags WHERE run_id = ?1",
+                    vec![text(&r.run_id)],
+                ),
                 ("DELETE FROM steps WHERE run_id = ?1", vec![text(&r.run_id)]),
                 ("DELETE FROM runs WHERE id = ?1", vec![text(&r.run_id)]),
                 (
@@ -443,6 +451,12 @@ impl Store {
                     ],
                 ),
             ]);
+            for (k, v) in &r.tags {
+                statements.push((
+                    "INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                    vec![text(&r.run_id), text(k), text(v)],
+                ));
+            }
             for (i, s) in r.steps.into_iter().enumerate() {
                 statements.push((
                     "INSERT INTO steps (run_id, idx, name, status, duration_s, inserts_per_s, \
@@ -474,6 +488,7 @@ impl Store {
              FROM runs ORDER BY started_at, id",
             &[],
         )?;
+        let mut tags = self.all_tags()?;
         Ok(rows
             .into_iter()
             .map(|r| {
@@ -486,7 +501,12 @@ impl Store {
                     label: next(),
                     steps: next().unwrap_or_default(),
                     status: next().unwrap_or_default(),
+                    tags: Default::default(),
                 }
+            })
+            .map(|mut row| {
+                row.tags = tags.remove(&row.id).unwrap_or_default();
+                row
             })
             .collect())
     }
@@ -626,6 +646,7 @@ impl Store {
     /// Removes run `id` and its steps.
     pub fn delete(&mut self, id: &str) -> Result<()> {
         self.write(&[
+            ("DELETE FROM run_tags WHERE run_id = ?1", vec![text(id)]),
             ("DELETE FROM steps WHERE run_id = ?1", vec![text(id)]),
             ("DELETE FROM runs WHERE id = ?1", vec![text(id)]),
         ])

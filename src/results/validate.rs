@@ -15,6 +15,7 @@ pub const MAX_RUN_ID: usize = 128;
 /// The first problem of `run`, as `field: what is wrong`.
 pub fn check(run: &RunResult) -> Result<(), String> {
     check_run_id(&run.run_id)?;
+    check_tags(&run.config.tags)?;
     let clients_max = match &run.config.workload {
         WorkloadSpec::InsertBenchmark(w) => w.clients,
         WorkloadSpec::Micro(m) => m.clients.iter().copied().max().unwrap_or(0),
@@ -40,6 +41,21 @@ pub fn check(run: &RunResult) -> Result<(), String> {
             "experiment.repeat {} is not in 1..={} (experiment.repeats)",
             tag.repeat, tag.repeats
         ));
+    }
+    Ok(())
+}
+
+/// Provenance tags as `--tag` would have taken them.
+fn check_tags(tags: &crate::spec::tags::Tags) -> Result<(), String> {
+    if tags.len() > crate::spec::tags::MAX_TAGS {
+        return Err(format!(
+            "config.tags: {} tags, at most {}",
+            tags.len(),
+            crate::spec::tags::MAX_TAGS
+        ));
+    }
+    for (k, v) in tags {
+        crate::spec::tags::parse(&format!("{k}={v}")).map_err(|e| format!("config.tags: {e}"))?;
     }
     Ok(())
 }

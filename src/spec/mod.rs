@@ -8,6 +8,7 @@
 pub mod insert_benchmark;
 pub mod micro;
 pub mod server;
+pub mod tags;
 pub mod tpcc;
 
 use std::path::PathBuf;
@@ -183,6 +184,9 @@ pub struct RunSpec {
     /// The dataset the run starts from (`--from-dataset`), restored instead of the load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<String>,
+    /// Provenance tags (`--tag commit=...`), as given.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tags: tags::Tags,
 }
 
 impl RunSpec {
@@ -198,7 +202,7 @@ impl RunSpec {
             check_dataset_name(name)?;
             if !self.scratch_database && self.server.is_none() {
                 return Err(UsageError::new(
-                    "--from-dataset restores into a database ibench makes: give --server, or                      no --path / --url",
+                    "--from-dataset restores into a database ibench makes: give --server, or no --path / --url",
                 ));
             }
         }

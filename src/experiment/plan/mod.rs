@@ -118,6 +118,7 @@ impl Cell {
             per_client_series: false,
             prepare_only: false,
             dataset: self.dataset.clone(),
+            tags: Default::default(),
         }
     }
 }

@@ -33,6 +33,8 @@ pub struct Record {
     pub(super) document: String,
     /// Experiment, cell and repeat of an experiment's run.
     pub(super) experiment: Option<(String, String, i64)>,
+    /// Provenance tags.
+    pub(super) tags: crate::spec::tags::Tags,
 }
 
 /// A status as the document spells it (`complete`, `failed`...).
@@ -75,6 +77,7 @@ impl Record {
                 .experiment
                 .as_ref()
                 .map(|t| (t.name.clone(), t.cell.clone(), i64::from(t.repeat))),
+            tags: run.config.tags.clone(),
         })
     }
 

@@ -34,6 +34,17 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX runs_experiment ON runs (experiment, cell);",
     // 3: prices of hosts per hour (`ibench host price`), for reports per unit of cost.
     "CREATE TABLE hosts (hostname TEXT PRIMARY KEY, cost_per_hour REAL NOT NULL);",
+    // 4: provenance tags of runs (`--tag commit=...`), and `ibench history`'s cache of the
+    // change points found per series (a document per series key).
+    "CREATE TABLE run_tags (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (run_id, key));
+     CREATE INDEX run_tags_key ON run_tags (key, value);
+     CREATE TABLE history_cache (
+        series TEXT PRIMARY KEY,
+        document TEXT NOT NULL);",
 ];
 
 /// The schema version the migrations end at.

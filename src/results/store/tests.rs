@@ -49,7 +49,7 @@ fn pg_placeholders() {
         pg_sql("SELECT a FROM t WHERE id = ?1 OR x = ?12"),
         "SELECT a FROM t WHERE id = $1 OR x = $12"
     );
-    assert_eq!(schema::VERSION, 3);
+    assert_eq!(schema::VERSION, 4);
     assert!(is_postgres_url(Path::new("postgres://u@h/db")));
     assert!(is_postgres_url(Path::new("postgresql://h/db")));
     assert!(!is_postgres_url(Path::new("ibench-results/results.db")));

@@ -1,0 +1,219 @@
+//! Change points of every series of a history, and the gate on its newest runs.
+
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use super::changepoint::{self, ChangePoint, Params, incremental};
+use super::series::{RunInfo, Series};
+use crate::report::figures::Better;
+
+/// A change point of a series, located in the history's runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    /// The detector's figures (its index is into the runs that have the figure).
+    #[serde(flatten)]
+    pub cp: ChangePoint,
+    /// Index of the run it starts at, in the history's runs.
+    pub run: usize,
+    /// Relative change of the mean, after / before - 1.
+    pub change: f64,
+    /// 95 % confidence interval of the relative change (Student's t, pooled variance).
+    pub interval: (f64, f64),
+    /// Whether the change is in the figure's worse direction, beyond its noise band, with at
+    /// least [`MIN_SIDE`] runs on each side.
+    pub regression: bool,
+    /// Whether the change is in the better direction and beyond the noise band.
+    pub improvement: bool,
+}
+
+/// A series with its change points.
+#[derive(Clone, Debug, Serialize)]
+pub struct Analyzed {
+    /// The series.
+    #[serde(flatten)]
+    pub series: Series,
+    /// Its change points, weak and strong, in run order.
+    pub points: Vec<Point>,
+}
+
+/// Runs a change point needs on each side (between it and its neighbours) before it is
+/// called a regression or an improvement.
+pub const MIN_SIDE: usize = 2;
+
+/// The noise band of a change: twice the larger standard deviation of the segments, at
+/// least the figure's noise floor ([`super::series::noise_floor`]).
+pub fn noise_band(cp: &ChangePoint, floor: f64) -> f64 {
+    (2.0 * cp.std_before.max(cp.std_after)).max(floor)
+}
+
+/// 95 % confidence interval of `after / before - 1` from the segments' figures.
+fn interval(cp: &ChangePoint, n1: usize, n2: usize) -> (f64, f64) {
+    let change = cp.change();
+    if n1 + n2 <= 2 || cp.mean_before == 0.0 {
+        return (change, change);
+    }
+    let (a, b) = (n1 as f64, n2 as f64);
+    let df = a + b - 2.0;
+    let pooled = ((a - 1.0) * cp.std_before.powi(2) + (b - 1.0) * cp.std_after.powi(2)) / df;
+    let se = (pooled * (1.0 / a + 1.0 / b)).sqrt();
+    let t = StudentsT::new(0.0, 1.0, df).map_or(2.0, |d| d.inverse_cdf(0.975));
+    let half = t * se / cp.mean_before.abs();
+    (change - half, change + half)
+}
+
+/// The dense values of a series (runs that have the figure) and their run indexes.
+fn dense(series: &Series) -> (Vec<f64>, Vec<usize>) {
+    series
+        .values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.map(|v| (v, i)))
+        .unzip()
+}
+
+/// Locates and classifies the detector's points of `series`.
+fn points(series: &Series, found: Vec<ChangePoint>, at: &[usize], n: usize) -> Vec<Point> {
+    let bounds: Vec<usize> = found.iter().filter(|p| p.strong).map(|p| p.index).collect();
+    found
+        .into_iter()
+        .map(|cp| {
+            // Segment sizes between the neighbouring strong points.
+            let before = bounds
+                .iter()
+                .copied()
+                .filter(|&b| b < cp.index)
+                .max()
+                .unwrap_or(0);
+            let after = bounds.iter().copied().find(|&b| b > cp.index).unwrap_or(n);
+            let delta = cp.mean_after - cp.mean_before;
+            // One run alone on a side is an outlier as much as a shift: not judged until a
+            // second run confirms it.
+            let (n1, n2) = (cp.index - before, after - cp.index);
+            let beyond =
+                n1 >= MIN_SIDE && n2 >= MIN_SIDE && delta.abs() > noise_band(&cp, series.floor);
+            let worse = match series.better {
+                Better::Higher => delta < 0.0,
+                Better::Lower => delta > 0.0,
+            };
+            Point {
+                run: at[cp.index],
+                change: cp.change(),
+                interval: interval(&cp, n1, n2),
+                regression: beyond && worse,
+                improvement: beyond && !worse,
+                cp,
+            }
+        })
+        .collect()
+}
+
+/// The change points of `series`, with the store's cache entry (`cached`, by key) used and
+/// renewed: returns the analyzed series and the new cache entries (key, document).
+pub fn analyze(
+    series: Vec<Series>,
+    params: &Params,
+    cache_key: impl Fn(&Series) -> String,
+    cached: &std::collections::HashMap<String, String>,
+) -> (Vec<Analyzed>, Vec<(String, String)>) {
+    let mut renewed = Vec::new();
+    let analyzed = series
+        .into_iter()
+        .map(|s| {
+            let (z, at) = dense(&s);
+            let key = cache_key(&s);
+            let old: Option<incremental::Cached> =
+                cached.get(&key).and_then(|d| serde_json::from_str(d).ok());
+            let (found, entry, _) = incremental::detect(&z, params, old.as_ref());
+            if old.as_ref() != Some(&entry)
+                && let Ok(doc) = serde_json::to_string(&entry)
+            {
+                renewed.push((key, doc));
+            }
+            let points = points(&s, found, &at, z.len());
+            Analyzed { series: s, points }
+        })
+        .collect();
+    (analyzed, renewed)
+}
+
+/// A regression the gate reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct Regression {
+    /// Step.
+    pub step: String,
+    /// Figure label.
+    pub figure: String,
+    /// The change point.
+    pub point: Point,
+}
+
+/// The strong regressions the newest `n` runs start or follow: a change point among them,
+/// or one that the history without them does not have (it became visible with them).
+pub fn check_last(
+    analyzed: &[Analyzed],
+    params: &Params,
+    n: usize,
+    runs: usize,
+) -> Vec<Regression> {
+    let first_new = runs.saturating_sub(n);
+    let mut out = Vec::new();
+    for a in analyzed {
+        let (z, at) = dense(&a.series);
+        let old_len = at.iter().filter(|&&i| i < first_new).count();
+        let before: Vec<usize> = points(
+            &a.series,
+            changepoint::detect(&z[..old_len], params),
+            &at,
+            old_len,
+        )
+        .into_iter()
+        .filter(|p| p.cp.strong && p.regression)
+        .map(|p| p.run)
+        .collect();
+        for p in a.points.iter().filter(|p| p.cp.strong && p.regression) {
+            if p.run >= first_new || !before.contains(&p.run) {
+                out.push(Regression {
+                    step: a.series.step.clone(),
+                    figure: a.series.label.clone(),
+                    point: p.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// One line naming a regression: step, figure, change, its interval, where it starts.
+pub fn regression_line(r: &Regression, runs: &[RunInfo]) -> String {
+    let p = &r.point;
+    let run = &runs[p.run];
+    let tags = if run.tags.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", crate::spec::tags::text(&run.tags))
+    };
+    format!(
+        "regression: step {} {}: {:+.1}% (95% interval {:+.1}% .. {:+.1}%; mean {} -> {}) \
+         from run {}{tags} (#{} of {}), p {:.2e}",
+        r.step,
+        r.figure,
+        p.change * 100.0,
+        p.interval.0 * 100.0,
+        p.interval.1 * 100.0,
+        short(p.cp.mean_before),
+        short(p.cp.mean_after),
+        run.id,
+        p.run + 1,
+        runs.len(),
+        p.cp.pvalue,
+    )
+}
+
+/// A figure with 4 significant digits.
+pub fn short(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.digits$}")
+}

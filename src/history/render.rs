@@ -1,0 +1,171 @@
+//! A history as text, Markdown or JSON: per step, a table of the runs with a column per
+//! figure, each change point inline as Otava prints them (a row before the run it starts
+//! at, with the change and the means before and after).
+
+use serde::Serialize;
+
+use super::analyze::{Analyzed, Point, short};
+use super::changepoint::Params;
+use super::series::RunInfo;
+use crate::report::table::Table;
+
+/// A history, ready to render.
+#[derive(Clone, Debug, Serialize)]
+pub struct History {
+    /// What was asked for (label, cell or run).
+    pub name: String,
+    /// How the runs were matched: `label`, `cell` or `configuration`.
+    pub matched_by: String,
+    /// How the runs are ordered.
+    pub order: String,
+    /// The detector's parameters.
+    pub params: Params,
+    /// The runs, in order.
+    pub runs: Vec<RunInfo>,
+    /// The series and their change points.
+    pub series: Vec<Analyzed>,
+}
+
+impl History {
+    /// The steps, in order, with their series.
+    pub fn steps(&self) -> Vec<(&str, Vec<&Analyzed>)> {
+        let mut out: Vec<(&str, Vec<&Analyzed>)> = Vec::new();
+        for a in &self.series {
+            match out.iter_mut().find(|(s, _)| *s == a.series.step) {
+                Some((_, v)) => v.push(a),
+                None => out.push((&a.series.step, vec![a])),
+            }
+        }
+        out
+    }
+}
+
+/// A change point's cell: `▼ -45.2% (1000 → 550)`, `!` for a regression, `weak` for a weak
+/// point.
+pub fn point_text(p: &Point) -> String {
+    let arrow = if p.change < 0.0 { "▼" } else { "▲" };
+    let mark = match (p.cp.strong, p.regression) {
+        (false, _) => " weak",
+        (true, true) => " REGRESSION",
+        (true, false) => "",
+    };
+    format!(
+        "{arrow} {:+.1}% ({} -> {}){mark}",
+        p.change * 100.0,
+        short(p.cp.mean_before),
+        short(p.cp.mean_after)
+    )
+}
+
+fn value_text(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// The rows of a step's table, change-point rows marked `true`.
+pub type Rows = Vec<(bool, Vec<String>)>;
+
+/// One step's rows: the header, how many columns name the run, and the rows.
+pub fn step_rows(h: &History, series: &[&Analyzed]) -> (Vec<String>, usize, Rows) {
+    let by_key = h.order != "start";
+    let mut header: Vec<String> = vec!["#".into(), "run".into(), "started".into()];
+    if by_key {
+        header.push(h.order.clone());
+    }
+    header.push("tags".into());
+    let fixed = header.len();
+    header.extend(series.iter().map(|a| a.series.label.clone()));
+    let mut rows = Vec::new();
+    for (i, run) in h.runs.iter().enumerate() {
+        let starting: Vec<Option<&Point>> = series
+            .iter()
+            .map(|a| a.points.iter().find(|p| p.run == i))
+            .collect();
+        if starting.iter().any(Option::is_some) {
+            let mut row = vec![String::new(); fixed];
+            row[1] = "change point".into();
+            row.extend(
+                starting
+                    .iter()
+                    .map(|p| p.map(point_text).unwrap_or_default()),
+            );
+            rows.push((true, row));
+        }
+        let mut row = vec![
+            (i + 1).to_string(),
+            run.id.clone(),
+            run.started_at.chars().take(19).collect(),
+        ];
+        if by_key {
+            row.push(run.key.clone());
+        }
+        row.push(crate::spec::tags::text(&run.tags));
+        row.extend(
+            series
+                .iter()
+                .map(|a| value_text(a.series.values[i], a.series.digits)),
+        );
+        rows.push((false, row));
+    }
+    (header, fixed, rows)
+}
+
+/// One step's table; `markdown` escapes what runs' texts could hold of HTML.
+fn step_table(h: &History, series: &[&Analyzed], markdown: bool) -> Table {
+    let (header, fixed, rows) = step_rows(h, series);
+    let esc = |s: String| match markdown {
+        true => s
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;"),
+        false => s,
+    };
+    let mut t = Table::new(header.into_iter().map(esc)).align_left(1..fixed);
+    for (_, row) in rows {
+        t.row(row.into_iter().map(esc));
+    }
+    t
+}
+
+/// The one-line summary of a history.
+pub fn summary(h: &History) -> String {
+    let strong = h
+        .series
+        .iter()
+        .flat_map(|a| &a.points)
+        .filter(|p| p.cp.strong);
+    let (n, reg) = strong.fold((0, 0), |(n, r), p| (n + 1, r + usize::from(p.regression)));
+    format!(
+        "{} runs of {} {:?} ordered by {}; {n} change point(s), {reg} regression(s) \
+         (E-divisive means, p <= {}, window {}, min magnitude {})",
+        h.runs.len(),
+        h.matched_by,
+        h.name,
+        h.order,
+        h.params.max_pvalue,
+        h.params.window,
+        h.params.min_magnitude
+    )
+}
+
+/// The history as text tables (`markdown`: Markdown tables).
+pub fn tables(h: &History, markdown: bool) -> String {
+    let mut out = if markdown {
+        format!("# ibench history: {}\n\n{}\n", h.name, summary(h))
+    } else {
+        format!("{}\n", summary(h))
+    };
+    for (step, series) in h.steps() {
+        let t = step_table(h, &series, markdown);
+        if markdown {
+            out.push_str(&format!("\n## step {step}\n\n{}", t.to_markdown()));
+        } else {
+            out.push_str(&format!("\nstep {step}\n{}", t.to_text()));
+        }
+    }
+    out
+}
+
+/// The history as JSON.
+pub fn json(h: &History) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(h)? + "\n")
+}
