@@ -10,6 +10,7 @@ pub mod import;
 pub mod list;
 pub mod micro;
 pub mod report;
+pub mod resources;
 pub mod run;
 pub mod server;
 pub mod show;

@@ -141,6 +141,9 @@ pub struct TargetArgs {
     /// else epoll].
     #[arg(long, value_name = "IO")]
     pub client_io: Option<crate::mux::Backend>,
+    /// Memory cap, IO limits, CPUs and OS cache mode of the DBMS.
+    #[command(flatten)]
+    pub resources: super::resources::ResourceArgs,
 }
 
 /// Where results go and how the run is shown.
@@ -363,6 +366,7 @@ impl TargetArgs {
             client_threads: self.client_threads,
             client_io: self.client_io,
             per_client_series: output.per_client_series,
+            resources: self.resources.spec(kind.embedded())?,
         })
     }
 

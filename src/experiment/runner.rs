@@ -220,6 +220,7 @@ fn prepare(plan: &Plan, options: &Options) -> Result<(DirLock, Vec<ExperimentRun
     let lock = DirLock::take(out)?;
     // Cells an earlier ibench left `running` when it was killed: marked abandoned.
     crate::results::abandoned::sweep(out, &options.store);
+    crate::server::cgroup::sweep();
     // Cells run one at a time and their data directories are removed after each: room for
     // the largest one is enough.
     if let Some(largest) = plan

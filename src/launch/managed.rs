@@ -36,6 +36,7 @@ pub fn start(
     file: &ResultsFile,
     options: &RunOptions,
     resolved: &mut Resolved,
+    join: Option<&crate::server::cgroup::Join>,
 ) -> Result<Servers> {
     // The data directory goes under the data root when one is given (a file system under
     // study), else beside the results.
@@ -49,12 +50,13 @@ pub fn start(
     if !options.quiet {
         eprintln!("starting {name} in {}", dir.display());
     }
-    let started = ManagedServer::start(
+    let started = ManagedServer::start_in(
         server_spec,
         &spec.target.params,
         &dir,
         &log,
         spec.workload.connections(),
+        join,
     );
     let mut server = match started {
         Ok(s) => s,

@@ -14,6 +14,7 @@ use super::{RunOptions, watch};
 use crate::metrics::proc::Watch;
 use crate::results::file::ResultsFile;
 use crate::results::model::{ManagedServerInfo, Resolved};
+use crate::server::cgroup::RunCgroup;
 use crate::spec::RunSpec;
 
 /// What a run runs on, ready; it owns the scratch directory and the servers it made.
@@ -28,6 +29,8 @@ pub struct Prepared {
     scratch: Option<PathBuf>,
     servers: Option<Servers>,
     keep_data: bool,
+    /// The DBMS's own cgroup; removed after the server stops.
+    cgroup: Option<RunCgroup>,
 }
 
 impl Prepared {
@@ -38,12 +41,14 @@ impl Prepared {
             resolved: Resolved {
                 target: spec.target.clone(),
                 statements: spec.statements,
+                cgroup: None,
             },
             managed: None,
             watch: (Watch::default(), String::new()),
             scratch: None,
             servers: None,
             keep_data: spec.keep_data,
+            cgroup: None,
         };
         if spec.scratch_database {
             let dir = file.path().with_extension("data");
@@ -53,11 +58,34 @@ impl Prepared {
             prepared.resolved.target.path = Some(dir.join(format!("ibench.{}", kind.name())));
             prepared.scratch = Some(dir);
         }
+        if spec.resources.needs_cgroup() {
+            let cg = cgroup_for(spec, file, prepared.scratch.as_deref())?;
+            prepared.resolved.cgroup = Some(format!("v{}: {}", cg.version, cg.describe()));
+            prepared.cgroup = Some(cg);
+        }
         prepared.watch = match &spec.server {
-            None => watch::external(&prepared.resolved.target, options)?,
+            None => {
+                if let Some(cg) = prepared.cgroup.as_mut() {
+                    // An embedded DBMS lives in ibench's process: ibench moves in.
+                    cg.move_self_in()?;
+                }
+                watch::external(&prepared.resolved.target, options)?
+            }
             Some(server_spec) => {
-                let servers =
-                    managed::start(spec, server_spec, file, options, &mut prepared.resolved)?;
+                let join = prepared.cgroup.as_ref().map(RunCgroup::join).transpose()?;
+                let servers = managed::start(
+                    spec,
+                    server_spec,
+                    file,
+                    options,
+                    &mut prepared.resolved,
+                    join.as_ref(),
+                )?;
+                if servers.info.kept
+                    && let Some(cg) = prepared.cgroup.as_mut()
+                {
+                    cg.keep();
+                }
                 let name = server_spec.kind.server_name();
                 let watch = watch::managed(servers.pid(), name, servers.data_dir());
                 prepared.managed = Some(servers.info.clone());
@@ -65,6 +93,9 @@ impl Prepared {
                 watch
             }
         };
+        if let Some(cg) = &prepared.cgroup {
+            prepared.watch.0.cgroup = Some(cg.files.clone());
+        }
         Ok(prepared)
     }
 
@@ -84,8 +115,35 @@ impl Prepared {
         {
             let _ = fs::remove_dir_all(dir);
         }
+        // After the server: a cgroup is removed once its processes have gone.
+        drop(self.cgroup.take());
         stopped
     }
+}
+
+/// The DBMS's cgroup for `spec`, its IO counted on the device of the data's directory (the
+/// server's data root or --out; an embedded database's directory).
+fn cgroup_for(
+    spec: &RunSpec,
+    file: &ResultsFile,
+    scratch: Option<&std::path::Path>,
+) -> Result<RunCgroup> {
+    let out = file.path().parent().unwrap_or(std::path::Path::new("."));
+    let data_dir = match (&spec.server, scratch, &spec.target.path) {
+        (Some(s), _, _) => s.data_root.clone().unwrap_or_else(|| out.to_path_buf()),
+        (None, Some(dir), _) => dir.to_path_buf(),
+        (None, None, Some(path)) => path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf),
+        (None, None, None) => out.to_path_buf(),
+    };
+    let run_id = file
+        .path()
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    RunCgroup::create(&spec.resources, &run_id, &data_dir)
 }
 
 impl Drop for Prepared {

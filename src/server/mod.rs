@@ -19,6 +19,7 @@
 
 pub mod account;
 pub mod binaries;
+pub mod cgroup;
 pub mod check;
 pub mod install;
 pub mod libs;
@@ -86,6 +87,9 @@ pub struct StartContext<'a> {
     /// the server's connection limit for them when its default is smaller (a user's config
     /// still has the last word). 0: leave the default.
     pub connections: usize,
+    /// `cgroup.procs` files of the run's cgroup (open), which the server process joins
+    /// between fork and exec; empty: none.
+    pub cgroup_procs: Vec<std::os::fd::RawFd>,
 }
 
 /// Connections ibench itself may hold beside a run's clients: counters, maintenance, set-up.
@@ -238,6 +242,18 @@ impl ManagedServer {
         log: &Path,
         connections: usize,
     ) -> Result<Self> {
+        Self::start_in(spec, params, dir, log, connections, None)
+    }
+
+    /// [`ManagedServer::start`] with the server process in the run's cgroup (`join`).
+    pub fn start_in(
+        spec: &ServerSpec,
+        params: &Params,
+        dir: &Path,
+        log: &Path,
+        connections: usize,
+        join: Option<&cgroup::Join>,
+    ) -> Result<Self> {
         let family = require_family(spec.kind)?;
         family.check_params(params).map_err(UsageError::new)?;
         let binaries = Binaries::locate(family, spec.bin_dir.as_deref(), None, "--server-bin")
@@ -292,6 +308,7 @@ impl ManagedServer {
             } else {
                 connections.saturating_add(OWN_CONNECTIONS)
             },
+            cgroup_procs: join.map(cgroup::Join::fds).unwrap_or_default(),
         };
         let mut server = family.start(&ctx)?;
         server.preload = preload;

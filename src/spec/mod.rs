@@ -7,6 +7,7 @@
 
 pub mod insert_benchmark;
 pub mod micro;
+pub mod resources;
 pub mod server;
 pub mod tpcc;
 
@@ -18,6 +19,7 @@ use crate::dbms::TargetSpec;
 use crate::error::UsageError;
 pub use insert_benchmark::{IndexDdl, InsertBenchmarkSpec, Step, TableMode};
 pub use micro::{MICRO_LOAD_BATCH, MicroSpec};
+pub use resources::{CpuList, IoLimit, OsCache, Resources};
 pub use server::{Malloc, PoolMode, Pooler, PoolerSpec, ServerSpec};
 pub use tpcc::{Mix, TpccSpec};
 
@@ -176,6 +178,9 @@ pub struct RunSpec {
     /// kept them.
     #[serde(default)]
     pub per_client_series: bool,
+    /// The DBMS's memory cap, IO limits, CPUs and OS cache mode (issue #31; absent: none).
+    #[serde(default, skip_serializing_if = "Resources::is_default")]
+    pub resources: Resources,
 }
 
 /// Which workload a run runs, with its parameters. Serialized as the parameters alone (a

@@ -114,6 +114,7 @@ impl Cell {
             client_threads: None,
             client_io: None,
             per_client_series: false,
+            resources: Default::default(),
         }
     }
 }
