@@ -38,6 +38,8 @@ pub struct CgroupCounters {
     pub page_ins: Option<u64>,
     /// Limit hits, cumulative.
     pub limit_hits: Option<u64>,
+    /// Processes killed for want of memory, cumulative.
+    pub oom_kills: Option<u64>,
     /// Device bytes read, written; operations read, written; cumulative.
     pub io: Option<[u64; 4]>,
 }
@@ -67,12 +69,15 @@ impl CgroupFiles {
                 c.page_ins = keyed(&stat, "workingset_refault_file");
                 let events = fs::read_to_string(m.join("memory.events")).unwrap_or_default();
                 c.limit_hits = keyed(&events, "max");
+                c.oom_kills = keyed(&events, "oom_kill");
             } else {
                 c.usage = read_u64(&m.join("memory.usage_in_bytes"));
                 c.peak = read_u64(&m.join("memory.max_usage_in_bytes"));
                 c.cache = keyed(&stat, "cache");
                 c.page_ins = keyed(&stat, "pgpgin");
                 c.limit_hits = read_u64(&m.join("memory.failcnt"));
+                let oom = fs::read_to_string(m.join("memory.oom_control")).unwrap_or_default();
+                c.oom_kills = keyed(&oom, "oom_kill");
             }
             c.major_faults = keyed(&stat, "pgmajfault");
         }
@@ -112,6 +117,7 @@ impl CgroupFiles {
             major_faults: grew(a.major_faults, b.major_faults),
             page_ins: grew(a.page_ins, b.page_ins),
             limit_hits: grew(a.limit_hits, b.limit_hits),
+            oom_kills: grew(a.oom_kills, b.oom_kills),
             read_bytes: io(0),
             write_bytes: io(1),
             reads: io(2),

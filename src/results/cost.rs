@@ -73,6 +73,9 @@ pub struct CgroupStep {
     /// Times the limit was hit (v1 memory.failcnt, v2 memory.events `max`): reclaim forced
     /// by the cap.
     pub limit_hits: Option<u64>,
+    /// Processes the kernel killed for want of memory under the limit (v1 memory.oom_control
+    /// `oom_kill`, v2 memory.events `oom_kill`) during the step.
+    pub oom_kills: Option<u64>,
     /// Bytes read from the device by the cgroup.
     pub read_bytes: Option<u64>,
     /// Bytes written to the device by the cgroup (v1: direct and synchronous writes; the
