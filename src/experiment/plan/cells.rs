@@ -403,6 +403,7 @@ fn cell(
         workload: &setup.workload,
         maintenance,
         statements,
+        resources: &setup.resources,
     };
     Cell {
         label: l.label.clone(),
@@ -421,5 +422,6 @@ fn cell(
         maintenance,
         statements,
         report_interval_s: w.report_interval.unwrap_or(0),
+        resources: setup.resources.clone(),
     }
 }

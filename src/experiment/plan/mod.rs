@@ -13,6 +13,7 @@ mod cells;
 mod configs;
 mod fingerprint;
 mod problems;
+mod resources;
 mod setups;
 mod targets;
 #[cfg(test)]
@@ -86,6 +87,8 @@ pub struct Cell {
     pub fingerprint: String,
     /// Estimated duration, server start and stop included.
     pub estimate: Duration,
+    /// Memory cap, IO limits, CPUs, OS cache mode (the setup's).
+    pub resources: crate::spec::Resources,
 }
 
 impl Cell {
@@ -114,7 +117,7 @@ impl Cell {
             client_threads: None,
             client_io: None,
             per_client_series: false,
-            resources: Default::default(),
+            resources: self.resources.clone(),
         }
     }
 }
@@ -366,6 +369,11 @@ fn default_setup() -> SetupTable {
         pooler: None,
         pool_size: None,
         pool_mode: None,
+        memory_limit: None,
+        io_limit: None,
+        os_cache: None,
+        server_cpus: None,
+        client_cpus: None,
     }
 }
 
@@ -394,6 +402,7 @@ fn check_setups(
             let mut setup = setups::setup(p, workload, s, scale, at);
             setup.data_dir = targets::data_dir(p, s.data_dir.as_ref(), dir);
             setup.pooler = setups::pooler(p, s, &setup.workload);
+            setup.resources = resources::resources(p, s, &setup.workload);
             setup
         })
         .collect()

@@ -32,6 +32,8 @@ pub(super) struct Setup {
     pub data_dir: Option<std::path::PathBuf>,
     /// The pooler in front of the server, with where it was written.
     pub pooler: Option<(PoolerSpec, std::ops::Range<usize>)>,
+    /// Memory cap, IO limits, CPUs, OS cache mode.
+    pub resources: crate::spec::Resources,
 }
 
 /// The pooler setup `s` asks for, checked against its workload's connections.
@@ -127,6 +129,7 @@ pub(super) fn setup(
         cache,
         data_dir: None,
         pooler: None,
+        resources: Default::default(),
     }
 }
 
@@ -301,7 +304,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
     (v.is_finite() && v > 0.0 && bytes <= MAX_SIZE as f64).then_some(bytes as u64)
 }
 
-fn parse_cache(s: &str) -> Option<CacheSize> {
+pub(super) fn parse_cache(s: &str) -> Option<CacheSize> {
     let t = s.trim();
     if let Some(x) = t.strip_suffix(['x', 'X']) {
         let v: f64 = x.trim().parse().ok()?;
