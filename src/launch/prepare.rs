@@ -116,7 +116,16 @@ impl Prepared {
             let _ = fs::remove_dir_all(dir);
         }
         // After the server: a cgroup is removed once its processes have gone.
-        drop(self.cgroup.take());
+        if let Some(cg) = self.cgroup.take()
+            && let Some(n) = cg.files.read().oom_kills.filter(|&n| n > 0)
+        {
+            eprintln!(
+                "warning: the kernel killed {n} process(es) of the DBMS for want of memory \
+                 under the memory limit of {} MiB (raise --memory-limit, or lower the DBMS's \
+                 own memory settings)",
+                cg.files.memory_limit.unwrap_or(0) >> 20
+            );
+        }
         stopped
     }
 }
