@@ -356,6 +356,39 @@ fn a_kill_9_leaves_a_cgroup_that_the_next_start_removes() {
 }
 
 #[test]
+fn an_embedded_dbms_runs_with_ibench_in_the_cgroup() {
+    if !can_run() {
+        return;
+    }
+    let bench = Bench::new();
+    let run = bench
+        .run(&[
+            "--memory-limit",
+            "64M",
+            "--l0-rows",
+            "20000",
+            "--steps",
+            "l.i0,l.x",
+        ])
+        .result();
+    for s in &run.steps {
+        let c = s
+            .efficiency
+            .as_ref()
+            .unwrap()
+            .cgroup
+            .expect("cgroup figures");
+        assert_eq!(c.memory_limit_bytes, Some(64 << 20));
+        // ibench itself is charged: its heap and the database file's pages.
+        assert!(c.memory_usage_bytes.unwrap() > 1 << 20, "{}: {c:?}", s.name);
+        assert!(c.memory_peak_bytes.unwrap() <= (64 << 20) + CHARGE_BATCH);
+    }
+    for dir in recorded_dirs(&run) {
+        assert!(!dir.exists(), "cgroup {} left after the run", dir.display());
+    }
+}
+
+#[test]
 fn bad_resource_values_exit_2() {
     let bench = Bench::new();
     for (args, needle) in [

@@ -148,6 +148,8 @@ pub struct RunCgroup {
     keep: bool,
     /// The cpuset controller's directory.
     cpuset: Option<PathBuf>,
+    /// ibench's own cgroup in the hierarchy of each of `dirs`.
+    origins: Vec<PathBuf>,
 }
 
 /// Open `cgroup.procs` files of a cgroup, for a child to join it between fork and exec
@@ -234,16 +236,35 @@ impl RunCgroup {
                 ),
             ));
         }
-        let mut needed = vec![Controller::Memory, Controller::Io];
-        if r.server_cpus.is_some() {
-            needed.push(Controller::Cpuset);
+        // Required for what is asked; memory and IO otherwise only for their figures.
+        let mut needed = Vec::new();
+        for (c, asked) in [
+            (Controller::Memory, r.memory_limit.is_some()),
+            (Controller::Io, r.io_limit.is_some()),
+            (Controller::Cpuset, r.server_cpus.is_some()),
+        ] {
+            if asked {
+                needed.push(c);
+            }
         }
         let h = Hierarchies::read();
         let name = format!("{PREFIX}{}-{run_id}", std::process::id());
         let mut cg = if h.v2_has(&needed) {
-            v2_create(&h, &name, &needed)?
+            let mut with = needed.clone();
+            with.extend(
+                [Controller::Memory, Controller::Io]
+                    .into_iter()
+                    .filter(|c| !needed.contains(c) && h.v2_has(&[*c])),
+            );
+            v2_create(&h, &name, &with)?
         } else {
-            v1_create(&h, &name, &needed, flag)?
+            let mut with = needed.clone();
+            with.extend(
+                [Controller::Memory, Controller::Io]
+                    .into_iter()
+                    .filter(|c| !needed.contains(c) && h.v1_mount(*c).is_some()),
+            );
+            v1_create(&h, &name, &with, flag)?
         };
         cg.files.device = device;
         cg.files.memory_limit = r.memory_limit;
@@ -342,9 +363,8 @@ impl RunCgroup {
     /// Moves ibench itself in (an embedded DBMS lives in its process); it moves back out
     /// before the cgroup is removed.
     pub fn move_self_in(&mut self) -> Result<()> {
-        for d in &self.dirs {
-            let procs = d.parent().unwrap_or(d).join("cgroup.procs");
-            self.moved_from.push(procs);
+        for (d, origin) in self.dirs.iter().zip(&self.origins) {
+            self.moved_from.push(origin.join("cgroup.procs"));
             let mut f = fs::OpenOptions::new()
                 .write(true)
                 .open(d.join("cgroup.procs"))
@@ -373,9 +393,18 @@ impl RunCgroup {
 fn v2_create(h: &Hierarchies, name: &str, needed: &[Controller]) -> Result<RunCgroup> {
     let (root, _) = h.v2.as_ref().context("no cgroup v2")?;
     // The root's children get the controllers (the root itself may hold processes).
-    let enable: Vec<String> = needed.iter().map(|c| format!("+{}", c.v2())).collect();
-    let _ = fs::write(root.join("cgroup.subtree_control"), enable.join(" "));
+    for c in needed {
+        // One at a time: one already enabled, or refused, does not stop the others.
+        let _ = fs::write(root.join("cgroup.subtree_control"), format!("+{}", c.v2()));
+    }
     let dir = root.join(name);
+    let own = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let own = own
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .unwrap_or("/")
+        .trim_start_matches('/');
+    let origin = root.join(own);
     fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(RunCgroup {
         version: 2,
@@ -389,6 +418,7 @@ fn v2_create(h: &Hierarchies, name: &str, needed: &[Controller]) -> Result<RunCg
         moved_from: Vec::new(),
         keep: false,
         cpuset: needed.contains(&Controller::Cpuset).then_some(dir),
+        origins: vec![origin],
     })
 }
 
@@ -403,6 +433,7 @@ fn v1_create(h: &Hierarchies, name: &str, needed: &[Controller], flag: &str) -> 
         moved_from: Vec::new(),
         keep: false,
         cpuset: None,
+        origins: Vec::new(),
     };
     for &c in needed {
         let Some(mount) = h.v1_mount(c) else {
@@ -427,6 +458,7 @@ fn v1_create(h: &Hierarchies, name: &str, needed: &[Controller], flag: &str) -> 
             Controller::Io => cg.files.io = Some(dir.clone()),
             Controller::Cpuset => cg.cpuset = Some(dir.clone()),
         }
+        cg.origins.push(dir.parent().unwrap_or(&dir).to_path_buf());
         cg.dirs.push(dir);
     }
     Ok(cg)
