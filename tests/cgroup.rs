@@ -389,6 +389,53 @@ fn an_embedded_dbms_runs_with_ibench_in_the_cgroup() {
 }
 
 #[test]
+fn a_run_that_cannot_make_its_cgroup_is_refused_before_it_starts() {
+    if !can_run() || !Path::new("/usr/bin/setpriv").exists() {
+        return;
+    }
+    let bench = Bench::new();
+    let out = bench.path("shared");
+    fs::create_dir(&out).unwrap();
+    fs::set_permissions(
+        bench.path(""),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    fs::set_permissions(&out, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    // As nobody: no cgroup can be made.
+    let o = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_ibench"))
+        .args([
+            "run",
+            "-q",
+            "--out",
+            path_str(&out),
+            "--memory-limit",
+            "64M",
+        ])
+        .args(["--l0-rows", "100", "--steps", "l.i0"])
+        .current_dir(bench.path(""))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("--memory-limit") && errors[0].contains("needs root"),
+        "{stderr}"
+    );
+    let written: Vec<_> = fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".json"))
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
+}
+
+#[test]
 fn bad_resource_values_exit_2() {
     let bench = Bench::new();
     for (args, needle) in [

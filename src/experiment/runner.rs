@@ -214,6 +214,10 @@ type Done = BTreeMap<(String, u32), String>;
 /// lives); returns the experiment's runs from before and, of those, the complete cells.
 fn prepare(plan: &Plan, options: &Options) -> Result<(DirLock, Vec<ExperimentRun>, Done)> {
     let out = &options.out;
+    // Cells whose cgroup cannot be made (not root, a controller missing): refused first.
+    for cell in &plan.cells {
+        crate::server::cgroup::check(&cell.resources)?;
+    }
     fs::create_dir_all(out)
         .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
     crate::safe_fs::check_dir(out, "--out")?;

@@ -133,6 +133,7 @@ pub fn check_output(spec: &RunSpec, out: &Path) -> Result<(), UsageError> {
 /// OUT/results.db), runs, prints the summary, and removes what it made for the run.
 pub fn run_to_out(spec: RunSpec, store: Option<&Path>, options: RunOptions) -> Result<()> {
     check_capability(&spec)?;
+    crate::server::cgroup::check(&spec.resources)?;
     let out = spec.out_dir.clone();
     fs::create_dir_all(&out)
         .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;

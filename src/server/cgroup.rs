@@ -212,19 +212,47 @@ pub fn device_number(dir: &Path) -> Option<String> {
     )
 }
 
+/// Checks, before anything starts, that the cgroup `r` asks for can be made: ibench runs as
+/// root and the host has the controllers (v2 or v1). Nothing to check when `r` needs none.
+pub fn check(r: &Resources) -> Result<()> {
+    if !r.needs_cgroup() {
+        return Ok(());
+    }
+    let flag = flag_of(r);
+    if !nix::unistd::geteuid().is_root() {
+        return Err(refuse(
+            flag,
+            "needs root: ibench makes a cgroup for the DBMS (run as root, or leave it out)"
+                .to_string(),
+        ));
+    }
+    let h = Hierarchies::read();
+    for (c, asked) in [
+        (Controller::Memory, r.memory_limit.is_some()),
+        (Controller::Io, r.io_limit.is_some()),
+        (Controller::Cpuset, r.server_cpus.is_some()),
+    ] {
+        if asked && !h.v2_has(&[c]) && h.v1_mount(c).is_none() {
+            return Err(refuse(
+                flag,
+                format!(
+                    "this host has no usable {} cgroup controller (neither cgroup v2 nor a v1 \
+                     hierarchy mounts it)",
+                    c.v2()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl RunCgroup {
     /// Makes the cgroup of run `run_id` for what `r` asks, its data on `data_dir`'s device.
     /// Refuses in one line where it cannot (not root, a controller missing, no block device
     /// for `--io-limit`).
     pub fn create(r: &Resources, run_id: &str, data_dir: &Path) -> Result<RunCgroup> {
         let flag = flag_of(r);
-        if !nix::unistd::geteuid().is_root() {
-            return Err(refuse(
-                flag,
-                "needs root: ibench makes a cgroup for the DBMS (run as root, or leave it out)"
-                    .to_string(),
-            ));
-        }
+        check(r)?;
         let device = device_number(data_dir);
         if r.io_limit.is_some() && device.is_none() {
             return Err(refuse(
