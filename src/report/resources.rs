@@ -4,7 +4,7 @@
 
 use crate::report::table::Table;
 use crate::results::model::RunResult;
-use crate::spec::OsCache;
+use crate::spec::{OsCache, Resources};
 
 fn mib(b: Option<u64>) -> String {
     b.map(|b| format!("{:.1}M", b as f64 / 1048576.0))
@@ -15,11 +15,11 @@ fn count(v: Option<u64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "-".to_string())
 }
 
-/// The conditions line and the cgroup's table; empty for a run without conditions.
-pub fn section(run: &RunResult) -> String {
-    let r = &run.config.resources;
+/// The conditions as one line (`memory limit 96.0M, io limit wbps=3145728`); `None` when
+/// the run had none.
+pub fn conditions(r: &Resources) -> Option<String> {
     if r.is_default() {
-        return String::new();
+        return None;
     }
     let mut parts = Vec::new();
     if let Some(m) = r.memory_limit {
@@ -37,7 +37,15 @@ pub fn section(run: &RunResult) -> String {
     if r.os_cache == OsCache::DropBeforeStep {
         parts.push("OS cache dropped before each step".to_string());
     }
-    let mut out = format!("\nConditions: {}\n", parts.join(", "));
+    Some(parts.join(", "))
+}
+
+/// The conditions line and the cgroup's table; empty for a run without conditions.
+pub fn section(run: &RunResult) -> String {
+    let Some(line) = conditions(&run.config.resources) else {
+        return String::new();
+    };
+    let mut out = format!("\nConditions: {line}\n");
     if let Some(cg) = run.resolved.as_ref().and_then(|x| x.cgroup.as_deref()) {
         out.push_str(&format!("DBMS cgroup: {cg}\n"));
     }
