@@ -460,6 +460,16 @@ fn bad_resource_values_exit_2() {
         (vec!["--client-cpus", "1-0"], "--client-cpus"),
         // An embedded DBMS has no server processes to pin.
         (vec!["--server-cpus", "0"], "--server-cpus"),
+        // An external server's processes are not ibench's to move.
+        (
+            vec![
+                "--url",
+                "postgres://u@127.0.0.1:1/db",
+                "--memory-limit",
+                "64M",
+            ],
+            "--memory-limit",
+        ),
     ] {
         let mut all = vec!["--l0-rows", "100", "--steps", "l.i0"];
         all.extend(args.iter());

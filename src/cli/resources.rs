@@ -34,8 +34,9 @@ pub struct ResourceArgs {
 }
 
 impl ResourceArgs {
-    /// The flags checked; `embedded`: the DBMS runs inside ibench.
-    pub fn spec(&self, embedded: bool) -> Result<Resources, UsageError> {
+    /// The flags checked; `embedded`: the DBMS runs inside ibench; `managed`: ibench starts
+    /// the server (an external server's processes are not ibench's to move).
+    pub fn spec(&self, embedded: bool, managed: bool) -> Result<Resources, UsageError> {
         let bad = |flag: &str, msg: String| UsageError::new(format!("{flag}: {msg}"));
         let online = resources::online_cpus();
         let cpus = |flag: &str, v: &Option<String>| {
@@ -58,6 +59,19 @@ impl ResourceArgs {
             server_cpus: cpus("--server-cpus", &self.server_cpus)?,
             client_cpus: cpus("--client-cpus", &self.client_cpus)?,
         };
+        if !embedded && !managed && r.needs_cgroup() {
+            let flag = if r.memory_limit.is_some() {
+                "--memory-limit"
+            } else if r.io_limit.is_some() {
+                "--io-limit"
+            } else {
+                "--server-cpus"
+            };
+            return Err(UsageError::new(format!(
+                "{flag} applies to a server ibench starts (--server) or an embedded DBMS: it \
+                 does not move an external server's processes"
+            )));
+        }
         if embedded && r.server_cpus.is_some() {
             return Err(UsageError::new(
                 "--server-cpus: an embedded DBMS runs in ibench's client threads; pin them with \

@@ -366,7 +366,9 @@ impl TargetArgs {
             client_threads: self.client_threads,
             client_io: self.client_io,
             per_client_series: output.per_client_series,
-            resources: self.resources.spec(kind.embedded())?,
+            resources: self
+                .resources
+                .spec(kind.embedded(), self.server.is_some())?,
         })
     }
 
