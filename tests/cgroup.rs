@@ -228,6 +228,50 @@ fn an_io_write_limit_holds_the_servers_write_rate() {
 }
 
 #[test]
+fn a_cap_too_small_fails_the_step_says_why_and_cleans_up() {
+    if !can_run() {
+        return;
+    }
+    let bench = server_bench();
+    let start = Instant::now();
+    // CREATE INDEX's maintenance_work_mem (64 MB by default) does not fit under 64 MB with the
+    // rest of the server.
+    let out = bench.run(&[
+        "--server",
+        "postgres",
+        "--server-option",
+        "shared_buffers=16MB",
+        "--l0-rows",
+        "200000",
+        "--steps",
+        "l.i0,l.x",
+        "--memory-limit",
+        "64M",
+    ]);
+    let elapsed = start.elapsed();
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    assert!(
+        out.stderr.contains("the kernel killed") && out.stderr.contains("64 MiB"),
+        "{}",
+        out.stderr
+    );
+    let run = ibench::results::file::load(&out.new_results[0]).unwrap();
+    let kills: u64 = run
+        .steps
+        .iter()
+        .filter_map(|s| s.efficiency.as_ref()?.cgroup?.oom_kills)
+        .sum();
+    assert!(kills >= 1, "no OOM kill recorded");
+    for dir in recorded_dirs(&run) {
+        assert!(!dir.exists(), "cgroup {} left after the run", dir.display());
+    }
+    // PostgreSQL, told to stop while recovering from the killed backend, waited until killed
+    // at 120 s (126 s in all, three times of three); its immediate shutdown after 30 s ends
+    // the run in about 40 (a server that stops at once: about 10).
+    assert!(elapsed < Duration::from_secs(100), "took {elapsed:?}");
+}
+
+#[test]
 fn a_pinned_server_and_its_clients_run_on_their_cpus() {
     if !can_run() {
         return;

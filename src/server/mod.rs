@@ -92,6 +92,12 @@ pub struct StartContext<'a> {
     pub cgroup_procs: Vec<std::os::fd::RawFd>,
 }
 
+/// How long a clean stop may take before the family's escalation signal is sent. A
+/// PostgreSQL whose fast shutdown came while it was recovering from a crashed backend (one
+/// the kernel killed under --memory-limit) waited until killed at 120 s; immediate shutdown
+/// ended it at once.
+pub const ESCALATE_AFTER: Duration = Duration::from_secs(30);
+
 /// Connections ibench itself may hold beside a run's clients: counters, maintenance, set-up.
 pub const OWN_CONNECTIONS: usize = 10;
 
@@ -142,6 +148,13 @@ pub trait ServerFamily: Sync {
     /// The signal that stops it cleanly.
     fn stop_signal(&self) -> Signal {
         Signal::SIGTERM
+    }
+
+    /// A signal that stops it at once, sent when the clean stop has not ended it within
+    /// [`ESCALATE_AFTER`] (PostgreSQL: SIGQUIT, immediate shutdown). Default: none (killed at
+    /// the end of the wait).
+    fn escalation_signal(&self) -> Option<Signal> {
+        None
     }
 
     /// A file telling how to connect to a kept server (credentials only its owner may read),
@@ -368,12 +381,19 @@ impl ManagedServer {
         };
         let pid = Pid::from_raw(child.id() as i32);
         let _ = kill(pid, self.family.stop_signal());
-        let deadline = Instant::now() + Duration::from_secs(120);
+        let start = Instant::now();
+        let deadline = start + Duration::from_secs(120);
+        let mut escalation = self.family.escalation_signal();
         let mut stopped = false;
         while Instant::now() < deadline {
             if child.try_wait()?.is_some() {
                 stopped = true;
                 break;
+            }
+            if start.elapsed() > ESCALATE_AFTER
+                && let Some(signal) = escalation.take()
+            {
+                let _ = kill(pid, signal);
             }
             std::thread::sleep(Duration::from_millis(50));
         }
