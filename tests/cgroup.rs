@@ -183,20 +183,36 @@ fn an_io_write_limit_holds_the_servers_write_rate() {
     let bench = server_bench();
     let fs = LoopFs::create(&bench, "ext4");
     let limit = 3u64 << 20;
-    let run = bench
-        .run(&[
-            "--server",
-            "postgres",
-            "--server-data-root",
-            path_str(&fs.mount),
-            "--l0-rows",
-            "25000",
-            "--steps",
-            "l.i0",
-            "--io-limit",
-            "wbps=3M",
-        ])
-        .result();
+    let running = bench.spawn(&[
+        "--server",
+        "postgres",
+        "--server-data-root",
+        path_str(&fs.mount),
+        "--l0-rows",
+        "25000",
+        "--steps",
+        "l.i0",
+        "--io-limit",
+        "wbps=3M",
+    ]);
+    // The rule on the loop device, as the kernel holds it while the run goes on.
+    let dev = fs::read_to_string(format!("/sys/block/{}/dev", fs.name())).unwrap();
+    let wanted = format!("{} {limit}", dev.trim());
+    let start = Instant::now();
+    let mut rule_seen = false;
+    while !rule_seen && start.elapsed() < Duration::from_secs(60) {
+        rule_seen = cgroups_of(running.pid()).iter().any(|d| {
+            fs::read_to_string(d.join("blkio.throttle.write_bps_device"))
+                .or_else(|_| fs::read_to_string(d.join("io.max")))
+                .is_ok_and(|t| {
+                    t.lines()
+                        .any(|l| l.trim() == wanted || l.contains("wbps=3145728"))
+                })
+        });
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let run = running.finish(Duration::from_secs(120)).result();
+    assert!(rule_seen, "no write limit {wanted} on the run's cgroup");
     assert_eq!(
         run.config.resources.io_limit.and_then(|l| l.wbps),
         Some(limit)
@@ -208,10 +224,16 @@ fn an_io_write_limit_holds_the_servers_write_rate() {
     assert_eq!(device.name, fs.name());
     let written = c.write_bytes.unwrap();
     let rate = written as f64 / s.duration_s;
-    // Within 15% above the limit, and bound by it: at least half of it (unthrottled, this
-    // load writes about 10 MB/s here).
+    eprintln!(
+        "server writes {:.2} MiB/s under wbps=3M, device {:.2} MiB/s over {:.1} s",
+        rate / 1048576.0,
+        device.write_bytes as f64 / s.duration_s / 1048576.0,
+        s.duration_s
+    );
+    // Within 15% above the limit (measured alone: 4.01 MiB/s under wbps=4M, 10.2 MiB/s
+    // unthrottled; with the host's CPUs busy elsewhere the server may not reach it).
     assert!(
-        rate <= limit as f64 * 1.15 && rate >= limit as f64 * 0.5,
+        rate <= limit as f64 * 1.15,
         "the server wrote {:.2} MB/s under a {} MB/s limit ({:.1} s)",
         rate / 1048576.0,
         limit >> 20,
