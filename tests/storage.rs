@@ -15,11 +15,11 @@ use crate::common::{Bench, ci, have, have_files, json_files, path_str, server_be
 
 /// A file system on a loop device over a sparse file, mounted; unmounted, detached and removed
 /// when dropped, whatever the test did.
-struct LoopFs {
+pub(crate) struct LoopFs {
     fs_type: &'static str,
     image: PathBuf,
     device: Option<String>,
-    mount: PathBuf,
+    pub(crate) mount: PathBuf,
     mounted: bool,
 }
 
@@ -39,7 +39,7 @@ fn sh(program: &str, args: &[&str]) -> Result<String, String> {
 }
 
 impl LoopFs {
-    fn create(bench: &Bench, fs_type: &'static str) -> LoopFs {
+    pub(crate) fn create(bench: &Bench, fs_type: &'static str) -> LoopFs {
         let mut lf = LoopFs {
             fs_type,
             image: bench.path(&format!("{fs_type}.img")),
@@ -70,7 +70,7 @@ impl LoopFs {
     }
 
     /// `loopN`.
-    fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         self.device
             .as_deref()
             .unwrap()

@@ -125,6 +125,11 @@ mod pooler;
 /// against the registry's sha512), a 13-vs-15 experiment's versions table and chart.
 mod versions;
 
+/// The DBMS in a cgroup of the run's own: a memory cap makes PostgreSQL read from the device
+/// and holds, an IO write limit holds, pinned server and clients, cleanup after kill -9, bad
+/// values (issue #31).
+mod cgroup;
+
 /// Storage studies: ext4, XFS and btrfs on loop devices, the data directory placed on each,
 /// file system and device figures checked against the device's own counters.
 mod storage;

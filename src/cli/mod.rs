@@ -12,6 +12,7 @@ pub mod import;
 pub mod list;
 pub mod micro;
 pub mod report;
+pub mod resources;
 pub mod run;
 pub mod server;
 pub mod show;

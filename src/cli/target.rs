@@ -141,6 +141,9 @@ pub struct TargetArgs {
     /// else epoll].
     #[arg(long, value_name = "IO")]
     pub client_io: Option<crate::mux::Backend>,
+    /// Memory cap, IO limits, CPUs and OS cache mode of the DBMS.
+    #[command(flatten)]
+    pub resources: super::resources::ResourceArgs,
 }
 
 /// Where results go and how the run is shown.
@@ -371,6 +374,9 @@ impl TargetArgs {
             prepare_only: false,
             dataset: None,
             tags: crate::spec::tags::collect(&output.tags).map_err(UsageError::new)?,
+            resources: self
+                .resources
+                .spec(kind.embedded(), self.server.is_some())?,
         })
     }
 

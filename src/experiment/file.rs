@@ -156,6 +156,22 @@ pub struct SetupTable {
     /// `datasets/`) each cell of this setup starts from instead of loading.
     #[serde(default)]
     pub dataset: Option<Spanned<String>>,
+    /// The DBMS's memory cap, page cache included (`--memory-limit`): a size (`512M`) or a
+    /// multiple of the estimated database size after the load (`0.25x`).
+    #[serde(default)]
+    pub memory_limit: Option<Spanned<String>>,
+    /// IO limits of the DBMS (`--io-limit`): `riops=N,wiops=N,rbps=SIZE,wbps=SIZE`.
+    #[serde(default)]
+    pub io_limit: Option<Spanned<String>>,
+    /// `keep` (default) or `drop-before-step` (`--os-cache`).
+    #[serde(default)]
+    pub os_cache: Option<Spanned<String>>,
+    /// CPUs of the managed server (`--server-cpus`).
+    #[serde(default)]
+    pub server_cpus: Option<Spanned<String>>,
+    /// CPUs of ibench's client threads (`--client-cpus`).
+    #[serde(default)]
+    pub client_cpus: Option<Spanned<String>>,
 }
 
 /// Which workload an experiment's cells run (`[workload] kind`).

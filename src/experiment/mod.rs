@@ -124,6 +124,10 @@ pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), Str
                 t.seconds
             ),
         };
+        let what = match cell.resources.memory_limit {
+            Some(m) => format!("{what}, memory cap {} MiB", m >> 20),
+            None => what,
+        };
         let _ = writeln!(s, "{:>4}  {:<width$}  {what}  {state}", i + 1, cell.name());
     }
     let cooldowns = plan.cooldown * todo.saturating_sub(1) as u32;

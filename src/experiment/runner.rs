@@ -216,12 +216,17 @@ type Done = BTreeMap<(String, u32), String>;
 /// lives); returns the experiment's runs from before and, of those, the complete cells.
 fn prepare(plan: &Plan, options: &Options) -> Result<(DirLock, Vec<ExperimentRun>, Done)> {
     let out = &options.out;
+    // Cells whose cgroup cannot be made (not root, a controller missing): refused first.
+    for cell in &plan.cells {
+        crate::server::cgroup::check(&cell.resources)?;
+    }
     fs::create_dir_all(out)
         .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
     crate::safe_fs::check_dir(out, "--out")?;
     let lock = DirLock::take(out)?;
     // Cells an earlier ibench left `running` when it was killed: marked abandoned.
     crate::results::abandoned::sweep(out, &options.store);
+    crate::server::cgroup::sweep();
     // Cells run one at a time and their data directories are removed after each: room for
     // the largest one is enough.
     if let Some(largest) = plan

@@ -144,7 +144,9 @@ fn execute_into(
         },
         client_threads: client_threads(spec, db.as_ref())?,
         per_client_series: spec.per_client_series,
+        os_cache: spec.resources.os_cache,
     };
+    let _pinned = super::pin::clients(&spec.resources)?;
     let outcome = steps::run_steps_gated(
         workload.as_mut(),
         step_options,

@@ -39,6 +39,7 @@ pub fn start(
     options: &RunOptions,
     resolved: &mut Resolved,
     dataset: Option<&crate::dataset::Dataset>,
+    join: Option<&crate::server::cgroup::Join>,
 ) -> Result<Servers> {
     // The data directory goes under the data root when one is given (a file system under
     // study), else beside the results.
@@ -52,13 +53,14 @@ pub fn start(
     if !options.quiet {
         eprintln!("starting {name} in {}", dir.display());
     }
-    let started = ManagedServer::start(
+    let started = ManagedServer::start_in(
         server_spec,
         &spec.target.params,
         &dir,
         &log,
         spec.workload.connections(),
         dataset,
+        join,
     );
     let mut server = match started {
         Ok(s) => s,

@@ -12,6 +12,7 @@
 
 mod execute;
 mod managed;
+mod pin;
 mod prepare;
 mod watch;
 
@@ -132,6 +133,7 @@ pub fn check_output(spec: &RunSpec, out: &Path) -> Result<(), UsageError> {
 /// OUT/results.db), runs, prints the summary, and removes what it made for the run.
 pub fn run_to_out(spec: RunSpec, store: Option<&Path>, options: RunOptions) -> Result<()> {
     check_capability(&spec)?;
+    crate::server::cgroup::check(&spec.resources)?;
     let out = spec.out_dir.clone();
     fs::create_dir_all(&out)
         .map_err(|e| UsageError::new(format!("cannot create --out {}: {e}", out.display())))?;
@@ -152,6 +154,8 @@ pub fn run_to_out(spec: RunSpec, store: Option<&Path>, options: RunOptions) -> R
     // Runs an earlier ibench left `running` when it was killed: marked abandoned, their
     // scratch data removed.
     crate::results::abandoned::sweep(&out, &store_path);
+    // Cgroups an ibench killed with kill -9 left behind, once their processes are gone.
+    crate::server::cgroup::sweep();
     let file = ResultsFile::create(&out, &stem).map_err(|e| {
         UsageError::new(format!(
             "cannot write results to --out {}: {e:#}",

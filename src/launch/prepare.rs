@@ -14,6 +14,7 @@ use super::{RunOptions, watch};
 use crate::metrics::proc::Watch;
 use crate::results::file::ResultsFile;
 use crate::results::model::{ManagedServerInfo, Resolved};
+use crate::server::cgroup::RunCgroup;
 use crate::spec::RunSpec;
 
 /// What a run runs on, ready; it owns the scratch directory and the servers it made.
@@ -32,6 +33,8 @@ pub struct Prepared {
     scratch: Option<PathBuf>,
     servers: Option<Servers>,
     keep_data: bool,
+    /// The DBMS's own cgroup; removed after the server stops.
+    cgroup: Option<RunCgroup>,
 }
 
 impl Prepared {
@@ -42,6 +45,7 @@ impl Prepared {
             resolved: Resolved {
                 target: spec.target.clone(),
                 statements: spec.statements,
+                cgroup: None,
             },
             managed: None,
             watch: (Watch::default(), String::new()),
@@ -50,6 +54,7 @@ impl Prepared {
             scratch: None,
             servers: None,
             keep_data: spec.keep_data,
+            cgroup: None,
         };
         if let Some(name) = &spec.dataset {
             let store = crate::dataset::store_dir(&spec.out_dir);
@@ -72,9 +77,21 @@ impl Prepared {
             prepared.resolved.target.path = Some(dir.join(format!("ibench.{}", kind.name())));
             prepared.scratch = Some(dir);
         }
+        if spec.resources.needs_cgroup() {
+            let cg = cgroup_for(spec, file, prepared.scratch.as_deref())?;
+            prepared.resolved.cgroup = Some(format!("v{}: {}", cg.version, cg.describe()));
+            prepared.cgroup = Some(cg);
+        }
         prepared.watch = match &spec.server {
-            None => watch::external(&prepared.resolved.target, options)?,
+            None => {
+                if let Some(cg) = prepared.cgroup.as_mut() {
+                    // An embedded DBMS lives in ibench's process: ibench moves in.
+                    cg.move_self_in()?;
+                }
+                watch::external(&prepared.resolved.target, options)?
+            }
             Some(server_spec) => {
+                let join = prepared.cgroup.as_ref().map(RunCgroup::join).transpose()?;
                 let servers = managed::start(
                     spec,
                     server_spec,
@@ -82,11 +99,17 @@ impl Prepared {
                     options,
                     &mut prepared.resolved,
                     prepared.dataset.as_ref(),
+                    join.as_ref(),
                 )?;
                 if let Some(restored) = &servers.restored {
                     say_restored(restored, options);
                 }
                 prepared.restored = servers.restored.clone();
+                if servers.info.kept
+                    && let Some(cg) = prepared.cgroup.as_mut()
+                {
+                    cg.keep();
+                }
                 let name = server_spec.kind.server_name();
                 let watch = watch::managed(servers.pid(), name, servers.data_dir());
                 prepared.managed = Some(servers.info.clone());
@@ -94,6 +117,9 @@ impl Prepared {
                 watch
             }
         };
+        if let Some(cg) = &prepared.cgroup {
+            prepared.watch.0.cgroup = Some(cg.files.clone());
+        }
         Ok(prepared)
     }
 
@@ -113,6 +139,17 @@ impl Prepared {
         {
             let _ = fs::remove_dir_all(dir);
         }
+        // After the server: a cgroup is removed once its processes have gone.
+        if let Some(cg) = self.cgroup.take()
+            && let Some(n) = cg.files.read().oom_kills.filter(|&n| n > 0)
+        {
+            eprintln!(
+                "warning: the kernel killed {n} process(es) of the DBMS for want of memory \
+                 under the memory limit of {} MiB (raise --memory-limit, or lower the DBMS's \
+                 own memory settings)",
+                cg.files.memory_limit.unwrap_or(0) >> 20
+            );
+        }
         stopped
     }
 }
@@ -129,6 +166,31 @@ fn say_restored(r: &crate::dataset::Restored, options: &RunOptions) {
             r.seconds
         );
     }
+}
+
+/// The DBMS's cgroup for `spec`, its IO counted on the device of the data's directory (the
+/// server's data root or --out; an embedded database's directory).
+fn cgroup_for(
+    spec: &RunSpec,
+    file: &ResultsFile,
+    scratch: Option<&std::path::Path>,
+) -> Result<RunCgroup> {
+    let out = file.path().parent().unwrap_or(std::path::Path::new("."));
+    let data_dir = match (&spec.server, scratch, &spec.target.path) {
+        (Some(s), _, _) => s.data_root.clone().unwrap_or_else(|| out.to_path_buf()),
+        (None, Some(dir), _) => dir.to_path_buf(),
+        (None, None, Some(path)) => path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf),
+        (None, None, None) => out.to_path_buf(),
+    };
+    let run_id = file
+        .path()
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    RunCgroup::create(&spec.resources, &run_id, &data_dir)
 }
 
 impl Drop for Prepared {

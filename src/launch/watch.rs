@@ -28,6 +28,7 @@ pub fn external(target: &TargetSpec, options: &RunOptions) -> Result<(Watch, Str
                 embedded: true,
                 device: proc::device_of(dir),
                 data_paths: files,
+                cgroup: None,
             },
             format!(
                 "embedded: {} runs inside ibench, so the DBMS figures are ibench's own process",
@@ -56,6 +57,7 @@ pub fn external(target: &TargetSpec, options: &RunOptions) -> Result<(Watch, Str
             embedded: false,
             device,
             data_paths: options.data_dir.iter().cloned().collect(),
+            cgroup: None,
         },
         source,
     ))
@@ -69,6 +71,7 @@ pub fn managed(pid: Option<u32>, name: &str, data: PathBuf) -> (Watch, String) {
             embedded: false,
             device: proc::device_of(&data),
             data_paths: vec![data],
+            cgroup: None,
         },
         format!(
             "managed {name} server, pid {} and its children",

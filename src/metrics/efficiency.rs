@@ -44,6 +44,8 @@ pub struct StepCosts {
     pub wait_events: BTreeMap<String, f64>,
     /// `--profile`: the step's flame graph, relative to the results' directory.
     pub profile: Option<String>,
+    /// The DBMS's own cgroup, when it has one.
+    pub cgroup: Option<crate::metrics::cgroup::CgroupFiles>,
 }
 
 impl StepCosts {
@@ -53,6 +55,7 @@ impl StepCosts {
             start,
             dbms_source,
             device: watch.device.clone(),
+            cgroup: watch.cgroup.clone(),
             ..Default::default()
         }
     }
@@ -145,6 +148,10 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
         },
         sampler_cpu_ms: costs.sampler_cpu.as_secs_f64() * 1e3,
         samples: costs.seconds.len() + 2,
+        cgroup: match (&costs.cgroup, &a.cgroup, &b.cgroup) {
+            (Some(f), Some(x), Some(y)) => Some(f.step(x, y)),
+            _ => None,
+        },
     }
 }
 
@@ -287,6 +294,7 @@ mod tests {
             },
             device: None,
             dbms_threads: Default::default(),
+            cgroup: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Measurements: the per-thread recorder, histograms, step summaries, and what a step cost
 //! (/proc sampling and its per-op figures).
 
+pub mod cgroup;
 pub mod compact;
 pub mod efficiency;
 pub mod histogram;

@@ -96,6 +96,8 @@ pub struct Sample {
     pub device: Option<DeviceCounters>,
     /// Context switches of each DBMS thread (a server's tree; empty for an embedded DBMS).
     pub dbms_threads: ThreadSwitches,
+    /// The DBMS's own cgroup, when it has one.
+    pub cgroup: Option<super::cgroup::CgroupCounters>,
 }
 
 impl Default for Sample {
@@ -107,6 +109,7 @@ impl Default for Sample {
             host: HostCounters::default(),
             device: None,
             dbms_threads: ThreadSwitches::new(),
+            cgroup: None,
         }
     }
 }
@@ -274,6 +277,8 @@ pub struct Watch {
     pub device: Option<String>,
     /// Files or directories holding the database, for its size on disk.
     pub data_paths: Vec<PathBuf>,
+    /// The DBMS's own cgroup (`--memory-limit` and the like), when it has one.
+    pub cgroup: Option<super::cgroup::CgroupFiles>,
 }
 
 impl Watch {
@@ -300,6 +305,7 @@ impl Watch {
             host: host_counters(),
             device: self.device.as_deref().and_then(device_counters),
             dbms_threads,
+            cgroup: self.cgroup.as_ref().map(super::cgroup::CgroupFiles::read),
         }
     }
 
@@ -356,6 +362,7 @@ mod tests {
             embedded: true,
             device: device_of(Path::new("/")),
             data_paths: vec![],
+            cgroup: None,
         };
         let s = w.sample(true);
         assert!(s.client.rss_bytes > 0);

@@ -118,6 +118,9 @@ pub struct ConfigInfo {
     /// The connection pooler its clients went through: `pgbouncer 1.18.0, transaction, pool
     /// 4, plain SQL`, when there was one.
     pub pooler: Option<String>,
+    /// The DBMS's resource conditions (`memory limit 96.0M, io limit wbps=...`), when the
+    /// runs had any (docs/studies.md: IO-bound on any host).
+    pub conditions: Option<String>,
     /// The host(s) its runs ran on.
     pub host: String,
     /// Price of the host per hour (the runs' median; each run's own, else its host's in the
@@ -266,6 +269,7 @@ fn group_info(base: &Group, group: &Group) -> ConfigInfo {
             .storage
             .as_ref()
             .map(|s| format!("{} on {} ({})", s.fs_type, s.source, s.mount_options)),
+        conditions: crate::report::resources::conditions(&first.config.resources),
         pooler: first
             .managed_server
             .as_ref()

@@ -336,6 +336,7 @@ fn runs_table(r: &Report) -> ViewTable {
     let with_ratio = r.groups.iter().any(|g| g.db_cache_ratio.is_some());
     // Where the data was stored, when the configurations differ in it (a storage study).
     let with_pooler = r.groups.iter().any(|g| g.pooler.is_some());
+    let with_conditions = r.groups.iter().any(|g| g.conditions.is_some());
     let with_storage = r
         .groups
         .iter()
@@ -376,6 +377,11 @@ fn runs_table(r: &Report) -> ViewTable {
                     g.pooler.clone().unwrap_or_else(|| "direct".to_string()),
                 ));
             }
+            if with_conditions {
+                row.push(Cell::plain(
+                    g.conditions.clone().unwrap_or_else(|| "none".to_string()),
+                ));
+            }
             if with_ratio {
                 row.push(
                     g.db_cache_ratio
@@ -397,6 +403,9 @@ fn runs_table(r: &Report) -> ViewTable {
     }
     if with_pooler {
         header.push("pooler".to_string());
+    }
+    if with_conditions {
+        header.push("conditions".to_string());
     }
     if with_ratio {
         header.push("db/cache".to_string());

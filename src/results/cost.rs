@@ -43,6 +43,48 @@ pub struct Efficiency {
     /// Samples taken (start, once a second, end).
     #[serde(default)]
     pub samples: usize,
+    /// The DBMS's own cgroup over the step (`--memory-limit`, `--io-limit`,
+    /// `--server-cpus`): its memory, faults and IO as the kernel charged them to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupStep>,
+}
+
+/// What the kernel charged to the DBMS's cgroup over a step (memory figures at the step's
+/// end unless named otherwise; IO on the data directory's device).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CgroupStep {
+    /// `v1` or `v2`, as 1 or 2.
+    pub version: u8,
+    /// The memory limit in effect, bytes.
+    pub memory_limit_bytes: Option<u64>,
+    /// Memory charged at the step's end, page cache included, bytes.
+    pub memory_usage_bytes: Option<u64>,
+    /// Most memory charged during the step (v1 memory.max_usage_in_bytes, v2 memory.peak;
+    /// reset at the step's start where the kernel allows), bytes.
+    pub memory_peak_bytes: Option<u64>,
+    /// Page cache charged at the step's end (v1 `cache`, v2 `file`), bytes.
+    pub page_cache_bytes: Option<u64>,
+    /// Major page faults (a page read from the device) during the step.
+    pub major_faults: Option<u64>,
+    /// Pages charged in during the step (v1 `pgpgin`; v2: file pages refaulted,
+    /// `workingset_refault_file`).
+    pub page_ins: Option<u64>,
+    /// Times the limit was hit (v1 memory.failcnt, v2 memory.events `max`): reclaim forced
+    /// by the cap.
+    pub limit_hits: Option<u64>,
+    /// Processes the kernel killed for want of memory under the limit (v1 memory.oom_control
+    /// `oom_kill`, v2 memory.events `oom_kill`) during the step.
+    pub oom_kills: Option<u64>,
+    /// Bytes read from the device by the cgroup.
+    pub read_bytes: Option<u64>,
+    /// Bytes written to the device by the cgroup (v1: direct and synchronous writes; the
+    /// kernel's own writeback is not charged to a v1 cgroup).
+    pub write_bytes: Option<u64>,
+    /// Read operations.
+    pub reads: Option<u64>,
+    /// Write operations.
+    pub writes: Option<u64>,
 }
 
 /// The work of a set of processes: CPU, storage bytes and calls, context switches. Read as

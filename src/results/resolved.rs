@@ -15,6 +15,10 @@ pub struct Resolved {
     /// How statements were sent: as asked, or plain SQL behind a pooler that keeps no named
     /// prepared statements.
     pub statements: crate::dbms::StatementMode,
+    /// The DBMS's own cgroup, when the run asked for one (`--memory-limit`, `--io-limit`,
+    /// `--server-cpus`): `v1: <dirs>` or `v2: <dir>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
 }
 
 impl RunResult {

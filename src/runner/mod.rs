@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod client_loop;
+pub mod os_cache;
 pub mod rate;
 mod sampler;
 pub mod session;

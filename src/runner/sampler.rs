@@ -51,6 +51,9 @@ impl<'a> Sampler<'a> {
         let cw = self.watch;
         // Counters first: the query that reads them is then not part of the step.
         let counters = cw.counters();
+        if let Some(c) = &cw.watch.cgroup {
+            c.reset_peak();
+        }
         let first = self.timed(|| cw.watch.sample(true));
         let mut costs = StepCosts::new(&cw.watch, first, cw.dbms_source.clone());
         costs.counters_start = counters;

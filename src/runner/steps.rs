@@ -32,6 +32,8 @@ pub struct StepOptions {
     pub client_threads: super::client::ClientThreads,
     /// Keep each client's full per-second series in the results (`--per-client-series`).
     pub per_client_series: bool,
+    /// What happens to the OS page cache of the database's files before each step.
+    pub os_cache: crate::spec::OsCache,
 }
 
 fn step_line(step: &StepResult) -> String {
@@ -138,6 +140,7 @@ fn run_steps_inner(
         pause,
         client_threads,
         per_client_series,
+        os_cache,
     } = options;
     file.save(run)?;
     let first = gate.as_deref().map_or(0, |g| g.first_step());
@@ -169,7 +172,24 @@ fn run_steps_inner(
         let env = StepEnv::new(name.clone(), display, costs)
             .with_client_threads(client_threads)
             .with_per_client_series(per_client_series);
-        let step = workload.run_step(index, &env)?;
+        let dropped = match (os_cache, costs) {
+            (crate::spec::OsCache::DropBeforeStep, Some(c)) => {
+                Some(super::os_cache::drop_files(&c.watch.data_paths))
+            }
+            _ => None,
+        };
+        let mut step = workload.run_step(index, &env)?;
+        if let Some((files, failed)) = dropped {
+            step.notes.push(format!(
+                "os cache: {files} database files written back and dropped from the page cache \
+                 before the step{}",
+                if failed > 0 {
+                    format!(" ({failed} could not be)")
+                } else {
+                    String::new()
+                }
+            ));
+        }
         if !display.quiet {
             eprintln!("{}", step_line(&step));
         }

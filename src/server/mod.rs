@@ -19,6 +19,7 @@
 
 pub mod account;
 pub mod binaries;
+pub mod cgroup;
 pub mod check;
 pub mod install;
 pub mod libs;
@@ -89,7 +90,16 @@ pub struct StartContext<'a> {
     /// The data directory was restored from a dataset: the family starts the server on it
     /// (with this run's port and password) instead of initialising one.
     pub restored: bool,
+    /// `cgroup.procs` files of the run's cgroup (open), which the server process joins
+    /// between fork and exec; empty: none.
+    pub cgroup_procs: Vec<std::os::fd::RawFd>,
 }
+
+/// How long a clean stop may take before the family's escalation signal is sent. A
+/// PostgreSQL whose fast shutdown came while it was recovering from a crashed backend (one
+/// the kernel killed under --memory-limit) waited until killed at 120 s; immediate shutdown
+/// ended it at once.
+pub const ESCALATE_AFTER: Duration = Duration::from_secs(30);
 
 /// Connections ibench itself may hold beside a run's clients: counters, maintenance, set-up.
 pub const OWN_CONNECTIONS: usize = 10;
@@ -141,6 +151,13 @@ pub trait ServerFamily: Sync {
     /// The signal that stops it cleanly.
     fn stop_signal(&self) -> Signal {
         Signal::SIGTERM
+    }
+
+    /// A signal that stops it at once, sent when the clean stop has not ended it within
+    /// [`ESCALATE_AFTER`] (PostgreSQL: SIGQUIT, immediate shutdown). Default: none (killed at
+    /// the end of the wait).
+    fn escalation_signal(&self) -> Option<Signal> {
+        None
     }
 
     /// A file telling how to connect to a kept server (credentials only its owner may read),
@@ -244,6 +261,19 @@ impl ManagedServer {
         connections: usize,
         dataset: Option<&crate::dataset::Dataset>,
     ) -> Result<Self> {
+        Self::start_in(spec, params, dir, log, connections, dataset, None)
+    }
+
+    /// [`ManagedServer::start`] with the server process in the run's cgroup (`join`).
+    pub fn start_in(
+        spec: &ServerSpec,
+        params: &Params,
+        dir: &Path,
+        log: &Path,
+        connections: usize,
+        dataset: Option<&crate::dataset::Dataset>,
+        join: Option<&cgroup::Join>,
+    ) -> Result<Self> {
         let family = require_family(spec.kind)?;
         family.check_params(params).map_err(UsageError::new)?;
         let binaries = Binaries::locate(family, spec.bin_dir.as_deref(), None, "--server-bin")
@@ -309,6 +339,7 @@ impl ManagedServer {
                 connections.saturating_add(OWN_CONNECTIONS)
             },
             restored: restored.is_some(),
+            cgroup_procs: join.map(cgroup::Join::fds).unwrap_or_default(),
         };
         let mut server = family.start(&ctx)?;
         server.preload = preload;
@@ -370,12 +401,19 @@ impl ManagedServer {
         };
         let pid = Pid::from_raw(child.id() as i32);
         let _ = kill(pid, self.family.stop_signal());
-        let deadline = Instant::now() + Duration::from_secs(120);
+        let start = Instant::now();
+        let deadline = start + Duration::from_secs(120);
+        let mut escalation = self.family.escalation_signal();
         let mut stopped = false;
         while Instant::now() < deadline {
             if child.try_wait()?.is_some() {
                 stopped = true;
                 break;
+            }
+            if start.elapsed() > ESCALATE_AFTER
+                && let Some(signal) = escalation.take()
+            {
+                let _ = kill(pid, signal);
             }
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -160,6 +160,10 @@ impl ServerFamily for PostgresFamily {
         Signal::SIGINT
     }
 
+    fn escalation_signal(&self) -> Option<Signal> {
+        Some(Signal::SIGQUIT)
+    }
+
     fn credentials_file(&self, server: &ManagedServer) -> Result<String> {
         let url = server.url.url();
         let port = url.port().unwrap_or(5432);

@@ -135,6 +135,13 @@ pub fn server_command(binary: &Path, ctx: &StartContext<'_>) -> Result<Command> 
     if let Some(lib) = &ctx.preload {
         cmd.env("LD_PRELOAD", lib);
     }
+    if !ctx.cgroup_procs.is_empty() {
+        let fds = ctx.cgroup_procs.clone();
+        // SAFETY: join_in_child only writes to descriptors opened before the fork.
+        unsafe {
+            cmd.pre_exec(move || super::cgroup::join_in_child(&fds));
+        }
+    }
     Ok(cmd)
 }
 

@@ -7,6 +7,7 @@
 
 pub mod insert_benchmark;
 pub mod micro;
+pub mod resources;
 pub mod server;
 pub mod tags;
 pub mod tpcc;
@@ -19,6 +20,7 @@ use crate::dbms::TargetSpec;
 use crate::error::UsageError;
 pub use insert_benchmark::{IndexDdl, InsertBenchmarkSpec, Step, TableMode};
 pub use micro::{MICRO_LOAD_BATCH, MicroSpec};
+pub use resources::{CpuList, IoLimit, OsCache, Resources};
 pub use server::{Malloc, PoolMode, Pooler, PoolerSpec, ServerSpec};
 pub use tpcc::{Mix, TpccSpec};
 
@@ -187,6 +189,9 @@ pub struct RunSpec {
     /// Provenance tags (`--tag commit=...`), as given.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tags: tags::Tags,
+    /// The DBMS's memory cap, IO limits, CPUs and OS cache mode (issue #31; absent: none).
+    #[serde(default, skip_serializing_if = "Resources::is_default")]
+    pub resources: Resources,
 }
 
 impl RunSpec {

@@ -404,6 +404,7 @@ fn cell(
         workload: &setup.workload,
         maintenance,
         statements,
+        resources: &setup.resources,
     };
     Cell {
         label: l.label.clone(),
@@ -423,5 +424,6 @@ fn cell(
         statements,
         report_interval_s: w.report_interval.unwrap_or(0),
         dataset: setup.dataset.clone(),
+        resources: setup.resources.clone(),
     }
 }

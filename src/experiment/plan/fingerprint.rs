@@ -39,6 +39,10 @@ pub(super) struct Definition<'a> {
     pub workload: &'a WorkloadSpec,
     pub maintenance: bool,
     pub statements: StatementMode,
+    /// Memory cap, IO limits, CPUs, OS cache mode: hashed only when set, so that older
+    /// experiments resume.
+    #[serde(skip_serializing_if = "crate::spec::Resources::is_default")]
+    pub resources: &'a crate::spec::Resources,
 }
 
 /// The server part of a definition. Earlier versions hashed the server's table engine (InnoDB

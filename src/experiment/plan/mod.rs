@@ -13,6 +13,7 @@ mod cells;
 mod configs;
 mod fingerprint;
 mod problems;
+mod resources;
 mod setups;
 mod targets;
 #[cfg(test)]
@@ -88,6 +89,8 @@ pub struct Cell {
     pub fingerprint: String,
     /// Estimated duration, server start and stop included.
     pub estimate: Duration,
+    /// Memory cap, IO limits, CPUs, OS cache mode (the setup's).
+    pub resources: crate::spec::Resources,
 }
 
 impl Cell {
@@ -119,6 +122,7 @@ impl Cell {
             prepare_only: false,
             dataset: self.dataset.clone(),
             tags: Default::default(),
+            resources: self.resources.clone(),
         }
     }
 }
@@ -371,6 +375,11 @@ fn default_setup() -> SetupTable {
         pool_size: None,
         pool_mode: None,
         dataset: None,
+        memory_limit: None,
+        io_limit: None,
+        os_cache: None,
+        server_cpus: None,
+        client_cpus: None,
     }
 }
 
@@ -399,6 +408,7 @@ fn check_setups(
             let mut setup = setups::setup(p, workload, s, scale, at);
             setup.data_dir = targets::data_dir(p, s.data_dir.as_ref(), dir);
             setup.pooler = setups::pooler(p, s, &setup.workload);
+            setup.resources = resources::resources(p, s, &setup.workload);
             setup
         })
         .collect()

@@ -34,6 +34,8 @@ pub(super) struct Setup {
     pub pooler: Option<(PoolerSpec, std::ops::Range<usize>)>,
     /// The dataset its cells start from (their load left out).
     pub dataset: Option<String>,
+    /// Memory cap, IO limits, CPUs, OS cache mode.
+    pub resources: crate::spec::Resources,
 }
 
 /// The pooler setup `s` asks for, checked against its workload's connections.
@@ -143,6 +145,7 @@ pub(super) fn setup(
         data_dir: None,
         pooler: None,
         dataset,
+        resources: Default::default(),
     }
 }
 
@@ -374,7 +377,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
     (v.is_finite() && v > 0.0 && bytes <= MAX_SIZE as f64).then_some(bytes as u64)
 }
 
-fn parse_cache(s: &str) -> Option<CacheSize> {
+pub(super) fn parse_cache(s: &str) -> Option<CacheSize> {
     let t = s.trim();
     if let Some(x) = t.strip_suffix(['x', 'X']) {
         let v: f64 = x.trim().parse().ok()?;

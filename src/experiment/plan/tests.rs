@@ -195,3 +195,54 @@ fn fingerprints_of_the_examples_are_those_earlier_versions_computed() {
         assert_eq!(cell.fingerprint, fingerprint, "{file} {label}");
     }
 }
+
+#[test]
+fn setups_take_resource_conditions_checked_as_the_flags_are() {
+    let text = r#"name = "e"
+[workload]
+steps = "l.i0"
+[[target]]
+name = "a"
+dbms = "sqlite"
+[[setup]]
+name = "small"
+rows_per_client = 1000000
+memory_limit = "0.5x"
+io_limit = "wiops=200"
+os_cache = "drop-before-step"
+[[setup]]
+name = "fixed"
+memory_limit = "64M"
+"#;
+    let (p, problems) = plan(text, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let r = &p.cells[0].resources;
+    let loaded = match &p.cells[0].workload {
+        WorkloadSpec::InsertBenchmark(w) => estimated_loaded_bytes(w),
+        _ => unreachable!(),
+    };
+    assert_eq!(r.memory_limit, Some(loaded / 2));
+    assert_eq!(r.io_limit.unwrap().wiops, Some(200));
+    assert_eq!(r.os_cache, crate::spec::OsCache::DropBeforeStep);
+    assert_eq!(p.cells[1].resources.memory_limit, Some(64 << 20));
+    assert_eq!(
+        p.cells[1].spec(Path::new("o")).resources.memory_limit,
+        Some(64 << 20)
+    );
+    assert_ne!(p.cells[0].fingerprint, p.cells[1].fingerprint);
+    let bad = text.replace("wiops=200", "wiops=none").replace("64M", "1M");
+    let (_, problems) = plan(&bad, None);
+    let messages: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}: {}", p.at, p.message))
+        .collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages[0].starts_with("e.toml:11") && messages[0].contains("io_limit"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1].starts_with("e.toml:15") && messages[1].contains("memory_limit"),
+        "{messages:?}"
+    );
+}
