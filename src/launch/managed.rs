@@ -77,6 +77,20 @@ pub fn start(
         }
     };
     resolved.target.url = Some(server.url.clone());
+    resolved.target.replica_urls = server.replicas.iter().map(|r| r.url.clone()).collect();
+    resolved.target.read_from_replicas = server_spec.replicas.is_some_and(|r| r.read_from_replicas);
+    if !options.quiet && !server.replicas.is_empty() {
+        let ports: Vec<String> = server
+            .replicas
+            .iter()
+            .filter_map(|r| r.url.url().port().map(|p| p.to_string()))
+            .collect();
+        eprintln!(
+            "{} streaming replicas on 127.0.0.1 ports {}",
+            ports.len(),
+            ports.join(", ")
+        );
+    }
     let pooler = match server_spec.pooler {
         None => None,
         Some(p) => match start_pooler(&server, &p, file, options, resolved) {

@@ -232,6 +232,7 @@ fn summary_text(run: &RunResult) -> String {
         out.push_str(&eff.to_text());
     }
     out.push_str(&crate::report::tpcc::section(run));
+    out.push_str(&crate::report::replication::section(run));
     for s in &run.steps {
         out.push_str(&step_notes(s));
     }

@@ -24,6 +24,7 @@ pub mod install;
 pub mod libs;
 pub mod pooler;
 mod process;
+pub mod replicas;
 pub mod settings;
 mod socket_dir;
 pub mod version;
@@ -228,6 +229,8 @@ pub struct ManagedServer {
     pub credentials: Option<String>,
     /// What restoring a dataset into its data directory did, if it started from one.
     pub restored: Option<crate::dataset::Restored>,
+    /// Its streaming replicas (`--replicas`), stopped before it.
+    pub replicas: Vec<ManagedServer>,
     family: &'static dyn ServerFamily,
     keep: bool,
 }
@@ -311,6 +314,9 @@ impl ManagedServer {
             restored: restored.is_some(),
         };
         let mut server = family.start(&ctx)?;
+        if let Some(r) = &spec.replicas {
+            server.replicas = replicas::start(&server, &ctx, r)?;
+        }
         server.preload = preload;
         server.restored = restored;
         if server.keep {
@@ -347,6 +353,7 @@ impl ManagedServer {
             cleanup: Vec::new(),
             credentials: None,
             restored: None,
+            replicas: Vec::new(),
             family,
             keep: ctx.spec.keep,
         }
@@ -365,6 +372,10 @@ impl ManagedServer {
     /// Stops the server with its family's signal, then SIGKILL if it has not exited within
     /// two minutes.
     pub fn stop(&mut self) -> Result<()> {
+        // Replicas first: the primary's fast shutdown would wait for them to receive its WAL.
+        for mut r in self.replicas.drain(..) {
+            let _ = r.stop();
+        }
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
