@@ -450,7 +450,7 @@ impl TargetArgs {
     }
 
     /// `--replicas`, `--sync-replicas`, `--read-from`: PostgreSQL only, at most
-    /// [`MAX_REPLICAS`], K <= N, and not with --keep-server.
+    /// [`MAX_REPLICAS`], K <= N.
     fn replica_spec(&self, kind: DbmsKind) -> Result<Option<ReplicaSpec>, UsageError> {
         let Some(count) = self.replicas else {
             return Ok(None);
@@ -471,11 +471,6 @@ impl TargetArgs {
             return Err(UsageError::new(format!(
                 "--sync-replicas {sync} is more than --replicas {count}"
             )));
-        }
-        if self.keep_server {
-            return Err(UsageError::new(
-                "--keep-server cannot be used with --replicas (the cluster is always stopped)",
-            ));
         }
         Ok(Some(ReplicaSpec {
             count,

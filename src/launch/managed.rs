@@ -11,7 +11,7 @@ use anyhow::Result;
 use super::RunOptions;
 use crate::dbms::StatementMode;
 use crate::results::file::ResultsFile;
-use crate::results::model::{ManagedServerInfo, PoolerInfo, Resolved};
+use crate::results::model::{ManagedServerInfo, PoolerInfo, ReplicaInfo, Resolved};
 use crate::server::ManagedServer;
 use crate::server::pooler::{self, RunningPooler};
 use crate::spec::{PoolerSpec, RunSpec, ServerSpec};
@@ -113,6 +113,7 @@ pub fn start(
         account: Some(server.account.clone()),
         pooler: pooler.as_ref().map(|(_, info)| info.clone()),
         data_dir: Some(dir.join("data").display().to_string()),
+        replicas: replica_infos(&server, server_spec),
     };
     Ok(Servers {
         restored: server.restored.clone(),
@@ -157,6 +158,23 @@ impl Servers {
         }
         stopped
     }
+}
+
+/// What the results record of `server`'s replicas.
+fn replica_infos(server: &ManagedServer, spec: &ServerSpec) -> Vec<ReplicaInfo> {
+    let sync = spec.replicas.map_or(0, |r| r.sync);
+    server
+        .replicas
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ReplicaInfo {
+            name: format!("r{}", i + 1),
+            port: r.url.url().port().unwrap_or_default(),
+            pid: r.pid(),
+            log: r.log.display().to_string(),
+            sync: i < sync,
+        })
+        .collect()
 }
 
 /// Starts the pooler `p` in front of `server` and points the clients of `resolved` at it;

@@ -210,6 +210,24 @@ pub struct ManagedServerInfo {
     /// versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<String>,
+    /// Its streaming replicas (`--replicas`), in order `r1` .. `rN`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaInfo>,
+}
+
+/// A streaming replica of a managed PostgreSQL.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaInfo {
+    /// Its application_name and replication slot (`r1`).
+    pub name: String,
+    /// Its TCP port on 127.0.0.1.
+    pub port: u16,
+    /// Its process id.
+    pub pid: Option<u32>,
+    /// Its log, beside the results.
+    pub log: String,
+    /// Synchronous standby (one of the first `--sync-replicas`).
+    pub sync: bool,
 }
 
 /// A connection pooler in the path of a run's clients.

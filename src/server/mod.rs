@@ -406,7 +406,16 @@ impl ManagedServer {
     /// Leaves the server running (for `--keep-server`); returns its pid and a line saying
     /// where its credentials are.
     pub fn detach(&mut self) -> (Option<u32>, String) {
-        let note = self.credentials.clone().unwrap_or_default();
+        let mut note = self.credentials.clone().unwrap_or_default();
+        for r in &mut self.replicas {
+            let port = r.url.url().port().unwrap_or_default();
+            if let (Some(pid), _) = r.detach() {
+                note.push_str(&format!(
+                    "\nreplica left running on 127.0.0.1:{port} (pid {pid}, same password); \
+                     stop it with kill {pid}"
+                ));
+            }
+        }
         (self.child.take().map(|c| c.id()), note)
     }
 

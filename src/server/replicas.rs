@@ -105,7 +105,6 @@ fn start_one(primary: &ManagedServer, ctx: &StartContext<'_>, name: &str) -> Res
     )?
     .with_password(ctx.password);
     let mut server = ManagedServer::spawned(&super::postgres::POSTGRES, child, url, &rctx);
-    server.keep = false;
     let mut probe = ::postgres::Config::new();
     probe
         .host("127.0.0.1")

@@ -1,0 +1,292 @@
+//! A managed PostgreSQL with streaming replicas (`--replicas`, `--sync-replicas`,
+//! `--read-from`): every replica holds exactly the primary's rows at the end (counted by the
+//! test on each node with its own connection), the query steps read from the replicas, the
+//! lag series and per-step figures are there and >= 0, a synchronous standby makes commits
+//! slower than an asynchronous one, and bad flags exit 2 with one line.
+
+use std::time::{Duration, Instant};
+
+use ibench::results::model::RunResult;
+
+use crate::common::{Bench, Kept, alive, exclusive_server_bench, have, kept_password};
+
+/// Small sizes: l.i0, l.x (qr100 needs its indexes), l.i1 and qr100 in a few seconds.
+const STEPS: &[&str] = &[
+    "--steps",
+    "l.i0,l.x,l.i1,qr100",
+    "--clients",
+    "2",
+    "--l0-rows",
+    "5000",
+    "--l1-rows",
+    "1000",
+    "--query-seconds",
+    "2",
+];
+
+/// The kept primary and its replicas (stopped when dropped, replicas first), with a URL each.
+struct Cluster {
+    nodes: Vec<(String, Kept)>,
+}
+
+impl Cluster {
+    fn of(run: &RunResult) -> Cluster {
+        let server = run.managed_server.as_ref().expect("a managed server");
+        let password = kept_password(run);
+        let url = |port: u16| format!("postgres://postgres:{password}@127.0.0.1:{port}/postgres");
+        let mut nodes = Vec::new();
+        for r in &server.replicas {
+            let pid = r.pid.expect("replica pid");
+            assert!(alive(pid), "replica {} not running", r.name);
+            nodes.push((url(r.port), Kept { pid, signal: "INT" }));
+        }
+        let primary = crate::common::kept_url(run);
+        let pid = server.pid.unwrap();
+        nodes.push((primary, Kept { pid, signal: "INT" }));
+        Cluster { nodes }
+    }
+
+    fn primary(&self) -> postgres::Client {
+        connect(&self.nodes.last().unwrap().0)
+    }
+
+    fn replicas(&self) -> Vec<postgres::Client> {
+        self.nodes[..self.nodes.len() - 1]
+            .iter()
+            .map(|(u, _)| connect(u))
+            .collect()
+    }
+
+    fn stop(self) {
+        for (_, k) in self.nodes {
+            k.stop();
+        }
+    }
+}
+
+fn connect(url: &str) -> postgres::Client {
+    postgres::Client::connect(url, postgres::NoTls).expect("connect to a node")
+}
+
+/// Each table's row count, smallest and largest id, and a digest of the ids.
+fn contents(c: &mut postgres::Client) -> Vec<(String, i64, i64, i64, String)> {
+    ["pi1", "pi2"]
+        .iter()
+        .map(|t| {
+            let r = c
+                .query_one(
+                    &format!(
+                        "SELECT count(*), coalesce(min(transactionid), 0), \
+                         coalesce(max(transactionid), 0), \
+                         md5(coalesce(string_agg(transactionid::text, ',' ORDER BY transactionid), '')) \
+                         FROM {t}"
+                    ),
+                    &[],
+                )
+                .unwrap();
+            (t.to_string(), r.get(0), r.get(1), r.get(2), r.get(3))
+        })
+        .collect()
+}
+
+/// Waits until `replica` has replayed the primary's WAL position (at most 60 s).
+fn wait_replayed(primary: &mut postgres::Client, replica: &mut postgres::Client) {
+    let lsn: String = primary
+        .query_one("SELECT pg_current_wal_lsn()::text", &[])
+        .unwrap()
+        .get(0);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let done: bool = replica
+            .query_one(
+                "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, false)",
+                &[&lsn],
+            )
+            .unwrap()
+            .get(0);
+        if done {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "replica did not catch up in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every replica holds exactly the primary's rows, and those are the run's.
+fn check_rows(run: &RunResult, cluster: &Cluster) {
+    let mut primary = cluster.primary();
+    let expected = contents(&mut primary);
+    let rows: i64 = expected.iter().map(|c| c.1).sum();
+    let inserted: u64 = run.steps.iter().map(|s| s.rows_inserted).sum();
+    let deleted: u64 = run.steps.iter().map(|s| s.rows_deleted).sum();
+    assert_eq!(
+        rows as u64,
+        inserted - deleted,
+        "the primary holds the run's rows"
+    );
+    for (i, mut replica) in cluster.replicas().into_iter().enumerate() {
+        wait_replayed(&mut primary, &mut replica);
+        assert_eq!(contents(&mut replica), expected, "replica r{}", i + 1);
+    }
+}
+
+/// The per-second lag series of every replica exist in every step of a second or more (the
+/// gauges are read once a second of a step) and are >= 0, as are every step's figures; every
+/// replica caught up at every step's end.
+fn check_lag(run: &RunResult, replicas: usize) {
+    let mut timed = 0;
+    for s in &run.steps {
+        let gauges = &s.efficiency.as_ref().expect("efficiency").per_second.gauges;
+        for i in 1..=replicas {
+            for figure in ["write_lag_s", "flush_lag_s", "replay_lag_s", "bytes_behind"] {
+                let name = format!("pg.replica.r{i}.{figure}");
+                let read: Vec<f64> = gauges
+                    .get(&name)
+                    .map(|v| v.iter().flatten().copied().collect())
+                    .unwrap_or_default();
+                assert!(
+                    read.iter().all(|v| *v >= 0.0),
+                    "{}: {name} {read:?}",
+                    s.name
+                );
+                if s.duration_s >= 1.5 {
+                    assert!(!read.is_empty(), "{}: {name} has no reading", s.name);
+                }
+            }
+        }
+        assert_eq!(s.replication.len(), replicas, "{}: replication", s.name);
+        for r in &s.replication {
+            if s.duration_s >= 1.5 {
+                assert!(r.readings > 0, "{} {}", s.name, r.name);
+            }
+            assert!(r.max_replay_lag_s >= r.p99_replay_lag_s && r.p99_replay_lag_s >= 0.0);
+            assert!(r.max_bytes_behind >= 0.0);
+            let c = r
+                .catch_up_s
+                .unwrap_or_else(|| panic!("{} {}: no catch-up", s.name, r.name));
+            assert!(c >= 0.0);
+        }
+        timed += usize::from(s.duration_s >= 1.5);
+    }
+    assert!(timed > 0, "no step of 1.5 s or more (qr100 runs 2 s)");
+}
+
+/// The insert response time's median of the load steps, in microseconds.
+fn insert_p50(run: &RunResult) -> Vec<u64> {
+    run.steps
+        .iter()
+        .filter(|s| s.name.starts_with("l.i"))
+        .map(|s| s.ops["insert"].percentiles_us.p50)
+        .collect()
+}
+
+/// Two async replicas serve the query steps and hold the primary's rows; then one sync and
+/// one async replica: the sync standby is named so on the primary and holds the rows too,
+/// and the inserts' median response time is higher than with async replicas only.
+#[test]
+fn async_and_sync_replicas_hold_the_primarys_rows() {
+    if !have("postgres", "") {
+        return;
+    }
+    // Alone on the CPU: the insert response times of the two runs are compared.
+    let bench = exclusive_server_bench();
+    let mut args = vec!["--server", "postgres", "--keep-server", "--replicas", "2"];
+    args.extend_from_slice(&["--read-from", "replicas"]);
+    args.extend_from_slice(STEPS);
+    let run = bench.run(&args).result();
+    let cluster = Cluster::of(&run);
+    check_rows(&run, &cluster);
+    check_lag(&run, 2);
+    // The query threads read from the replicas: their committed transactions cover the step's
+    // queries (each query is one).
+    let queries = run
+        .steps
+        .iter()
+        .find(|s| s.name == "qr100")
+        .unwrap()
+        .queries;
+    assert!(queries > 0);
+    let served: i64 = cluster
+        .replicas()
+        .iter_mut()
+        .map(|c| {
+            c.query_one(
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'",
+                &[],
+            )
+            .unwrap()
+            .get::<_, i64>(0)
+        })
+        .sum();
+    assert!(
+        served as u64 >= queries,
+        "replicas served {served} < {queries} queries"
+    );
+    cluster.stop();
+    let async_p50 = insert_p50(&run);
+
+    let mut args = vec!["--server", "postgres", "--keep-server", "--replicas", "2"];
+    args.extend_from_slice(&["--sync-replicas", "1"]);
+    args.extend_from_slice(STEPS);
+    let run = bench.run(&args).result();
+    let cluster = Cluster::of(&run);
+    let states: Vec<(String, String)> = cluster
+        .primary()
+        .query(
+            "SELECT application_name, sync_state FROM pg_stat_replication ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(
+        states,
+        [("r1".into(), "sync".into()), ("r2".into(), "async".into())]
+    );
+    check_rows(&run, &cluster);
+    check_lag(&run, 2);
+    cluster.stop();
+    let sync_p50 = insert_p50(&run);
+    eprintln!("insert p50 us (l.i0, l.i1): async {async_p50:?}, sync {sync_p50:?}");
+    // Every commit waits for r1's flush: the median insert of each load step takes longer.
+    for (a, s) in async_p50.iter().zip(&sync_p50) {
+        assert!(s > a, "sync insert p50 {s} us <= async {a} us");
+    }
+}
+
+/// `--sync-replicas` above `--replicas`, and `--replicas` with MariaDB: exit 2, one line.
+#[test]
+fn bad_replica_flags_exit_2() {
+    let bench = Bench::new();
+    for (args, says) in [
+        (
+            &[
+                "--server",
+                "postgres",
+                "--replicas",
+                "1",
+                "--sync-replicas",
+                "2",
+            ][..],
+            "--sync-replicas 2 is more than --replicas 1",
+        ),
+        (
+            &["--server", "mariadb", "--replicas", "1"][..],
+            "--replicas is for --server postgres",
+        ),
+        (
+            &["--server", "postgres", "--replicas", "0"][..],
+            "--replicas 0 is out of range",
+        ),
+    ] {
+        let out = bench.run(args);
+        assert_eq!(out.code, Some(2), "{}", out.describe());
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.describe());
+        assert!(out.stderr.contains(says), "{}", out.describe());
+        assert!(out.new_results.is_empty());
+    }
+}
