@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use ibench::results::model::RunResult;
 
-use crate::common::{Bench, Kept, alive, exclusive_server_bench, have, kept_password};
+use crate::common::{
+    Bench, Kept, alive, exclusive_server_bench, have, kept_password, path_str, processes_with,
+};
 
 /// Small sizes: l.i0, l.x (qr100 needs its indexes), l.i1 and qr100 in a few seconds.
 const STEPS: &[&str] = &[
@@ -289,4 +291,92 @@ fn bad_replica_flags_exit_2() {
         assert!(out.stderr.contains(says), "{}", out.describe());
         assert!(out.new_results.is_empty());
     }
+}
+
+/// The `.server` directories (primary and replicas) left in `out`.
+fn server_dirs(out: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(out)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "server"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A replica that cannot be made (the primary allows no WAL senders): the run fails naming
+/// pg_basebackup, and neither the primary nor anything of the cluster is left, running or on
+/// disk. Ctrl-C in the query step read from the replicas: exit 130, nothing left either.
+#[test]
+fn failures_and_ctrl_c_leave_nothing_of_the_cluster() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = crate::common::server_bench();
+    let marker = path_str(&bench.out()).to_string();
+    let out = bench.run(&[
+        "--server",
+        "postgres",
+        "--replicas",
+        "2",
+        "--server-option",
+        "max_wal_senders=0",
+        "--steps",
+        "l.i0",
+    ]);
+    assert_ne!(out.code, Some(0), "{}", out.describe());
+    assert!(out.stderr.contains("pg_basebackup"), "{}", out.describe());
+    assert!(
+        processes_with(&marker).is_empty(),
+        "a server is left running"
+    );
+    assert!(
+        server_dirs(&bench.out()).is_empty(),
+        "{:?}",
+        server_dirs(&bench.out())
+    );
+
+    let child = bench.spawn(&[
+        "--server",
+        "postgres",
+        "--replicas",
+        "2",
+        "--read-from",
+        "replicas",
+        "--steps",
+        "l.i0,l.x,qr100",
+        "--l0-rows",
+        "2000",
+        "--query-seconds",
+        "60",
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let loaded = crate::common::json_files(&bench.out())
+            .first()
+            .and_then(|f| ibench::results::file::load(f).ok());
+        if loaded.is_some_and(|r| r.steps.len() >= 2) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "query step never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // The primary and both replicas (and their own processes) run in the out directory.
+    let running = processes_with(&marker);
+    assert!(running.len() >= 3, "cluster processes: {running:?}");
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.finish(Duration::from_secs(90));
+    assert_eq!(out.code, Some(130), "{}", out.describe());
+    assert!(processes_with(&marker).is_empty(), "cluster left running");
+    assert!(
+        server_dirs(&bench.out()).is_empty(),
+        "{:?}",
+        server_dirs(&bench.out())
+    );
 }
