@@ -179,6 +179,53 @@ fn check_lag(run: &RunResult, replicas: usize) {
     assert!(timed > 0, "no step of 1.5 s or more (qr100 runs 2 s)");
 }
 
+/// Every node lets connections in with a password only (replication ones too: from
+/// 127.0.0.1, SCRAM), and each replica's directory is private to the server's account.
+fn check_closed(run: &RunResult, cluster: &Cluster) {
+    let mut clients = cluster.replicas();
+    clients.push(cluster.primary());
+    for c in &mut clients {
+        let rules: Vec<(String, Vec<String>, Option<String>, String)> = c
+            .query(
+                "SELECT type, database, address, auth_method FROM pg_hba_file_rules",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect();
+        assert!(
+            rules.iter().all(|r| r.3 == "scram-sha-256"),
+            "a rule without a password: {rules:?}"
+        );
+        assert!(
+            rules.iter().any(|r| r.0 == "host"
+                && r.1 == ["replication"]
+                && r.2.as_deref() == Some("127.0.0.1")),
+            "{rules:?}"
+        );
+        let listen: String = c.query_one("SHOW listen_addresses", &[]).unwrap().get(0);
+        assert_eq!(listen, "127.0.0.1");
+    }
+    let server = run.managed_server.as_ref().unwrap();
+    let root = std::path::Path::new(server.data_dir.as_deref().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    for r in &server.replicas {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(root.join(&r.name)).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o700, "{} directory mode", r.name);
+        let data = std::fs::metadata(root.join(&r.name).join("data")).unwrap();
+        assert_eq!(
+            meta.uid(),
+            data.uid(),
+            "{}: owned by the server's account",
+            r.name
+        );
+    }
+}
+
 /// Per load step, each client's median insert response time, in microseconds.
 fn insert_medians(run: &RunResult) -> Vec<(String, Vec<u64>)> {
     run.steps
@@ -224,6 +271,7 @@ fn async_and_sync_replicas_hold_the_primarys_rows() {
     let cluster = Cluster::of(&run);
     check_rows(&run, &cluster);
     check_lag(&run, 2);
+    check_closed(&run, &cluster);
     // The query threads read from the replicas: their committed transactions cover the step's
     // queries (each query is one).
     let queries = run
