@@ -272,6 +272,16 @@ fn async_and_sync_replicas_hold_the_primarys_rows() {
     check_rows(&run, &cluster);
     check_lag(&run, 2);
     check_closed(&run, &cluster);
+    // The DBMS figures (CPU, IO, RSS per op) cover the replicas' process trees too: each
+    // replica runs at least a postmaster, startup, checkpointer, background writer and WAL
+    // receiver; the primary alone ran 9 processes in l.i0 (2 clients).
+    let e = run.steps[0].efficiency.as_ref().unwrap();
+    for r in &run.managed_server.as_ref().unwrap().replicas {
+        let pid = r.pid.unwrap().to_string();
+        assert!(e.dbms_source.contains(&pid), "{}", e.dbms_source);
+    }
+    let processes = e.dbms.as_ref().unwrap().processes;
+    assert!(processes >= 6 + 2 * 5, "{processes} DBMS processes");
     // The query threads read from the replicas: their committed transactions cover the step's
     // queries (each query is one).
     let queries = run

@@ -274,6 +274,8 @@ pub struct Watch {
     pub device: Option<String>,
     /// Files or directories holding the database, for its size on disk.
     pub data_paths: Vec<PathBuf>,
+    /// Root pids of more processes counted as the DBMS's (a managed primary's replicas).
+    pub more_pids: Vec<u32>,
 }
 
 impl Watch {
@@ -289,7 +291,16 @@ impl Watch {
         let dbms = match (self.embedded, self.dbms_pid) {
             (true, _) => Some(client),
             (false, Some(pid)) if pid as i32 != me => {
-                tree_counters_with_threads(pid as i32, with_pss, Some(&mut dbms_threads))
+                let mut total =
+                    tree_counters_with_threads(pid as i32, with_pss, Some(&mut dbms_threads));
+                for more in &self.more_pids {
+                    let tree =
+                        tree_counters_with_threads(*more as i32, with_pss, Some(&mut dbms_threads));
+                    if let (Some(t), Some(m)) = (total.as_mut(), tree) {
+                        t.add(&m);
+                    }
+                }
+                total
             }
             _ => None,
         };
@@ -356,6 +367,7 @@ mod tests {
             embedded: true,
             device: device_of(Path::new("/")),
             data_paths: vec![],
+            more_pids: vec![],
         };
         let s = w.sample(true);
         assert!(s.client.rss_bytes > 0);
