@@ -86,7 +86,7 @@ pub fn start(
             .filter_map(|r| r.url.url().port().map(|p| p.to_string()))
             .collect();
         eprintln!(
-            "{} streaming replicas on 127.0.0.1 ports {}",
+            "{} streaming replica(s) on 127.0.0.1, port(s) {}",
             ports.len(),
             ports.join(", ")
         );

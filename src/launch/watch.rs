@@ -73,7 +73,7 @@ pub fn managed(pid: Option<u32>, name: &str, data: PathBuf, replicas: Vec<u32>) 
     if !replicas.is_empty() {
         let pids: Vec<String> = replicas.iter().map(u32::to_string).collect();
         source.push_str(&format!(
-            ", with its {} replicas (pids {}) and theirs",
+            ", with its {} replica(s) (pid(s) {}) and theirs",
             replicas.len(),
             pids.join(", ")
         ));
