@@ -157,6 +157,8 @@ impl Target {
             path: None,
             url: None,
             client_url: None,
+            replica_urls: Vec::new(),
+            read_from_replicas: false,
             params: plan.params.clone(),
         };
         if kind.embedded() {
@@ -239,6 +241,7 @@ fn start_server(plan: &Plan) -> Option<(ManagedServer, Bench)> {
         data_root: None,
         pooler: None,
         user: None,
+        replicas: None,
     };
     let bench = server_bench();
     let (dir, log) = (bench.path("server"), bench.path("server.log"));

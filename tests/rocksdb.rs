@@ -194,6 +194,8 @@ fn open_target(dir: &Path) -> Box<dyn ibench::dbms::Dbms> {
         path: Some(dir.to_path_buf()),
         url: None,
         client_url: None,
+        replica_urls: Vec::new(),
+        read_from_replicas: false,
         params: kind.params(&settings).expect("options accepted"),
     };
     ibench::dbms::open(&spec).expect("open")

@@ -183,3 +183,9 @@ mod rocksdb;
 /// killed mid-step fails the step for the group naming it, a host that never joins fails the
 /// group in time, a group name is used once.
 mod multihost;
+
+/// A managed PostgreSQL with streaming replicas (`--replicas`, `--sync-replicas`,
+/// `--read-from`): every replica holds the primary's rows (counted on each node), the query
+/// steps read from the replicas, lag series and per-step figures, sync slower than async,
+/// bad flags exit 2.
+mod replicas;

@@ -13,7 +13,8 @@ use crate::dbms::{DbmsKind, Setting, SettingError, StatementMode, TargetSettings
 use crate::error::UsageError;
 use crate::server::{Refusal, ServerProblem, ServerSetting, ServerSettings};
 use crate::spec::{
-    MAX_SECONDS, Malloc, PoolMode, Pooler, PoolerSpec, RunSpec, ServerSpec, WorkloadSpec,
+    MAX_REPLICAS, MAX_SECONDS, Malloc, PoolMode, Pooler, PoolerSpec, ReadFrom, ReplicaSpec,
+    RunSpec, ServerSpec, WorkloadSpec,
 };
 
 /// Which DBMS to benchmark, and how to reach or start it.
@@ -87,6 +88,17 @@ pub struct TargetArgs {
     /// whole session.
     #[arg(long, value_enum, default_value = "transaction", requires = "pooler")]
     pub pool_mode: PoolMode,
+    /// Start this many streaming replicas of the managed PostgreSQL (pg_basebackup, a
+    /// replication slot each), on their own ports; their lag is recorded per second.
+    #[arg(long, value_name = "N", requires = "server")]
+    pub replicas: Option<usize>,
+    /// The first K replicas are synchronous standbys (synchronous_standby_names FIRST K).
+    #[arg(long, value_name = "K", requires = "replicas")]
+    pub sync_replicas: Option<usize>,
+    /// Where the Insert Benchmark's query steps read: the primary, or the replicas
+    /// (round-robin per client). Writers always go to the primary.
+    #[arg(long, value_enum, value_name = "NODES", requires = "replicas")]
+    pub read_from: Option<ReadFrom>,
     /// Record `perf record -g` of the DBMS's processes (ibench's own for an embedded DBMS)
     /// during each step into one SVG flame graph per step, beside the results
     /// (`<run>.profiles/<step>.svg`). Without perf, or where the kernel forbids it, the run
@@ -350,6 +362,8 @@ impl TargetArgs {
                 path: self.path.clone(),
                 url,
                 client_url: None,
+                replica_urls: Vec::new(),
+                read_from_replicas: false,
                 params,
             },
             scratch_database: scratch,
@@ -443,6 +457,37 @@ impl TargetArgs {
                 pool_mode: self.pool_mode,
             }),
             user: self.server_user.clone(),
+            replicas: self.replica_spec(kind)?,
+        }))
+    }
+
+    /// `--replicas`, `--sync-replicas`, `--read-from`: PostgreSQL only, at most
+    /// [`MAX_REPLICAS`], K <= N.
+    fn replica_spec(&self, kind: DbmsKind) -> Result<Option<ReplicaSpec>, UsageError> {
+        let Some(count) = self.replicas else {
+            return Ok(None);
+        };
+        if kind != DbmsKind::of(&crate::dbms::postgres::POSTGRES) {
+            return Err(UsageError::new(format!(
+                "--replicas is for --server postgres (streaming replication), not {}",
+                kind.server_name()
+            )));
+        }
+        if !(1..=MAX_REPLICAS).contains(&count) {
+            return Err(UsageError::new(format!(
+                "--replicas {count} is out of range: expected 1..={MAX_REPLICAS}"
+            )));
+        }
+        let sync = self.sync_replicas.unwrap_or(0);
+        if sync > count {
+            return Err(UsageError::new(format!(
+                "--sync-replicas {sync} is more than --replicas {count}"
+            )));
+        }
+        Ok(Some(ReplicaSpec {
+            count,
+            sync,
+            read_from_replicas: self.read_from == Some(ReadFrom::Replicas),
         }))
     }
 

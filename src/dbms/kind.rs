@@ -302,6 +302,12 @@ pub struct TargetSpec {
     /// front of the server (ibench's own reads of settings and counters go to `url`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_url: Option<ServerUrl>,
+    /// A managed server's streaming replicas (`r1` .. `rN`), for their lag and catch-up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replica_urls: Vec<ServerUrl>,
+    /// The Insert Benchmark's query steps read from `replica_urls` (round-robin per client).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_from_replicas: bool,
     /// The DBMS's own parameters.
     #[serde(flatten)]
     pub params: Params,
@@ -318,6 +324,8 @@ impl TargetSpec {
             path: Some(path),
             url: None,
             client_url: None,
+            replica_urls: Vec::new(),
+            read_from_replicas: false,
             params,
         })
     }

@@ -174,6 +174,22 @@ pub trait Dbms: Send + Sync {
         Ok(BTreeMap::new())
     }
 
+    /// A connection for the Insert Benchmark's query thread of `client`: a replica's,
+    /// round-robin, when the run reads from replicas (`--read-from replicas`); else the
+    /// writers' [`Dbms::connect_insert_benchmark`].
+    fn connect_reader(&self, client: usize) -> Result<Box<dyn InsertBenchmarkConnection>> {
+        let _ = client;
+        self.connect_insert_benchmark()
+    }
+
+    /// With streaming replicas: the primary's WAL position now, then per replica (by name)
+    /// the seconds until it had replayed up to it (`None`: not within `timeout`). Empty
+    /// without replicas.
+    fn replica_catch_up(&self, timeout: std::time::Duration) -> Result<Vec<(String, Option<f64>)>> {
+        let _ = timeout;
+        Ok(Vec::new())
+    }
+
     /// The storage engine's own status report at a step's end, by section (`SHOW ENGINE INNODB
     /// STATUS`, parts of `SHOW ENGINE ROCKSDB STATUS`), stored with the step
     /// (`steps[].engine_status`). Default: none.

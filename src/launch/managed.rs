@@ -11,7 +11,7 @@ use anyhow::Result;
 use super::RunOptions;
 use crate::dbms::StatementMode;
 use crate::results::file::ResultsFile;
-use crate::results::model::{ManagedServerInfo, PoolerInfo, Resolved};
+use crate::results::model::{ManagedServerInfo, PoolerInfo, ReplicaInfo, Resolved};
 use crate::server::ManagedServer;
 use crate::server::pooler::{self, RunningPooler};
 use crate::spec::{PoolerSpec, RunSpec, ServerSpec};
@@ -79,6 +79,20 @@ pub fn start(
         }
     };
     resolved.target.url = Some(server.url.clone());
+    resolved.target.replica_urls = server.replicas.iter().map(|r| r.url.clone()).collect();
+    resolved.target.read_from_replicas = server_spec.replicas.is_some_and(|r| r.read_from_replicas);
+    if !options.quiet && !server.replicas.is_empty() {
+        let ports: Vec<String> = server
+            .replicas
+            .iter()
+            .filter_map(|r| r.url.url().port().map(|p| p.to_string()))
+            .collect();
+        eprintln!(
+            "{} streaming replica(s) on 127.0.0.1, port(s) {}",
+            ports.len(),
+            ports.join(", ")
+        );
+    }
     let pooler = match server_spec.pooler {
         None => None,
         Some(p) => match start_pooler(&server, &p, file, options, resolved) {
@@ -101,6 +115,7 @@ pub fn start(
         account: Some(server.account.clone()),
         pooler: pooler.as_ref().map(|(_, info)| info.clone()),
         data_dir: Some(dir.join("data").display().to_string()),
+        replicas: replica_infos(&server, server_spec),
     };
     Ok(Servers {
         restored: server.restored.clone(),
@@ -145,6 +160,23 @@ impl Servers {
         }
         stopped
     }
+}
+
+/// What the results record of `server`'s replicas.
+fn replica_infos(server: &ManagedServer, spec: &ServerSpec) -> Vec<ReplicaInfo> {
+    let sync = spec.replicas.map_or(0, |r| r.sync);
+    server
+        .replicas
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ReplicaInfo {
+            name: format!("r{}", i + 1),
+            port: r.url.url().port().unwrap_or_default(),
+            pid: r.pid(),
+            log: r.log.display().to_string(),
+            sync: i < sync,
+        })
+        .collect()
 }
 
 /// Starts the pooler `p` in front of `server` and points the clients of `resolved` at it;

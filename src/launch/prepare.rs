@@ -111,7 +111,8 @@ impl Prepared {
                     cg.keep();
                 }
                 let name = server_spec.kind.server_name();
-                let watch = watch::managed(servers.pid(), name, servers.data_dir());
+                let replicas = servers.info.replicas.iter().filter_map(|r| r.pid).collect();
+                let watch = watch::managed(servers.pid(), name, servers.data_dir(), replicas);
                 prepared.managed = Some(servers.info.clone());
                 prepared.servers = Some(servers);
                 watch

@@ -29,6 +29,7 @@ pub fn external(target: &TargetSpec, options: &RunOptions) -> Result<(Watch, Str
                 device: proc::device_of(dir),
                 data_paths: files,
                 cgroup: None,
+                more_pids: Vec::new(),
             },
             format!(
                 "embedded: {} runs inside ibench, so the DBMS figures are ibench's own process",
@@ -58,13 +59,27 @@ pub fn external(target: &TargetSpec, options: &RunOptions) -> Result<(Watch, Str
             device,
             data_paths: options.data_dir.iter().cloned().collect(),
             cgroup: None,
+            more_pids: Vec::new(),
         },
         source,
     ))
 }
 
-/// What to sample for a managed server: its process tree and its data directory.
-pub fn managed(pid: Option<u32>, name: &str, data: PathBuf) -> (Watch, String) {
+/// What to sample for a managed server: its process tree (and its replicas', `replicas`),
+/// and its data directory (the primary's only: the size of one copy of the data).
+pub fn managed(pid: Option<u32>, name: &str, data: PathBuf, replicas: Vec<u32>) -> (Watch, String) {
+    let mut source = format!(
+        "managed {name} server, pid {} and its children",
+        pid.unwrap_or(0)
+    );
+    if !replicas.is_empty() {
+        let pids: Vec<String> = replicas.iter().map(u32::to_string).collect();
+        source.push_str(&format!(
+            ", with its {} replica(s) (pid(s) {}) and theirs",
+            replicas.len(),
+            pids.join(", ")
+        ));
+    }
     (
         Watch {
             dbms_pid: pid,
@@ -72,10 +87,8 @@ pub fn managed(pid: Option<u32>, name: &str, data: PathBuf) -> (Watch, String) {
             device: proc::device_of(&data),
             data_paths: vec![data],
             cgroup: None,
+            more_pids: replicas,
         },
-        format!(
-            "managed {name} server, pid {} and its children",
-            pid.unwrap_or(0)
-        ),
+        source,
     )
 }

@@ -9,6 +9,7 @@ pub mod outcome;
 pub mod proc;
 pub mod profile;
 pub mod recorder;
+pub mod replication;
 pub mod series;
 pub mod storage;
 pub mod summary;

@@ -279,6 +279,8 @@ pub struct Watch {
     pub data_paths: Vec<PathBuf>,
     /// The DBMS's own cgroup (`--memory-limit` and the like), when it has one.
     pub cgroup: Option<super::cgroup::CgroupFiles>,
+    /// Root pids of more processes counted as the DBMS's (a managed primary's replicas).
+    pub more_pids: Vec<u32>,
 }
 
 impl Watch {
@@ -294,7 +296,16 @@ impl Watch {
         let dbms = match (self.embedded, self.dbms_pid) {
             (true, _) => Some(client),
             (false, Some(pid)) if pid as i32 != me => {
-                tree_counters_with_threads(pid as i32, with_pss, Some(&mut dbms_threads))
+                let mut total =
+                    tree_counters_with_threads(pid as i32, with_pss, Some(&mut dbms_threads));
+                for more in &self.more_pids {
+                    let tree =
+                        tree_counters_with_threads(*more as i32, with_pss, Some(&mut dbms_threads));
+                    if let (Some(t), Some(m)) = (total.as_mut(), tree) {
+                        t.add(&m);
+                    }
+                }
+                total
             }
             _ => None,
         };
@@ -363,6 +374,7 @@ mod tests {
             device: device_of(Path::new("/")),
             data_paths: vec![],
             cgroup: None,
+            more_pids: vec![],
         };
         let s = w.sample(true);
         assert!(s.client.rss_bytes > 0);

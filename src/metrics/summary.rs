@@ -319,6 +319,7 @@ pub fn summarize(
         profile: costs.profile,
         queue_check: None,
         tpcc: None,
+        replication: Vec::new(),
         notes: Vec::new(),
     }
 }

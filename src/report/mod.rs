@@ -16,6 +16,7 @@ pub mod model;
 pub mod names;
 pub mod per_second;
 pub mod render;
+pub mod replication;
 pub mod resources;
 pub mod select;
 pub mod settings;

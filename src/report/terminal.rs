@@ -237,8 +237,9 @@ fn summary_text(run: &RunResult) -> String {
     }
     out.push_str(&crate::report::tpcc::section(run));
     out.push_str(&crate::report::resources::section(run));
+    out.push_str(&crate::report::replication::section(run));
     for s in &run.steps {
-        out.push_str(&step_notes(s));
+        out.push_str(&step_notes(s, run.target().read_from_replicas));
     }
     if let Some(hosts) = crate::report::group::hosts_section(run) {
         out.push_str(&hosts);
@@ -247,15 +248,21 @@ fn summary_text(run: &RunResult) -> String {
 }
 
 /// What the summary says of step `s` beyond its tables: point-query ids not found, the queue
-/// checked after reconnects, what l.x built.
-fn step_notes(s: &crate::results::model::StepResult) -> String {
+/// checked after reconnects, what l.x built. `replicas`: the queries read from replicas.
+fn step_notes(s: &crate::results::model::StepResult, replicas: bool) -> String {
     let mut out = String::new();
     let step = escape::line(&s.name);
     if let Some(m) = s.point_query_misses
         && m > 0
     {
         out.push_str(&format!(
-            "\nwarning: {step}: {m} point-query ids were not found (rows deleted while asked for)\n",
+            "\nwarning: {step}: {m} point-query ids were not found (rows deleted while asked \
+             for{})\n",
+            if replicas {
+                ", or not yet replayed by the replica the query read from"
+            } else {
+                ""
+            }
         ));
     }
     if let Some(q) = &s.queue_check {

@@ -210,6 +210,24 @@ pub struct ManagedServerInfo {
     /// versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<String>,
+    /// Its streaming replicas (`--replicas`), in order `r1` .. `rN`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaInfo>,
+}
+
+/// A streaming replica of a managed PostgreSQL.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaInfo {
+    /// Its application_name and replication slot (`r1`).
+    pub name: String,
+    /// Its TCP port on 127.0.0.1.
+    pub port: u16,
+    /// Its process id.
+    pub pid: Option<u32>,
+    /// Its log, beside the results.
+    pub log: String,
+    /// Synchronous standby (one of the first `--sync-replicas`).
+    pub sync: bool,
 }
 
 /// A connection pooler in the path of a run's clients.
@@ -330,6 +348,30 @@ pub struct StepResult {
     /// A TPC-C step's own figures: tpmC, the mix, rollbacks, consistency checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<crate::results::tpcc::TpccFigures>,
+    /// Each streaming replica's lag over the step and its catch-up at the step's end
+    /// (`--replicas`; see docs/replication.md). Absent without replicas.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replication: Vec<ReplicaLag>,
+}
+
+/// One replica's lag over a step (from the per-second gauges `pg.replica.<name>.*`) and how
+/// long it took to catch up with the primary's WAL position at the step's end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaLag {
+    /// The replica's application_name (`r1`).
+    pub name: String,
+    /// Seconds of readings the figures below come from.
+    pub readings: usize,
+    /// Largest replay lag read in the step, seconds.
+    pub max_replay_lag_s: f64,
+    /// 99th percentile of the per-second replay lag readings, seconds.
+    pub p99_replay_lag_s: f64,
+    /// Largest replay lag in bytes (the primary's current WAL position less the replica's
+    /// replay position) read in the step.
+    pub max_bytes_behind: f64,
+    /// Seconds from the step's end until the replica had replayed up to the primary's WAL
+    /// position at that moment (`None`: it did not within the wait, or could not be asked).
+    pub catch_up_s: Option<f64>,
 }
 
 impl StepResult {

@@ -58,6 +58,36 @@ fn step_line(step: &StepResult) -> String {
     format!("{:>7} {}", step.name, parts.join("  "))
 }
 
+/// How long a step's end waits for the replicas to catch up.
+const CATCH_UP_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// With streaming replicas: each one's lag over `step` and its catch-up at the step's end
+/// (a failed reading leaves the catch-up unknown).
+fn record_replication(step: &mut StepResult, costs: &CostWatch) {
+    let catch_up = match costs.dbms.replica_catch_up(CATCH_UP_WAIT) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("warning: replica catch-up not measured: {e:#}");
+            Vec::new()
+        }
+    };
+    step.replication = crate::metrics::replication::replica_lags(step, &catch_up);
+}
+
+fn replica_line(r: &crate::results::model::ReplicaLag) -> String {
+    let catch_up = match r.catch_up_s {
+        Some(s) => format!("caught up in {s:.3}s"),
+        None => "did not catch up".to_string(),
+    };
+    format!(
+        "replica {}: replay lag max {:.3}s p99 {:.3}s, {:.1} MB behind at most, {catch_up}",
+        crate::output::escape::line(&r.name),
+        r.max_replay_lag_s,
+        r.p99_replay_lag_s,
+        r.max_bytes_behind / 1e6
+    )
+}
+
 /// What a run of several hosts (`--group`) adds around each step: waiting for the other
 /// hosts, and leaving this host's part where they find it (`crate::group::member`).
 pub trait StepGate {
@@ -190,8 +220,14 @@ fn run_steps_inner(
                 }
             ));
         }
+        if let Some(c) = costs {
+            record_replication(&mut step, c);
+        }
         if !display.quiet {
             eprintln!("{}", step_line(&step));
+            for r in &step.replication {
+                eprintln!("{:>7} {}", "", replica_line(r));
+            }
         }
         let (status, error) = (step.status, step.error.clone());
         run.steps.push(step);

@@ -25,6 +25,7 @@ pub mod install;
 pub mod libs;
 pub mod pooler;
 mod process;
+pub mod replicas;
 pub mod settings;
 mod socket_dir;
 pub mod version;
@@ -245,6 +246,8 @@ pub struct ManagedServer {
     pub credentials: Option<String>,
     /// What restoring a dataset into its data directory did, if it started from one.
     pub restored: Option<crate::dataset::Restored>,
+    /// Its streaming replicas (`--replicas`), stopped before it.
+    pub replicas: Vec<ManagedServer>,
     family: &'static dyn ServerFamily,
     keep: bool,
 }
@@ -342,6 +345,9 @@ impl ManagedServer {
             cgroup_procs: join.map(cgroup::Join::fds).unwrap_or_default(),
         };
         let mut server = family.start(&ctx)?;
+        if let Some(r) = &spec.replicas {
+            server.replicas = replicas::start(&server, &ctx, r)?;
+        }
         server.preload = preload;
         server.restored = restored;
         if server.keep {
@@ -378,6 +384,7 @@ impl ManagedServer {
             cleanup: Vec::new(),
             credentials: None,
             restored: None,
+            replicas: Vec::new(),
             family,
             keep: ctx.spec.keep,
         }
@@ -396,6 +403,10 @@ impl ManagedServer {
     /// Stops the server with its family's signal, then SIGKILL if it has not exited within
     /// two minutes.
     pub fn stop(&mut self) -> Result<()> {
+        // Replicas first: the primary's fast shutdown would wait for them to receive its WAL.
+        for mut r in self.replicas.drain(..) {
+            let _ = r.stop();
+        }
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
@@ -433,7 +444,16 @@ impl ManagedServer {
     /// Leaves the server running (for `--keep-server`); returns its pid and a line saying
     /// where its credentials are.
     pub fn detach(&mut self) -> (Option<u32>, String) {
-        let note = self.credentials.clone().unwrap_or_default();
+        let mut note = self.credentials.clone().unwrap_or_default();
+        for r in &mut self.replicas {
+            let port = r.url.url().port().unwrap_or_default();
+            if let (Some(pid), _) = r.detach() {
+                note.push_str(&format!(
+                    "\nreplica left running on 127.0.0.1:{port} (pid {pid}, same password); \
+                     stop it with kill {pid}"
+                ));
+            }
+        }
         (self.child.take().map(|c| c.id()), note)
     }
 

@@ -114,6 +114,9 @@ impl ServerFamily for PostgresFamily {
             // Room for the run's connections (the default is 100; a config may still say).
             conf.push_str(&format!("max_connections = {}\n", ctx.connections));
         }
+        if let Some(names) = ctx.spec.replicas.as_ref().and_then(super::replicas::synchronous_standby_names) {
+            conf.push_str(&format!("synchronous_standby_names = '{names}'\n"));
+        }
         push_user_config(&mut conf, ctx, "");
         let conf_path = data.join("postgresql.conf");
         let mut existing = fs::read_to_string(&conf_path)

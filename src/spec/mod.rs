@@ -21,7 +21,9 @@ use crate::error::UsageError;
 pub use insert_benchmark::{IndexDdl, InsertBenchmarkSpec, Step, TableMode};
 pub use micro::{MICRO_LOAD_BATCH, MicroSpec};
 pub use resources::{CpuList, IoLimit, OsCache, Resources};
-pub use server::{Malloc, PoolMode, Pooler, PoolerSpec, ServerSpec};
+pub use server::{
+    MAX_REPLICAS, Malloc, PoolMode, Pooler, PoolerSpec, ReadFrom, ReplicaSpec, ServerSpec,
+};
 pub use tpcc::{Mix, TpccSpec};
 
 /// Largest rows per statement: 6 values per row stay under SQLite's 32766 bound variables

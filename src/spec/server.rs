@@ -94,6 +94,40 @@ pub struct ServerSpec {
     /// system account `ibench-server` when ibench runs as root, else ibench's own user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// Streaming replicas started beside the server (PostgreSQL only, `--replicas`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<ReplicaSpec>,
+}
+
+/// Most replicas `--replicas` starts (each is a whole server on this host).
+pub const MAX_REPLICAS: usize = 8;
+
+/// Where the Insert Benchmark's query steps read (`--read-from`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReadFrom {
+    /// The primary, as the writers.
+    Primary,
+    /// The replicas, round-robin per client.
+    Replicas,
+}
+
+/// Streaming replicas of a managed PostgreSQL (`--replicas N --sync-replicas K
+/// --read-from`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplicaSpec {
+    /// Replicas started (`r1` .. `rN`, their application_name).
+    pub count: usize,
+    /// The first this many are synchronous standbys (`FIRST K (r1, ..)`).
+    pub sync: usize,
+    /// The Insert Benchmark's query steps read from the replicas, round-robin per client.
+    pub read_from_replicas: bool,
+}
+
+impl ReplicaSpec {
+    /// The replicas' application names, `r1` .. `rN`.
+    pub fn names(&self) -> Vec<String> {
+        (1..=self.count).map(|i| format!("r{i}")).collect()
+    }
 }
 
 /// A connection pooler ibench can start in front of a managed server.

@@ -58,6 +58,8 @@ struct Reader {
     oids: Vec<u32>,
     /// Readings since the last lookup of `oids`.
     readings: u32,
+    /// The replicas' lag (`replication::LAG`), when the server has replicas of the run.
+    replication: Option<Statement>,
 }
 
 impl Reader {
@@ -68,7 +70,7 @@ impl Reader {
         }
         self.readings = self.readings.wrapping_add(1);
         let row = self.client.query_one(&self.statement, &[&self.oids])?;
-        Ok(row
+        let mut gauges: BTreeMap<String, f64> = row
             .columns()
             .iter()
             .enumerate()
@@ -76,7 +78,12 @@ impl Reader {
                 let v: Option<f64> = row.get(i);
                 Some((format!("pg.{}", c.name()), v?))
             })
-            .collect())
+            .collect();
+        if let Some(lag) = &self.replication {
+            let rows = self.client.query(lag, &[])?;
+            super::replication::lag_gauges(&rows, &mut gauges);
+        }
+        Ok(gauges)
     }
 }
 
@@ -87,6 +94,8 @@ pub(super) struct Gauges {
     /// Set when the server cannot answer the statement (not PostgreSQL, or a version without
     /// these views): no more readings are tried.
     unavailable: std::sync::atomic::AtomicBool,
+    /// Also read the replicas' lag (the run has replicas).
+    pub(super) replication: bool,
 }
 
 impl Gauges {
@@ -116,12 +125,18 @@ impl Gauges {
                     return Err(e.into());
                 }
             };
+            let replication = if self.replication {
+                Some(client.prepare(super::replication::LAG)?)
+            } else {
+                None
+            };
             *guard = Some(Reader {
                 client,
                 statement,
                 tables,
                 oids: Vec::new(),
                 readings: 0,
+                replication,
             });
         }
         let reader = guard.as_mut().expect("opened above");

@@ -8,6 +8,7 @@
 mod connection;
 mod gauges;
 mod numeric;
+mod replication;
 mod waits;
 pub mod wire;
 
@@ -70,6 +71,14 @@ impl Descriptor for PostgresDescriptor {
         let mut db = Postgres::open(target.server_url()?.clone(), mode == StatementMode::Plain)?;
         if let Some(url) = &target.client_url {
             db.clients_through(url.clone())?;
+        }
+        if !target.replica_urls.is_empty() {
+            db.replicas = replication::Replicas::new(
+                &target.replica_urls,
+                target.read_from_replicas,
+                APPLICATION_NAME,
+            )?;
+            db.gauges.replication = true;
         }
         Ok(Box::new(db))
     }
@@ -219,6 +228,8 @@ pub struct Postgres {
     gauges: gauges::Gauges,
     /// The wait-event sampler of the step under way.
     waits: waits::Waits,
+    /// Streaming replicas of a managed primary (`--replicas`).
+    replicas: replication::Replicas,
 }
 
 impl Postgres {
@@ -240,6 +251,7 @@ impl Postgres {
             plain,
             gauges: gauges::Gauges::default(),
             waits: waits::Waits::default(),
+            replicas: replication::Replicas::default(),
         };
         let version: String = db.client()?.query_one(VERSION, &[])?.get(0);
         db.flavor = Flavor::from_version(&version);
@@ -347,6 +359,27 @@ impl Dbms for Postgres {
 
     fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {
         Ok(Box::new(self.connection()?))
+    }
+
+    fn connect_reader(&self, client: usize) -> Result<Box<dyn InsertBenchmarkConnection>> {
+        let Some((config, url)) = self.replicas.reader(client) else {
+            return self.connect_insert_benchmark();
+        };
+        let wire = PgWire::connect(config).map_err(|e| DbError {
+            message: format!("cannot connect to {}: {}", url.redacted(), e.message),
+            kind: e.kind,
+        })?;
+        Ok(Box::new(PgConnection::new(wire, self.plain)))
+    }
+
+    fn replica_catch_up(
+        &self,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<(String, Option<f64>)>> {
+        if self.replicas.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.replicas.catch_up(&mut self.client()?, timeout)
     }
 
     fn version(&self) -> Result<String> {

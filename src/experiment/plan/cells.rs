@@ -323,6 +323,7 @@ fn server_spec(
         data_root: setup.data_dir.clone().or_else(|| target.data_dir.clone()),
         pooler: setup.pooler.as_ref().map(|(spec, _)| *spec),
         user: target.user.clone(),
+        replicas: None,
     };
     check_pooler(p, parts);
     let key = format!(
@@ -416,6 +417,8 @@ fn cell(
             path: None,
             url: None,
             client_url: None,
+            replica_urls: Vec::new(),
+            read_from_replicas: false,
             params,
         },
         server,

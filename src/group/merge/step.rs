@@ -66,6 +66,7 @@ pub(super) fn merge_step(parts: &[Part]) -> StepResult {
         dbms_counters,
         queue_check: merge_queue_check(parts),
         tpcc: None,
+        replication: Vec::new(),
         // The server's own status, waits and profile are the whole server's, as each host
         // saw them: the first host's that has them (like the DBMS figures).
         engine_status: first_of(parts, |s| &s.engine_status),

@@ -40,6 +40,9 @@ fn unix_now_s() -> i64 {
         .unwrap_or(0)
 }
 
+/// The role of a query thread (which reads from replicas when the run does).
+const QUERY_ROLE: &str = "query";
+
 /// What every thread of a client works with in a step.
 pub struct ClientTable<'s> {
     /// Target.
@@ -66,11 +69,19 @@ impl ClientTable<'_> {
         let dbms = Arc::clone(self.dbms);
         let (tries, reconnects) = (self.spec.max_tries, self.spec.max_reconnects);
         let mut driver = driver;
+        let client = self.client;
         ThreadSpec {
-            client: self.client,
+            client,
             role,
             body: Box::new(move |ctx: &mut ThreadCtx| {
-                let connect = || dbms.connect_insert_benchmark();
+                // Queries read where the run reads (the replicas with --read-from replicas).
+                let connect = || {
+                    if role == QUERY_ROLE {
+                        dbms.connect_reader(client)
+                    } else {
+                        dbms.connect_insert_benchmark()
+                    }
+                };
                 let session = Session::connect(&connect, tries, reconnects)?;
                 client_loop::run(ctx, session, &mut driver, pacing)
             }),
@@ -362,5 +373,5 @@ pub fn querier<'s>(c: ClientTable<'s>, query: Query<'s>) -> ThreadSpec<'s> {
         found: Vec::with_capacity(POINT_QUERY_IDS),
         range: (crate::dbms::RangeQuery::Market, 0.0),
     };
-    c.thread("query", driver, pacing)
+    c.thread(QUERY_ROLE, driver, pacing)
 }

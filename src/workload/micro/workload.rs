@@ -444,6 +444,8 @@ mod tests {
             path: None,
             url: Some(crate::dbms::url::ServerUrl::parse(&url, kind.password_env()).unwrap()),
             client_url: None,
+            replica_urls: Vec::new(),
+            read_from_replicas: false,
             params: kind.params(&TargetSettings::default()).unwrap(),
         };
         let dbms: Arc<dyn Dbms> = Arc::from(crate::dbms::open(&target).unwrap());
