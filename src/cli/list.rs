@@ -19,7 +19,8 @@ pub struct ListArgs {
     pub store: StoreArgs,
 }
 
-/// Prints one line per run: id, start, target, label, steps, status, tags.
+/// Prints one line per run: id, start, target, label, steps, status, and tags when any run
+/// listed has them.
 pub fn execute(args: &ListArgs) -> Result<()> {
     let wanted = crate::spec::tags::collect(&args.tags).map_err(UsageError::new)?;
     let store = Store::open_existing(&args.store.results)?;
@@ -39,18 +40,26 @@ pub fn execute(args: &ListArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let mut t =
-        Table::new(["id", "started", "dbms", "label", "steps", "status", "tags"]).align_left(1..7);
+    // The tags column only when a run listed has tags.
+    let tagged = runs.iter().any(|r| !r.tags.is_empty());
+    let mut header = vec!["id", "started", "dbms", "label", "steps", "status"];
+    if tagged {
+        header.push("tags");
+    }
+    let mut t = Table::new(header.iter().copied()).align_left(1..header.len());
     for r in runs {
-        t.row([
+        let mut row = vec![
             r.id,
             r.started_at.chars().take(19).collect(),
             r.dbms.chars().take(40).collect(),
             r.label.unwrap_or_default(),
             r.steps,
             r.status,
-            crate::spec::tags::text(&r.tags),
-        ]);
+        ];
+        if tagged {
+            row.push(crate::spec::tags::text(&r.tags));
+        }
+        t.row(row);
     }
     crate::output::stdout::print(&t.to_text())
 }
