@@ -431,18 +431,7 @@ fn ctrl_c_stops_the_managed_server_and_keeps_results() {
         "60",
     ]);
     // Wait until the query step runs: the results file holds l.i0 and l.x.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let loaded = crate::common::json_files(&bench.out())
-            .first()
-            .and_then(|f| ibench::results::file::load(f).ok());
-        if loaded.is_some_and(|r| r.steps.len() >= 2) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "query step never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    crate::common::wait_for_steps(&bench.out(), 2);
     assert!(
         !processes_with(&marker).is_empty(),
         "server runs during the step"

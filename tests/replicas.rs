@@ -470,18 +470,7 @@ fn failures_and_ctrl_c_leave_nothing_of_the_cluster() {
         "--query-seconds",
         "60",
     ]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let loaded = crate::common::json_files(&bench.out())
-            .first()
-            .and_then(|f| ibench::results::file::load(f).ok());
-        if loaded.is_some_and(|r| r.steps.len() >= 2) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "query step never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    crate::common::wait_for_steps(&bench.out(), 2);
     // The primary and both replicas (and their own processes) run in the out directory.
     let running = processes_with(&marker);
     assert!(running.len() >= 3, "cluster processes: {running:?}");

@@ -329,6 +329,27 @@ pub fn json_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Waits (up to 60 s) until the run writing into `out` has finished `steps` steps (its
+/// results file holds them), and then half a second more: the next step is under way.
+pub fn wait_for_steps(out: &Path, steps: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let loaded = json_files(out)
+            .first()
+            .and_then(|f| ibench::results::file::load(f).ok());
+        if loaded.is_some_and(|r| r.steps.len() >= steps) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "step {} never started",
+            steps + 1
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+}
+
 /// Opens an existing SQLite file (never creates one, so a wrong path fails loudly).
 pub fn open_db(path: &Path) -> Connection {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)

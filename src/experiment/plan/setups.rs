@@ -356,26 +356,8 @@ fn tpcc(
     WorkloadSpec::Tpcc(TpccSpec::assemble(&layers, scale))
 }
 
-/// Parses a size: bytes, or a number with K, M, G or T (powers of 1024).
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last()? {
-        (i, c) if c.is_ascii_alphabetic() => {
-            let m: u64 = match c.to_ascii_uppercase() {
-                'K' => 1 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'T' => 1 << 40,
-                _ => return None,
-            };
-            (&s[..i], m)
-        }
-        _ => (s, 1),
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    let bytes = v * mult as f64;
-    (v.is_finite() && v > 0.0 && bytes <= MAX_SIZE as f64).then_some(bytes as u64)
-}
+/// Parses a size (the one parser of sizes, shared with `--memory-limit` and `--io-limit`).
+pub use crate::spec::resources::parse_size;
 
 pub(super) fn parse_cache(s: &str) -> Option<CacheSize> {
     let t = s.trim();
