@@ -63,12 +63,9 @@ pub fn significant(v: f64) -> String {
     format!("{v:.digits$}")
 }
 
-/// The cost section; `None` when no configuration has a price.
-pub fn section(r: &Report) -> Option<Section> {
-    if r.groups.iter().all(|g| g.cost_per_hour.is_none()) {
-        return None;
-    }
-    let hosts = ViewTable {
+/// Each configuration's host and its price per hour.
+fn hosts_table(r: &Report) -> ViewTable {
+    ViewTable {
         title: "hosts and prices per hour".to_string(),
         header: ["config", "host", "cpu", "memory", "price/h"]
             .map(String::from)
@@ -94,7 +91,15 @@ pub fn section(r: &Report) -> Option<Section> {
                 ]
             })
             .collect(),
-    };
+    }
+}
+
+/// The cost section; `None` when no configuration has a price.
+pub fn section(r: &Report) -> Option<Section> {
+    if r.groups.iter().all(|g| g.cost_per_hour.is_none()) {
+        return None;
+    }
+    let hosts = hosts_table(r);
     let mut header = vec!["config".to_string()];
     header.extend(r.step_reports.iter().map(|s| {
         // Operations, not a rate: `ins/s` -> `ins`.
