@@ -198,6 +198,28 @@ version = "13"
         "the perf-over-time chart"
     );
 
+    // The study's history over versions: 13 before 15, whichever ran first.
+    let h = ibench()
+        .args([
+            "history", "versions", "--order", "version", "--format", "json",
+        ])
+        .args(["--results", path_str(&out.join("results.db"))])
+        .output()
+        .unwrap();
+    assert!(h.status.success(), "{}", text(&h));
+    let h: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+    let keys: Vec<&str> = h["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert!(
+        keys.len() == 2 && keys[0].starts_with("13.") && keys[1].starts_with("15."),
+        "{keys:?}"
+    );
+    assert_eq!(h["runs"][0]["id"], r13.run_id.as_str());
+
     // Removing: from a cache holding a (hard-linked) copy, leaving the shared one alone.
     let other = bench.path("cache2");
     fs::create_dir_all(&other).unwrap();

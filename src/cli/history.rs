@@ -29,8 +29,9 @@ pub enum HistoryFormat {
 /// Flags of `ibench history`.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// A label, an experiment cell, or a run (id or unique prefix: the runs of its
-    /// configuration: workload, target and settings).
+    /// A label, an experiment cell, an experiment (all its cells: a versions study), or a
+    /// run (id or unique prefix: the runs of its configuration: workload, target and
+    /// settings).
     pub name: String,
     /// Order of the runs: start (time), version (the recorded DBMS version) or tag:KEY
     /// (numbers in versions and tag values compare as numbers).

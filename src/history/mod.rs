@@ -16,6 +16,7 @@ use render::History;
 use series::Order;
 
 /// The runs `name` names: those labelled so, else those of the experiment cell so named,
+/// else those of the experiment so named (all its cells: a versions study over versions),
 /// else those of the same configuration as the run with that id (or unique id prefix); and
 /// how they were matched.
 pub fn select(
@@ -29,6 +30,10 @@ pub fn select(
     let cell = store.runs_of_cell(name)?;
     if !cell.is_empty() {
         return Ok(("cell", cell));
+    }
+    let experiment = store.runs_of_experiment(name)?;
+    if !experiment.is_empty() {
+        return Ok(("experiment", experiment));
     }
     let run = store.load(name)?;
     let all = store.complete_runs_of(&run.environment.dbms.name)?;

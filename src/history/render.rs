@@ -14,7 +14,7 @@ use crate::report::table::Table;
 pub struct History {
     /// What was asked for (label, cell or run).
     pub name: String,
-    /// How the runs were matched: `label`, `cell` or `configuration`.
+    /// How the runs were matched: `label`, `cell`, `experiment` or `configuration`.
     pub matched_by: String,
     /// How the runs are ordered.
     pub order: String,

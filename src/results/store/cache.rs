@@ -79,6 +79,15 @@ impl Store {
         )
     }
 
+    /// The runs of experiment `name` (every cell: a versions study's runs, one per version),
+    /// oldest first.
+    pub fn runs_of_experiment(&self, name: &str) -> Result<Vec<crate::results::model::RunResult>> {
+        self.runs_where(
+            "SELECT document FROM runs WHERE experiment = ?1 ORDER BY started_at, id",
+            &[name],
+        )
+    }
+
     /// Every complete run of `dbms`, oldest first.
     pub fn complete_runs_of(&self, dbms: &str) -> Result<Vec<crate::results::model::RunResult>> {
         self.runs_where(
