@@ -447,15 +447,7 @@ impl InsertBenchmarkSpec {
             _ => serde_json::Map::new(),
         };
         merged.remove("l2_rows");
-        for layer in layers {
-            if let serde_json::Value::Object(m) = layer {
-                for (k, v) in m {
-                    if !v.is_null() {
-                        merged.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
+        super::overlay(&mut merged, layers);
         if !merged.contains_key("l2_rows") {
             let l1 = merged.get("l1_rows").and_then(|v| v.as_u64()).unwrap_or(0);
             merged.insert("l2_rows".into(), (l1 / 4).max(1).into());

@@ -75,15 +75,7 @@ impl MicroSpec {
             Ok(serde_json::Value::Object(m)) => m,
             _ => serde_json::Map::new(),
         };
-        for layer in layers {
-            if let serde_json::Value::Object(m) = layer {
-                for (k, v) in m {
-                    if !v.is_null() {
-                        merged.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
+        super::overlay(&mut merged, layers);
         let mut spec: MicroSpec = serde_json::from_value(serde_json::Value::Object(merged))
             .unwrap_or_else(|_| MicroSpec::default());
         if scale != 1.0 {

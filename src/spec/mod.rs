@@ -397,3 +397,17 @@ pub(crate) fn default_max_tries() -> u32 {
 pub(crate) fn default_max_reconnects() -> u32 {
     5
 }
+
+/// Lays the non-null fields of each of `layers` (JSON objects, in order) over `merged`: how a
+/// workload spec is assembled from its defaults, an experiment's `[workload]` and its setup.
+fn overlay(merged: &mut serde_json::Map<String, serde_json::Value>, layers: &[serde_json::Value]) {
+    for layer in layers {
+        if let serde_json::Value::Object(m) = layer {
+            for (k, v) in m {
+                if !v.is_null() {
+                    merged.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+}

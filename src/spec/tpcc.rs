@@ -125,15 +125,7 @@ impl TpccSpec {
             Ok(serde_json::Value::Object(m)) => m,
             _ => serde_json::Map::new(),
         };
-        for layer in layers {
-            if let serde_json::Value::Object(m) = layer {
-                for (k, v) in m {
-                    if !v.is_null() {
-                        merged.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
+        super::overlay(&mut merged, layers);
         let mut spec: TpccSpec = serde_json::from_value(serde_json::Value::Object(merged))
             .unwrap_or_else(|_| TpccSpec::default());
         if scale != 1.0 {
