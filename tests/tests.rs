@@ -189,3 +189,9 @@ mod multihost;
 /// steps read from the replicas, lag series and per-step figures, sync slower than async,
 /// bad flags exit 2.
 mod replicas;
+
+/// A managed MariaDB with binlog replicas (`--replicas`, semi-sync `--sync-replicas 1`,
+/// `--read-from replicas`): every replica holds the primary's rows, the replicas served the
+/// queries, r1 acknowledged commits, lag series and per-step figures; a second sync replica
+/// exit 2.
+mod replicas_mariadb;

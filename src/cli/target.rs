@@ -88,11 +88,13 @@ pub struct TargetArgs {
     /// whole session.
     #[arg(long, value_enum, default_value = "transaction", requires = "pooler")]
     pub pool_mode: PoolMode,
-    /// Start this many streaming replicas of the managed PostgreSQL (pg_basebackup, a
-    /// replication slot each), on their own ports; their lag is recorded per second.
+    /// Start this many replicas of the managed server on their own ports: PostgreSQL
+    /// streaming replicas (pg_basebackup, a replication slot each), MariaDB binlog replicas
+    /// (GTID); their lag is recorded per second.
     #[arg(long, value_name = "N", requires = "server")]
     pub replicas: Option<usize>,
-    /// The first K replicas are synchronous standbys (synchronous_standby_names FIRST K).
+    /// The first K replicas are synchronous (PostgreSQL: synchronous_standby_names FIRST K;
+    /// MariaDB: semi-synchronous, K <= 1).
     #[arg(long, value_name = "K", requires = "replicas")]
     pub sync_replicas: Option<usize>,
     /// Where the Insert Benchmark's query steps read: the primary, or the replicas
@@ -461,18 +463,18 @@ impl TargetArgs {
         }))
     }
 
-    /// `--replicas`, `--sync-replicas`, `--read-from`: PostgreSQL only, at most
+    /// `--replicas`, `--sync-replicas`, `--read-from`: a family with replication, at most
     /// [`MAX_REPLICAS`], K <= N.
     fn replica_spec(&self, kind: DbmsKind) -> Result<Option<ReplicaSpec>, UsageError> {
         let Some(count) = self.replicas else {
             return Ok(None);
         };
-        if kind != DbmsKind::of(&crate::dbms::postgres::POSTGRES) {
+        let Some(replication) = crate::server::family(kind).and_then(|f| f.replication()) else {
             return Err(UsageError::new(format!(
-                "--replicas is for --server postgres (streaming replication), not {}",
+                "--replicas is for --server postgres or mariadb, not {}",
                 kind.server_name()
             )));
-        }
+        };
         if !(1..=MAX_REPLICAS).contains(&count) {
             return Err(UsageError::new(format!(
                 "--replicas {count} is out of range: expected 1..={MAX_REPLICAS}"
@@ -482,6 +484,14 @@ impl TargetArgs {
         if sync > count {
             return Err(UsageError::new(format!(
                 "--sync-replicas {sync} is more than --replicas {count}"
+            )));
+        }
+        if sync > replication.max_sync {
+            return Err(UsageError::new(format!(
+                "--sync-replicas {sync}: {}'s {} waits for at most {} replica(s)",
+                kind.server_name(),
+                replication.name,
+                replication.max_sync
             )));
         }
         Ok(Some(ReplicaSpec {

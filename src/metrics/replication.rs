@@ -1,23 +1,29 @@
 //! A step's replication figures: each replica's replay lag over the step, from the
-//! per-second gauges `pg.replica.<name>.replay_lag_s` / `.bytes_behind`, and its catch-up at
-//! the step's end (`Dbms::replica_catch_up`).
+//! per-second gauges `<dbms>.replica.<name>.replay_lag_s` / `.bytes_behind` (`pg.replica.`:
+//! PostgreSQL's streaming replicas, `mysql.replica.`: MariaDB's binlog replicas), and its
+//! catch-up at the step's end (`Dbms::replica_catch_up`).
 
 use crate::results::model::{ReplicaLag, StepResult};
+
+/// The gauge prefixes of a replica's lag, by DBMS.
+const PREFIXES: [&str; 2] = ["pg.replica.", "mysql.replica."];
 
 /// Each replica's lag over `step` and its `catch_up` (by name, in the replicas' order; a
 /// replica seen only in the gauges comes after, without a catch-up).
 pub fn replica_lags(step: &StepResult, catch_up: &[(String, Option<f64>)]) -> Vec<ReplicaLag> {
     let gauges = step.efficiency.as_ref().map(|e| &e.per_second.gauges);
     let readings = |name: &str, figure: &str| -> Vec<f64> {
-        gauges
-            .and_then(|g| g.get(&format!("pg.replica.{name}.{figure}")))
+        PREFIXES
+            .iter()
+            .find_map(|p| gauges.and_then(|g| g.get(&format!("{p}{name}.{figure}"))))
             .map(|v| v.iter().flatten().copied().collect())
             .unwrap_or_default()
     };
     let mut names: Vec<String> = catch_up.iter().map(|(n, _)| n.clone()).collect();
     for key in gauges.into_iter().flat_map(|g| g.keys()) {
-        if let Some(name) = key
-            .strip_prefix("pg.replica.")
+        if let Some(name) = PREFIXES
+            .iter()
+            .find_map(|p| key.strip_prefix(p))
             .and_then(|k| k.strip_suffix(".replay_lag_s"))
             && !names.iter().any(|n| n == name)
         {

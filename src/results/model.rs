@@ -215,10 +215,10 @@ pub struct ManagedServerInfo {
     pub replicas: Vec<ReplicaInfo>,
 }
 
-/// A streaming replica of a managed PostgreSQL.
+/// A replica of a managed server (PostgreSQL streaming, MariaDB binlog).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaInfo {
-    /// Its application_name and replication slot (`r1`).
+    /// Its name (`r1`; PostgreSQL: its application_name and replication slot).
     pub name: String,
     /// Its TCP port on 127.0.0.1.
     pub port: u16,
@@ -226,7 +226,7 @@ pub struct ReplicaInfo {
     pub pid: Option<u32>,
     /// Its log, beside the results.
     pub log: String,
-    /// Synchronous standby (one of the first `--sync-replicas`).
+    /// Synchronous (one of the first `--sync-replicas`; MariaDB: semi-synchronous).
     pub sync: bool,
 }
 
@@ -354,7 +354,7 @@ pub struct StepResult {
     pub replication: Vec<ReplicaLag>,
 }
 
-/// One replica's lag over a step (from the per-second gauges `pg.replica.<name>.*`) and how
+/// One replica's lag over a step (from the per-second gauges `pg.replica.<name>.*` or `mysql.replica.<name>.*`) and how
 /// long it took to catch up with the primary's WAL position at the step's end.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaLag {

@@ -87,6 +87,22 @@ impl ServerFamily for MariadbFamily {
         ))
     }
 
+    fn replication(&self) -> Option<super::Replication> {
+        Some(super::Replication {
+            name: "semi-synchronous replication",
+            max_sync: 1,
+        })
+    }
+
+    fn start_replicas(
+        &self,
+        primary: &ManagedServer,
+        ctx: &StartContext<'_>,
+        spec: &crate::spec::ReplicaSpec,
+    ) -> Result<Vec<ManagedServer>> {
+        super::replicas::mariadb::start(primary, ctx, spec)
+    }
+
     fn start(&self, ctx: &StartContext<'_>) -> Result<ManagedServer> {
         let data = ctx.dir.join("data");
         let files = ctx.dir.join("files");
@@ -132,8 +148,14 @@ impl ServerFamily for MariadbFamily {
             // Room for the run's connections (the default is 151; a config may still say).
             cnf.push_str(&format!("max_connections = {}\n", ctx.connections));
         }
+        if let Some(r) = &ctx.spec.replicas {
+            cnf.push_str(&super::replicas::mariadb::primary_settings(r));
+        }
         // A fragment may carry its own sections; the options after it belong to [mysqld].
         push_user_config(&mut cnf, ctx, "[mysqld]\n");
+        if ctx.spec.replicas.is_some() {
+            cnf.push_str(super::replicas::mariadb::PRIMARY_ID);
+        }
         let cnf_path = ctx.dir.join("my.cnf");
         write_private_file(&cnf_path, &cnf, ctx.account)?;
 

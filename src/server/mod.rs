@@ -26,6 +26,7 @@ pub mod libs;
 pub mod pooler;
 mod process;
 pub mod replicas;
+pub use replicas::Replication;
 pub mod settings;
 mod socket_dir;
 pub mod version;
@@ -43,7 +44,7 @@ use nix::unistd::{Pid, User};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Params};
 use crate::error::{Interrupted, UsageError};
-use crate::spec::{Pooler, ServerSpec};
+use crate::spec::{Pooler, ReplicaSpec, ServerSpec};
 pub use binaries::{Binaries, BinaryField, BinaryProblem, find_binary};
 pub use check::{Located, SettingProblem, SettingsCheck, normalize};
 pub use process::{free_port, log_error_line, log_tail};
@@ -148,6 +149,24 @@ pub trait ServerFamily: Sync {
     /// Initialises a data directory under `ctx.dir` and starts the server; returns the running
     /// server once it accepts connections, with the URL (and password) to reach it.
     fn start(&self, ctx: &StartContext<'_>) -> Result<ManagedServer>;
+
+    /// Replication this family can set up beside a managed server (`--replicas`): the most
+    /// synchronous replicas it can wait for, or `None` when it has none. Default: none.
+    fn replication(&self) -> Option<Replication> {
+        None
+    }
+
+    /// Starts the replicas `spec` asks for of `primary` (started with `ctx`), each
+    /// replicating once this returns; one that fails stops those started before it (their
+    /// `Drop`). Called only for a family whose [`ServerFamily::replication`] is `Some`.
+    fn start_replicas(
+        &self,
+        _primary: &ManagedServer,
+        _ctx: &StartContext<'_>,
+        _spec: &ReplicaSpec,
+    ) -> Result<Vec<ManagedServer>> {
+        anyhow::bail!("{} has no replicas", self.dbms().server_name())
+    }
 
     /// The signal that stops it cleanly.
     fn stop_signal(&self) -> Signal {
@@ -346,7 +365,7 @@ impl ManagedServer {
         };
         let mut server = family.start(&ctx)?;
         if let Some(r) = &spec.replicas {
-            server.replicas = replicas::start(&server, &ctx, r)?;
+            server.replicas = family.start_replicas(&server, &ctx, r)?;
         }
         server.preload = preload;
         server.restored = restored;

@@ -101,6 +101,22 @@ impl ServerFamily for PostgresFamily {
         }
     }
 
+    fn replication(&self) -> Option<super::Replication> {
+        Some(super::Replication {
+            name: "streaming replication",
+            max_sync: crate::spec::MAX_REPLICAS,
+        })
+    }
+
+    fn start_replicas(
+        &self,
+        primary: &ManagedServer,
+        ctx: &StartContext<'_>,
+        spec: &crate::spec::ReplicaSpec,
+    ) -> Result<Vec<ManagedServer>> {
+        super::replicas::postgres::start(primary, ctx, spec)
+    }
+
     fn start(&self, ctx: &StartContext<'_>) -> Result<ManagedServer> {
         let data = ctx.dir.join("data");
         if !ctx.restored {
@@ -114,7 +130,7 @@ impl ServerFamily for PostgresFamily {
             // Room for the run's connections (the default is 100; a config may still say).
             conf.push_str(&format!("max_connections = {}\n", ctx.connections));
         }
-        if let Some(names) = ctx.spec.replicas.as_ref().and_then(super::replicas::synchronous_standby_names) {
+        if let Some(names) = ctx.spec.replicas.as_ref().and_then(super::replicas::postgres::synchronous_standby_names) {
             conf.push_str(&format!("synchronous_standby_names = '{names}'\n"));
         }
         push_user_config(&mut conf, ctx, "");

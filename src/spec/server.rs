@@ -94,7 +94,7 @@ pub struct ServerSpec {
     /// system account `ibench-server` when ibench runs as root, else ibench's own user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
-    /// Streaming replicas started beside the server (PostgreSQL only, `--replicas`).
+    /// Replicas started beside the server (`--replicas`: PostgreSQL streaming, MariaDB binlog).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<ReplicaSpec>,
 }
@@ -111,8 +111,7 @@ pub enum ReadFrom {
     Replicas,
 }
 
-/// Streaming replicas of a managed PostgreSQL (`--replicas N --sync-replicas K
-/// --read-from`).
+/// Replicas of a managed server (`--replicas N --sync-replicas K --read-from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplicaSpec {
     /// Replicas started (`r1` .. `rN`, their application_name).

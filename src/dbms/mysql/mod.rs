@@ -9,6 +9,7 @@
 
 mod connection;
 mod gauges;
+mod replication;
 mod status;
 mod waits;
 pub mod wire;
@@ -96,11 +97,16 @@ impl Descriptor for MysqlDescriptor {
 
     fn open(&self, target: &TargetSpec, mode: StatementMode) -> Result<Box<dyn Dbms>> {
         let params: MysqlParams = from_params(target.kind, &target.params)?;
-        Ok(Box::new(Mysql::open(
+        let mut db = Mysql::open(
             target.server_url()?.clone(),
             params.engine,
             mode == StatementMode::Plain,
-        )?))
+        )?;
+        if !target.replica_urls.is_empty() {
+            db.replicas =
+                replication::Replicas::new(&target.replica_urls, target.read_from_replicas)?;
+        }
+        Ok(Box::new(db))
     }
 
     fn classify(&self, err: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
@@ -244,24 +250,32 @@ pub struct Mysql {
     gauges: gauges::Gauges,
     /// performance_schema's wait summary at the step start.
     waits: waits::Waits,
+    /// A managed primary's binlog replicas (`--replicas`), if any.
+    replicas: replication::Replicas,
+}
+
+/// Connection options of the server at `url` (with its password): TCP unless the URL names a
+/// socket.
+fn opts_of(url: &ServerUrl) -> Result<Opts> {
+    let mut text = url.without_password();
+    if let Some(rest) = text.strip_prefix("mariadb:") {
+        text = format!("mysql:{rest}");
+    }
+    let opts = Opts::from_url(&text)
+        .map_err(|e| UsageError::new(format!("invalid MySQL URL {}: {e}", url.redacted())))?;
+    let mut builder = OptsBuilder::from_opts(opts).pass(url.password());
+    // The mysql crate switches a localhost TCP URL to the server's Unix socket unless told
+    // not to; a benchmark uses the transport the URL names (?socket=... for a socket).
+    if !text.contains("prefer_socket=") {
+        builder = builder.prefer_socket(false);
+    }
+    Ok(builder.into())
 }
 
 impl Mysql {
     /// Connects once to check the server, the credentials and that `engine` is available.
     pub fn open(url: ServerUrl, engine: Engine, plain: bool) -> Result<Self> {
-        let mut text = url.without_password();
-        if let Some(rest) = text.strip_prefix("mariadb:") {
-            text = format!("mysql:{rest}");
-        }
-        let opts = Opts::from_url(&text)
-            .map_err(|e| UsageError::new(format!("invalid MySQL URL {}: {e}", url.redacted())))?;
-        let mut builder = OptsBuilder::from_opts(opts).pass(url.password());
-        // The mysql crate switches a localhost TCP URL to the server's Unix socket unless told
-        // not to; a benchmark uses the transport the URL names (?socket=... for a socket).
-        if !text.contains("prefer_socket=") {
-            builder = builder.prefer_socket(false);
-        }
-        let opts: Opts = builder.into();
+        let opts = opts_of(&url)?;
         let mut db = Mysql {
             opts,
             url,
@@ -270,6 +284,7 @@ impl Mysql {
             id_step: 1,
             gauges: gauges::Gauges::new(engine),
             waits: waits::Waits::default(),
+            replicas: replication::Replicas::default(),
         };
         let mut conn = db.conn()?;
         let step: Option<i64> = conn.query_first("SELECT @@auto_increment_increment")?;
@@ -341,8 +356,14 @@ fn wait_for_clean_pool(conn: &mut Conn) -> Result<u64> {
 impl Mysql {
     /// A client thread's connection.
     fn connection(&self) -> Result<MyConnection> {
-        let wire = MyWire::connect(&self.opts).map_err(|e| DbError {
-            message: format!("cannot connect to {}: {}", self.url.redacted(), e.message),
+        self.connection_to(&self.opts, &self.url)
+    }
+
+    /// A client thread's connection to the server at `opts` (`url`, for messages): the
+    /// primary, or a replica.
+    fn connection_to(&self, opts: &Opts, url: &ServerUrl) -> Result<MyConnection> {
+        let wire = MyWire::connect(opts).map_err(|e| DbError {
+            message: format!("cannot connect to {}: {}", url.redacted(), e.message),
             kind: e.kind,
         })?;
         Ok(MyConnection::new(
@@ -365,6 +386,20 @@ impl Dbms for Mysql {
 
     fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {
         Ok(Box::new(self.connection()?))
+    }
+
+    fn connect_reader(&self, client: usize) -> Result<Box<dyn InsertBenchmarkConnection>> {
+        match self.replicas.reader(client) {
+            Some((opts, url)) => Ok(Box::new(self.connection_to(opts, url)?)),
+            None => self.connect_insert_benchmark(),
+        }
+    }
+
+    fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {
+        if self.replicas.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.replicas.catch_up(&mut self.conn()?, timeout)
     }
 
     fn version(&self) -> Result<String> {
@@ -440,7 +475,11 @@ impl Dbms for Mysql {
 
     /// InnoDB or MyRocks levels and stall counters, on a connection of their own.
     fn gauges(&self) -> Result<BTreeMap<String, f64>> {
-        self.gauges.read(&self.opts)
+        let mut gauges = self.gauges.read(&self.opts)?;
+        if !self.replicas.is_empty() {
+            self.replicas.lag_gauges(&self.opts, &mut gauges);
+        }
+        Ok(gauges)
     }
 
     fn size_bytes(&self) -> Result<Option<u64>> {

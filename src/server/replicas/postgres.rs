@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::process::{self, free_port, run_setup, server_command, write_private_file};
-use super::{ManagedServer, StartContext, private_dir};
 use crate::dbms::url::ServerUrl;
 use crate::error::Interrupted;
+use crate::server::process::{self, free_port, run_setup, server_command, write_private_file};
+use crate::server::{ManagedServer, StartContext, private_dir};
 use crate::spec::ReplicaSpec;
 
 /// `synchronous_standby_names` for the first `sync` replicas (`FIRST 1 (r1)`), if any.
@@ -106,7 +106,7 @@ fn start_one(primary: &ManagedServer, ctx: &StartContext<'_>, name: &str) -> Res
         "",
     )?
     .with_password(ctx.password);
-    let mut server = ManagedServer::spawned(&super::postgres::POSTGRES, child, url, &rctx);
+    let mut server = ManagedServer::spawned(&crate::server::postgres::POSTGRES, child, url, &rctx);
     let mut probe = ::postgres::Config::new();
     probe
         .host("127.0.0.1")

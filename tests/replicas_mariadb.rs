@@ -1,0 +1,219 @@
+//! A managed MariaDB with binlog replicas (`--replicas 2 --sync-replicas 1 --read-from
+//! replicas`): every replica holds exactly the primary's rows at the end (read by the test on
+//! each node with its own connection), the query steps were served by the replicas (their own
+//! `Com_select` counters), r1 acknowledged the primary's commits semi-synchronously (the
+//! primary's `Rpl_semi_sync_master_yes_tx`), the lag series and per-step figures are there and
+//! >= 0, and a second synchronous replica is refused with one line.
+
+use ibench::results::model::RunResult;
+use mysql::prelude::Queryable;
+
+use crate::common::{Bench, Kept, alive, have, kept_password};
+
+/// A node's connection as root.
+fn connect(port: u16, password: &str) -> mysql::Conn {
+    let opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .pass(Some(password))
+        .prefer_socket(false);
+    mysql::Conn::new(opts).expect("connect to a node")
+}
+
+/// A global status variable of a node, as a number.
+fn status(c: &mut mysql::Conn, name: &str) -> u64 {
+    let row: Option<(String, String)> = c
+        .exec_first("SHOW GLOBAL STATUS WHERE variable_name = ?", (name,))
+        .unwrap();
+    row.map(|r| r.1.parse().unwrap_or(0)).unwrap_or(0)
+}
+
+/// Each of ibench's tables: its row count, smallest and largest id, and a digest of the ids.
+fn contents(c: &mut mysql::Conn) -> Vec<(String, u64, i64, i64, String)> {
+    let tables: Vec<String> = c
+        .query(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'ibench' \
+             ORDER BY 1",
+        )
+        .unwrap();
+    assert!(!tables.is_empty(), "no tables");
+    tables
+        .into_iter()
+        .map(|t| {
+            let (n, lo, hi, digest): (u64, i64, i64, String) = c
+                .query_first(format!(
+                    "SELECT count(*), coalesce(min(transactionid), 0), \
+                     coalesce(max(transactionid), 0), md5(coalesce(group_concat(transactionid \
+                     ORDER BY transactionid SEPARATOR ','), '')) FROM ibench.`{t}`"
+                ))
+                .unwrap()
+                .unwrap();
+            (t, n, lo, hi, digest)
+        })
+        .collect()
+}
+
+/// The replicas' and the primary's rows, the query counters and the lag series of `run`.
+fn check(run: &RunResult) {
+    let server = run.managed_server.as_ref().expect("a managed server");
+    let password = kept_password(run);
+    let port = |url: &str| -> u16 {
+        url.rsplit(':')
+            .next()
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let mut primary = connect(port(&run.environment.dbms.location), &password);
+    // GTID_GROUP_CONCAT not needed: a group_concat of a few thousand ids fits the default.
+    primary
+        .query_drop("SET SESSION group_concat_max_len = 1 << 24")
+        .unwrap();
+    let position: String = primary
+        .query_first("SELECT @@gtid_binlog_pos")
+        .unwrap()
+        .unwrap();
+    let expected = contents(&mut primary);
+    let rows: u64 = expected.iter().map(|c| c.1).sum();
+    let inserted: u64 = run.steps.iter().map(|s| s.rows_inserted).sum();
+    let deleted: u64 = run.steps.iter().map(|s| s.rows_deleted).sum();
+    assert_eq!(rows, inserted - deleted, "the primary holds the run's rows");
+    let queries = run
+        .steps
+        .iter()
+        .find(|s| s.name == "qr100")
+        .unwrap()
+        .queries;
+    assert!(queries > 0);
+    let mut served = 0;
+    assert_eq!(server.replicas.len(), 2);
+    for r in &server.replicas {
+        assert!(alive(r.pid.unwrap()), "replica {} not running", r.name);
+        let mut c = connect(r.port, &password);
+        c.query_drop("SET SESSION group_concat_max_len = 1 << 24")
+            .unwrap();
+        let waited: Option<i64> = c
+            .exec_first("SELECT MASTER_GTID_WAIT(?, 60)", (&position,))
+            .unwrap();
+        assert_eq!(waited, Some(0), "{} applied the primary's position", r.name);
+        assert_eq!(contents(&mut c), expected, "replica {}", r.name);
+        let read_only: u64 = c.query_first("SELECT @@read_only").unwrap().unwrap();
+        assert_eq!(read_only, 1, "{} is read-only", r.name);
+        served += status(&mut c, "Com_select");
+    }
+    // Each query of qr100 is one SELECT on a replica.
+    assert!(
+        served >= queries,
+        "replicas served {served} < {queries} queries"
+    );
+    // r1 is the semi-synchronous replica: the primary's commits waited for its acknowledgement.
+    assert!(server.replicas[0].sync && !server.replicas[1].sync);
+    let acked = status(&mut primary, "Rpl_semi_sync_master_yes_tx");
+    assert!(acked > 0, "no commit acknowledged by a semi-sync replica");
+    check_lag(run);
+}
+
+/// Every step has each replica's figures (>= 0, caught up); the per-second lag gauges exist
+/// in the steps of a second or more.
+fn check_lag(run: &RunResult) {
+    let mut timed = 0;
+    for s in &run.steps {
+        let gauges = &s.efficiency.as_ref().expect("efficiency").per_second.gauges;
+        assert_eq!(s.replication.len(), 2, "{}: replication", s.name);
+        for r in &s.replication {
+            assert!(r.max_replay_lag_s >= r.p99_replay_lag_s && r.p99_replay_lag_s >= 0.0);
+            assert!(r.max_bytes_behind >= 0.0);
+            let c = r
+                .catch_up_s
+                .unwrap_or_else(|| panic!("{} {}: no catch-up", s.name, r.name));
+            assert!(c >= 0.0);
+            let key = format!("mysql.replica.{}.replay_lag_s", r.name);
+            let read: Vec<f64> = gauges
+                .get(&key)
+                .map(|v| v.iter().flatten().copied().collect())
+                .unwrap_or_default();
+            assert!(read.iter().all(|v| *v >= 0.0), "{}: {key} {read:?}", s.name);
+            if s.duration_s >= 1.5 {
+                assert!(!read.is_empty(), "{}: {key} has no reading", s.name);
+                assert!(r.readings > 0);
+            }
+        }
+        timed += usize::from(s.duration_s >= 1.5);
+    }
+    assert!(timed > 0, "no step of 1.5 s or more (qr100 runs 2 s)");
+}
+
+/// Two replicas, r1 semi-synchronous, the query steps reading from them.
+#[test]
+fn mariadb_replicas_hold_the_primarys_rows() {
+    if !have("mariadb", "") {
+        return;
+    }
+    let bench = Bench::new();
+    let run = bench
+        .run(&[
+            "--server",
+            "mariadb",
+            "--keep-server",
+            "--replicas",
+            "2",
+            "--sync-replicas",
+            "1",
+            "--read-from",
+            "replicas",
+            "--steps",
+            "l.i0,l.x,l.i1,qr100",
+            "--clients",
+            "2",
+            "--l0-rows",
+            "5000",
+            "--l1-rows",
+            "1000",
+            "--query-seconds",
+            "2",
+        ])
+        .result();
+    let server = run.managed_server.clone().unwrap();
+    let mut nodes: Vec<Kept> = server
+        .replicas
+        .iter()
+        .map(|r| Kept {
+            pid: r.pid.unwrap(),
+            signal: "TERM",
+        })
+        .collect();
+    nodes.push(Kept::of(&run, "mariadb"));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&run)));
+    for k in nodes {
+        k.stop();
+    }
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// MariaDB waits for one semi-synchronous replica at most: exit 2, one line, no results.
+#[test]
+fn a_second_sync_mariadb_replica_is_refused() {
+    let bench = Bench::new();
+    let out = bench.run(&[
+        "--server",
+        "mariadb",
+        "--replicas",
+        "2",
+        "--sync-replicas",
+        "2",
+    ]);
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.describe());
+    assert!(
+        out.stderr.contains("waits for at most 1 replica"),
+        "{}",
+        out.describe()
+    );
+    assert!(out.new_results.is_empty());
+}
