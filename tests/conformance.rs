@@ -159,6 +159,8 @@ impl Target {
             client_url: None,
             replica_urls: Vec::new(),
             read_from_replicas: false,
+            node_urls: Vec::new(),
+            clients_on_all_nodes: false,
             params: plan.params.clone(),
         };
         if kind.embedded() {
@@ -242,6 +244,7 @@ fn start_server(plan: &Plan) -> Option<(ManagedServer, Bench)> {
         pooler: None,
         user: None,
         replicas: None,
+        galera: None,
     };
     let bench = server_bench();
     let (dir, log) = (bench.path("server"), bench.path("server.log"));

@@ -196,6 +196,8 @@ fn open_target(dir: &Path) -> Box<dyn ibench::dbms::Dbms> {
         client_url: None,
         replica_urls: Vec::new(),
         read_from_replicas: false,
+        node_urls: Vec::new(),
+        clients_on_all_nodes: false,
         params: kind.params(&settings).expect("options accepted"),
     };
     ibench::dbms::open(&spec).expect("open")

@@ -195,3 +195,8 @@ mod replicas;
 /// queries, r1 acknowledged commits, lag series and per-step figures; a second sync replica
 /// exit 2.
 mod replicas_mariadb;
+
+/// A managed MariaDB Galera cluster (`--galera 3`, clients on every node): the Insert
+/// Benchmark and the update microbenchmarks leave the same rows on every node, every node
+/// served queries, per-node wsrep gauges, TLS group communication; bad flags exit 2.
+mod galera;

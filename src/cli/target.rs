@@ -13,8 +13,8 @@ use crate::dbms::{DbmsKind, Setting, SettingError, StatementMode, TargetSettings
 use crate::error::UsageError;
 use crate::server::{Refusal, ServerProblem, ServerSetting, ServerSettings};
 use crate::spec::{
-    MAX_REPLICAS, MAX_SECONDS, Malloc, PoolMode, Pooler, PoolerSpec, ReadFrom, ReplicaSpec,
-    RunSpec, ServerSpec, WorkloadSpec,
+    ClientNodes, GaleraSpec, MAX_GALERA_NODES, MAX_REPLICAS, MAX_SECONDS, Malloc, PoolMode, Pooler,
+    PoolerSpec, ReadFrom, ReplicaSpec, RunSpec, ServerSpec, WorkloadSpec,
 };
 
 /// Which DBMS to benchmark, and how to reach or start it.
@@ -101,6 +101,18 @@ pub struct TargetArgs {
     /// (round-robin per client). Writers always go to the primary.
     #[arg(long, value_enum, value_name = "NODES", requires = "replicas")]
     pub read_from: Option<ReadFrom>,
+    /// Start a MariaDB Galera cluster of N nodes on this host (Debian's galera-4; n1
+    /// bootstraps it, the others join by state transfer), InnoDB only.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "server",
+        conflicts_with = "replicas"
+    )]
+    pub galera: Option<usize>,
+    /// Which Galera nodes the clients connect to: every node in turn, or the first.
+    #[arg(long, value_enum, value_name = "NODES", requires = "galera")]
+    pub client_nodes: Option<ClientNodes>,
     /// Record `perf record -g` of the DBMS's processes (ibench's own for an embedded DBMS)
     /// during each step into one SVG flame graph per step, beside the results
     /// (`<run>.profiles/<step>.svg`). Without perf, or where the kernel forbids it, the run
@@ -366,6 +378,8 @@ impl TargetArgs {
                 client_url: None,
                 replica_urls: Vec::new(),
                 read_from_replicas: false,
+                node_urls: Vec::new(),
+                clients_on_all_nodes: false,
                 params,
             },
             scratch_database: scratch,
@@ -460,6 +474,7 @@ impl TargetArgs {
             }),
             user: self.server_user.clone(),
             replicas: self.replica_spec(kind)?,
+            galera: self.galera_spec(kind, params)?,
         }))
     }
 
@@ -498,6 +513,39 @@ impl TargetArgs {
             count,
             sync,
             read_from_replicas: self.read_from == Some(ReadFrom::Replicas),
+        }))
+    }
+
+    /// `--galera`, `--client-nodes`: MariaDB with InnoDB only, 2..=[`MAX_GALERA_NODES`].
+    fn galera_spec(
+        &self,
+        kind: DbmsKind,
+        params: &crate::dbms::Params,
+    ) -> Result<Option<GaleraSpec>, UsageError> {
+        let Some(nodes) = self.galera else {
+            return Ok(None);
+        };
+        if kind != DbmsKind::of(&crate::dbms::mysql::MYSQL) {
+            return Err(UsageError::new(format!(
+                "--galera is for --server mariadb, not {}",
+                kind.server_name()
+            )));
+        }
+        let engine = crate::dbms::mysql::MysqlParams::of(params).engine;
+        if engine != crate::dbms::mysql::Engine::Innodb {
+            return Err(UsageError::new(
+                "--galera replicates InnoDB tables only: drop --engine rocksdb (or use \
+                 --replicas for MyRocks)",
+            ));
+        }
+        if !(2..=MAX_GALERA_NODES).contains(&nodes) {
+            return Err(UsageError::new(format!(
+                "--galera {nodes} is out of range: expected 2..={MAX_GALERA_NODES}"
+            )));
+        }
+        Ok(Some(GaleraSpec {
+            nodes,
+            clients_on_all: self.client_nodes != Some(ClientNodes::First),
         }))
     }
 

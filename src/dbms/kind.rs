@@ -308,6 +308,13 @@ pub struct TargetSpec {
     /// The Insert Benchmark's query steps read from `replica_urls` (round-robin per client).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub read_from_replicas: bool,
+    /// A managed Galera cluster's other nodes (`n2` .. `nN`; `url` is n1's), for their
+    /// gauges, and the clients' connections with `clients_on_all_nodes`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_urls: Vec<ServerUrl>,
+    /// The clients' connections go to every node in turn (`--client-nodes all`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clients_on_all_nodes: bool,
     /// The DBMS's own parameters.
     #[serde(flatten)]
     pub params: Params,
@@ -326,6 +333,8 @@ impl TargetSpec {
             client_url: None,
             replica_urls: Vec::new(),
             read_from_replicas: false,
+            node_urls: Vec::new(),
+            clients_on_all_nodes: false,
             params,
         })
     }

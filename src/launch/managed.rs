@@ -79,7 +79,13 @@ pub fn start(
         }
     };
     resolved.target.url = Some(server.url.clone());
-    resolved.target.replica_urls = server.replicas.iter().map(|r| r.url.clone()).collect();
+    let others: Vec<_> = server.replicas.iter().map(|r| r.url.clone()).collect();
+    if let Some(g) = server_spec.galera {
+        resolved.target.node_urls = others;
+        resolved.target.clients_on_all_nodes = g.clients_on_all;
+    } else {
+        resolved.target.replica_urls = others;
+    }
     resolved.target.read_from_replicas = server_spec.replicas.is_some_and(|r| r.read_from_replicas);
     if !options.quiet && !server.replicas.is_empty() {
         let ports: Vec<String> = server
@@ -87,8 +93,13 @@ pub fn start(
             .iter()
             .filter_map(|r| r.url.url().port().map(|p| p.to_string()))
             .collect();
+        let what = if server_spec.galera.is_some() {
+            "other Galera node(s)"
+        } else {
+            "replica(s)"
+        };
         eprintln!(
-            "{} streaming replica(s) on 127.0.0.1, port(s) {}",
+            "{} {what} on 127.0.0.1, port(s) {}",
             ports.len(),
             ports.join(", ")
         );
@@ -170,7 +181,11 @@ fn replica_infos(server: &ManagedServer, spec: &ServerSpec) -> Vec<ReplicaInfo> 
         .iter()
         .enumerate()
         .map(|(i, r)| ReplicaInfo {
-            name: format!("r{}", i + 1),
+            // Galera's n1 is the server itself.
+            name: match spec.galera {
+                Some(_) => format!("n{}", i + 2),
+                None => format!("r{}", i + 1),
+            },
             port: r.url.url().port().unwrap_or_default(),
             pid: r.pid(),
             log: r.log.display().to_string(),

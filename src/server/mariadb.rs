@@ -104,94 +104,10 @@ impl ServerFamily for MariadbFamily {
     }
 
     fn start(&self, ctx: &StartContext<'_>) -> Result<ManagedServer> {
-        let data = ctx.dir.join("data");
-        let files = ctx.dir.join("files");
-        fs::create_dir_all(&files)?;
-        super::private_dir(&files, ctx.account)?;
-        // Temporary tables and files in a private directory of this server's own, not the
-        // shared /tmp: with six servers set up at once there, one's bootstrap found its
-        // temporary table's file gone ("Could not remove temporary table
-        // '/tmp/#sql-temptable-…'", then "Unknown table 'mysql.tmp_user_sys'") and
-        // mariadb-install-db failed; none of twelve did with a directory each.
-        let tmp = ctx.dir.join("tmp");
-        fs::create_dir_all(&tmp)?;
-        super::private_dir(&tmp, ctx.account)?;
-        let mut socket = ctx.dir.join("mysqld.sock");
-        let mut socket_dir = None;
-        // Those an ibench killed meanwhile left behind go first.
-        socket_dir::sweep(SOCKET_DIR_PREFIX, ctx.account);
-        if socket.as_os_str().len() > MAX_SOCKET_PATH {
-            // A deep --out: a private directory of its own under /tmp.
-            let d = socket_dir::create(SOCKET_DIR_PREFIX, ctx.port, ctx.account)?;
-            socket = d.join("mysqld.sock");
-            socket_dir = Some(d);
+        if let Some(g) = &ctx.spec.galera {
+            return super::replicas::galera::start(ctx, g);
         }
-        let init = ctx.dir.join("init.sql");
-        write_private_file(&init, &INIT_SQL.replace("{pw}", ctx.password), ctx.account)?;
-        let mut cnf = format!(
-            "[mysqld]\ndatadir = {}\nport = {}\nbind-address = 127.0.0.1\nsocket = {}\n\
-             pid-file = {}\ninit-file = {}\nsecure-file-priv = {}\nlocal-infile = 0\ntmpdir = {}\n",
-            data.display(),
-            ctx.port,
-            socket.display(),
-            ctx.dir.join("mysqld.pid").display(),
-            init.display(),
-            files.display(),
-            tmp.display(),
-        );
-        if MysqlParams::of(ctx.params).engine == Engine::Rocksdb {
-            cnf.push_str("plugin-load-add = ha_rocksdb.so\n");
-            // Perf context counts (no timers) for select-min's perf context (docs/metrics.md).
-            cnf.push_str("rocksdb_perf_context_level = 2\n");
-        }
-        if ctx.connections > DEFAULT_MAX_CONNECTIONS {
-            // Room for the run's connections (the default is 151; a config may still say).
-            cnf.push_str(&format!("max_connections = {}\n", ctx.connections));
-        }
-        if let Some(r) = &ctx.spec.replicas {
-            cnf.push_str(&super::replicas::mariadb::primary_settings(r));
-        }
-        // A fragment may carry its own sections; the options after it belong to [mysqld].
-        push_user_config(&mut cnf, ctx, "[mysqld]\n");
-        if ctx.spec.replicas.is_some() {
-            cnf.push_str(super::replicas::mariadb::PRIMARY_ID);
-        }
-        let cnf_path = ctx.dir.join("my.cnf");
-        write_private_file(&cnf_path, &cnf, ctx.account)?;
-
-        let mut install = process::command(&ctx.binaries.setup, ctx, false)?;
-        install
-            .arg(format!("--defaults-file={}", cnf_path.display()))
-            .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
-        if !ctx.restored {
-            run_setup(install, "mariadb-install-db", ctx.log)?;
-        }
-
-        let mut cmd = server_command(&ctx.binaries.server, ctx)?;
-        cmd.arg(format!("--defaults-file={}", cnf_path.display()));
-        let child = cmd
-            .spawn()
-            .with_context(|| format!("cannot start {}", ctx.binaries.server.display()))?;
-        let url = ServerUrl::parse(&format!("mysql://root@127.0.0.1:{}/ibench", ctx.port), "")?
-            .with_password(ctx.password);
-        let mut server = ManagedServer::spawned(&MARIADB, child, url, ctx);
-        server.cleanup.extend(socket_dir);
-        let opts: mysql::Opts = mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(ctx.port)
-            .user(Some("root"))
-            .pass(Some(ctx.password))
-            .db_name(Some("ibench"))
-            .prefer_socket(false)
-            .tcp_connect_timeout(Some(Duration::from_secs(2)))
-            .into();
-        let ready = server.wait_ready(Duration::from_secs(ctx.spec.start_timeout_s), || {
-            mysql::Conn::new(opts.clone()).is_ok()
-        });
-        // The server has read it (or failed); the password lives in memory only from here.
-        let _ = fs::remove_file(&init);
-        ready?;
-        Ok(server)
+        start_node(ctx, Node::Own)
     }
 
     fn credentials_file(&self, server: &ManagedServer) -> Result<String> {
@@ -229,6 +145,118 @@ impl ServerFamily for MariadbFamily {
         }
         problems
     }
+}
+
+/// What a MariaDB server started by [`start_node`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Node {
+    /// A server of its own (or a Galera cluster's first node, or a binlog replica): installed
+    /// afresh (unless restored), root's password set by an init file.
+    Own,
+    /// A Galera node joining a running cluster: its data directory comes by state transfer
+    /// from the cluster (root's password with it), so nothing is installed or initialised.
+    Joiner,
+}
+
+/// Writes the server's my.cnf, installs the data directory (not for a [`Node::Joiner`]) and
+/// starts `mariadbd`; returns once it accepts root's connections.
+pub(super) fn start_node(ctx: &StartContext<'_>, node: Node) -> Result<ManagedServer> {
+    let data = ctx.dir.join("data");
+    let files = ctx.dir.join("files");
+    fs::create_dir_all(&files)?;
+    super::private_dir(&files, ctx.account)?;
+    // Temporary tables and files in a private directory of this server's own, not the
+    // shared /tmp: with six servers set up at once there, one's bootstrap found its
+    // temporary table's file gone ("Could not remove temporary table
+    // '/tmp/#sql-temptable-…'", then "Unknown table 'mysql.tmp_user_sys'") and
+    // mariadb-install-db failed; none of twelve did with a directory each.
+    let tmp = ctx.dir.join("tmp");
+    fs::create_dir_all(&tmp)?;
+    super::private_dir(&tmp, ctx.account)?;
+    let mut socket = ctx.dir.join("mysqld.sock");
+    let mut socket_dir = None;
+    // Those an ibench killed meanwhile left behind go first.
+    socket_dir::sweep(SOCKET_DIR_PREFIX, ctx.account);
+    if socket.as_os_str().len() > MAX_SOCKET_PATH {
+        // A deep --out: a private directory of its own under /tmp.
+        let d = socket_dir::create(SOCKET_DIR_PREFIX, ctx.port, ctx.account)?;
+        socket = d.join("mysqld.sock");
+        socket_dir = Some(d);
+    }
+    let init = ctx.dir.join("init.sql");
+    let mut cnf = format!(
+        "[mysqld]\ndatadir = {}\nport = {}\nbind-address = 127.0.0.1\nsocket = {}\n\
+         pid-file = {}\nsecure-file-priv = {}\nlocal-infile = 0\ntmpdir = {}\n",
+        data.display(),
+        ctx.port,
+        socket.display(),
+        ctx.dir.join("mysqld.pid").display(),
+        files.display(),
+        tmp.display(),
+    );
+    if node == Node::Own {
+        write_private_file(&init, &INIT_SQL.replace("{pw}", ctx.password), ctx.account)?;
+        cnf.push_str(&format!("init-file = {}\n", init.display()));
+    }
+    if MysqlParams::of(ctx.params).engine == Engine::Rocksdb {
+        cnf.push_str("plugin-load-add = ha_rocksdb.so\n");
+        // Perf context counts (no timers) for select-min's perf context (docs/metrics.md).
+        cnf.push_str("rocksdb_perf_context_level = 2\n");
+    }
+    if ctx.connections > DEFAULT_MAX_CONNECTIONS {
+        // Room for the run's connections (the default is 151; a config may still say).
+        cnf.push_str(&format!("max_connections = {}\n", ctx.connections));
+    }
+    if let Some(r) = &ctx.spec.replicas {
+        cnf.push_str(&super::replicas::mariadb::primary_settings(r));
+    }
+    // A fragment may carry its own sections; the options after it belong to [mysqld].
+    push_user_config(&mut cnf, ctx, "[mysqld]\n");
+    if ctx.spec.replicas.is_some() {
+        cnf.push_str(super::replicas::mariadb::PRIMARY_ID);
+    }
+    let cnf_path = ctx.dir.join("my.cnf");
+    write_private_file(&cnf_path, &cnf, ctx.account)?;
+
+    let mut install = process::command(&ctx.binaries.setup, ctx, false)?;
+    install
+        .arg(format!("--defaults-file={}", cnf_path.display()))
+        .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+    match node {
+        Node::Own if !ctx.restored => run_setup(install, "mariadb-install-db", ctx.log)?,
+        Node::Own => {}
+        Node::Joiner => {
+            // Empty: the state transfer fills it.
+            fs::create_dir_all(&data)?;
+            super::private_dir(&data, ctx.account)?;
+        }
+    }
+
+    let mut cmd = server_command(&ctx.binaries.server, ctx)?;
+    cmd.arg(format!("--defaults-file={}", cnf_path.display()));
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", ctx.binaries.server.display()))?;
+    let url = ServerUrl::parse(&format!("mysql://root@127.0.0.1:{}/ibench", ctx.port), "")?
+        .with_password(ctx.password);
+    let mut server = ManagedServer::spawned(&MARIADB, child, url, ctx);
+    server.cleanup.extend(socket_dir);
+    let opts: mysql::Opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(ctx.port)
+        .user(Some("root"))
+        .pass(Some(ctx.password))
+        .db_name(Some("ibench"))
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(Duration::from_secs(2)))
+        .into();
+    let ready = server.wait_ready(Duration::from_secs(ctx.spec.start_timeout_s), || {
+        mysql::Conn::new(opts.clone()).is_ok()
+    });
+    // The server has read it (or failed); the password lives in memory only from here.
+    let _ = fs::remove_file(&init);
+    ready?;
+    Ok(server)
 }
 
 /// The variable a `mariadbd` error line is about.

@@ -97,6 +97,31 @@ pub struct ServerSpec {
     /// Replicas started beside the server (`--replicas`: PostgreSQL streaming, MariaDB binlog).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<ReplicaSpec>,
+    /// A Galera cluster of this many MariaDB nodes instead of one server (`--galera N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub galera: Option<GaleraSpec>,
+}
+
+/// Most nodes `--galera` starts.
+pub const MAX_GALERA_NODES: usize = 5;
+
+/// A MariaDB Galera cluster on this host (`--galera N --client-nodes all|first`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GaleraSpec {
+    /// Nodes (`n1` .. `nN`; n1 bootstraps the cluster).
+    pub nodes: usize,
+    /// The clients' connections go to every node in turn (`--client-nodes all`), else all to
+    /// n1.
+    pub clients_on_all: bool,
+}
+
+/// Which Galera nodes the clients connect to (`--client-nodes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClientNodes {
+    /// Every node, connection by connection in turn.
+    All,
+    /// The first node only.
+    First,
 }
 
 /// Most replicas `--replicas` starts (each is a whole server on this host).

@@ -8,6 +8,7 @@
 //! pick the primary key for `ORDER BY ... LIMIT`.
 
 mod connection;
+mod galera;
 mod gauges;
 mod replication;
 mod status;
@@ -105,6 +106,13 @@ impl Descriptor for MysqlDescriptor {
         if !target.replica_urls.is_empty() {
             db.replicas =
                 replication::Replicas::new(&target.replica_urls, target.read_from_replicas)?;
+        }
+        if !target.node_urls.is_empty() {
+            db.nodes = galera::Nodes::new(
+                (&db.opts, &db.url),
+                &target.node_urls,
+                target.clients_on_all_nodes,
+            )?;
         }
         Ok(Box::new(db))
     }
@@ -252,6 +260,8 @@ pub struct Mysql {
     waits: waits::Waits,
     /// A managed primary's binlog replicas (`--replicas`), if any.
     replicas: replication::Replicas,
+    /// A managed Galera cluster's nodes (`--galera`), if any.
+    nodes: galera::Nodes,
 }
 
 /// Connection options of the server at `url` (with its password): TCP unless the URL names a
@@ -285,6 +295,7 @@ impl Mysql {
             gauges: gauges::Gauges::new(engine),
             waits: waits::Waits::default(),
             replicas: replication::Replicas::default(),
+            nodes: galera::Nodes::default(),
         };
         let mut conn = db.conn()?;
         let step: Option<i64> = conn.query_first("SELECT @@auto_increment_increment")?;
@@ -356,7 +367,10 @@ fn wait_for_clean_pool(conn: &mut Conn) -> Result<u64> {
 impl Mysql {
     /// A client thread's connection.
     fn connection(&self) -> Result<MyConnection> {
-        self.connection_to(&self.opts, &self.url)
+        match self.nodes.next_node() {
+            Some((opts, url)) => self.connection_to(opts, url),
+            None => self.connection_to(&self.opts, &self.url),
+        }
     }
 
     /// A client thread's connection to the server at `opts` (`url`, for messages): the
@@ -478,6 +492,9 @@ impl Dbms for Mysql {
         let mut gauges = self.gauges.read(&self.opts)?;
         if !self.replicas.is_empty() {
             self.replicas.lag_gauges(&self.opts, &mut gauges);
+        }
+        if !self.nodes.is_empty() {
+            self.nodes.gauges(&mut gauges);
         }
         Ok(gauges)
     }

@@ -324,6 +324,7 @@ fn server_spec(
         pooler: setup.pooler.as_ref().map(|(spec, _)| *spec),
         user: target.user.clone(),
         replicas: None,
+        galera: None,
     };
     check_pooler(p, parts);
     let key = format!(
@@ -419,6 +420,8 @@ fn cell(
             client_url: None,
             replica_urls: Vec::new(),
             read_from_replicas: false,
+            node_urls: Vec::new(),
+            clients_on_all_nodes: false,
             params,
         },
         server,

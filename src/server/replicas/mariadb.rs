@@ -89,6 +89,7 @@ fn start_one(
     let spec = ServerSpec {
         options,
         replicas: None,
+        galera: None,
         ..ctx.spec.clone()
     };
     let rctx = StartContext {

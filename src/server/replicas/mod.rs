@@ -4,6 +4,7 @@
 //! in a private directory under the primary's, as the same account, in the primary's cgroup;
 //! stopped before the primary (`ManagedServer::stop`) and gone with its directory.
 
+pub mod galera;
 pub mod mariadb;
 pub mod postgres;
 

@@ -446,6 +446,8 @@ mod tests {
             client_url: None,
             replica_urls: Vec::new(),
             read_from_replicas: false,
+            node_urls: Vec::new(),
+            clients_on_all_nodes: false,
             params: kind.params(&TargetSettings::default()).unwrap(),
         };
         let dbms: Arc<dyn Dbms> = Arc::from(crate::dbms::open(&target).unwrap());

@@ -1,0 +1,239 @@
+//! A MariaDB Galera cluster on this host (`--server mariadb --galera N`): Debian's galera-4
+//! provider, n1 installed and initialised as a lone managed MariaDB is (root's password only,
+//! the `ibench` database) and bootstrapping the cluster (`gcomm://`), then n2 .. nN joining it
+//! one at a time with an empty data directory that the state transfer fills (`rsync`, from a
+//! donor). Every node listens on 127.0.0.1 only: its SQL port, its group communication port
+//! (`gmcast.listen_addr`), its incremental state transfer port (`ist.recv_addr`) and its state
+//! transfer port (`wsrep_sst_receive_address`), each a free port; the group communication is
+//! TLS with a certificate made for this cluster (in n1's private directory), so no process
+//! without it can join. Each joiner is a [`ManagedServer`] in n1's `replicas` (stopped before
+//! n1, gone with its directory).
+//!
+//! Settings written before the user's config (which may change them): `binlog_format = ROW`,
+//! `innodb_autoinc_lock_mode = 2` (Galera's requirements); `wsrep_auto_increment_control =
+//! OFF`, so that auto-increment ids are dense as on a lone server (Galera's default spaces
+//! each node's ids by the cluster size, and the Insert Benchmark's point queries and deletes
+//! walk a table's ids one by one); `wsrep_sync_wait = 1` when clients connect to every node
+//! (a read waits until its node has applied what the cluster committed before it: the Insert
+//! Benchmark's queue checks read rows that another node wrote). With a table per client (the
+//! default) only one connection inserts into a table, so dense ids never collide; clients
+//! sharing a table on different nodes may take the same id, and one of the two transactions
+//! then fails certification (a deadlock error to the client, retried).
+//! After it, the node's identity (provider, cluster, node name and addresses).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use mysql::prelude::Queryable;
+
+use crate::error::Interrupted;
+use crate::server::mariadb::{Node, start_node};
+use crate::server::process::{self, free_port, run_setup};
+use crate::server::{ManagedServer, StartContext, private_dir};
+use crate::spec::{GaleraSpec, ServerSpec};
+
+/// Debian's galera-4 provider.
+const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
+
+/// A node's ports: SQL, group communication, incremental and full state transfer.
+struct Ports {
+    sql: u16,
+    gcomm: u16,
+    ist: u16,
+    sst: u16,
+}
+
+impl Ports {
+    fn free(sql: u16) -> Result<Ports> {
+        Ok(Ports {
+            sql,
+            gcomm: free_port()?,
+            ist: free_port()?,
+            sst: free_port()?,
+        })
+    }
+}
+
+/// Starts the cluster `galera` asks for; returns n1 with the other nodes as its `replicas`,
+/// once every node is synced. A node that fails stops those started before it.
+pub fn start(ctx: &StartContext<'_>, galera: &GaleraSpec) -> Result<ManagedServer> {
+    if !Path::new(PROVIDER).exists() {
+        bail!("--galera needs the Galera provider {PROVIDER}: apt-get install galera-4 rsync");
+    }
+    if ctx.restored {
+        bail!("--galera with a restored dataset is not supported");
+    }
+    let mut ports = vec![Ports::free(ctx.port)?];
+    for _ in 1..galera.nodes {
+        ports.push(Ports::free(free_port()?)?);
+    }
+    let tls = make_certificate(ctx)?;
+    let members: Vec<String> = ports
+        .iter()
+        .map(|p| format!("127.0.0.1:{}", p.gcomm))
+        .collect();
+    let cluster = format!("ibench-{}", ctx.port);
+    let node_spec = |i: usize| -> ServerSpec {
+        let p = &ports[i];
+        // n1 bootstraps (an empty address list); the others join every member.
+        let address = if i == 0 {
+            "gcomm://".to_string()
+        } else {
+            format!("gcomm://{}", members.join(","))
+        };
+        let mut options: Vec<(String, String)> = vec![
+            ("binlog_format".into(), "ROW".into()),
+            ("innodb_autoinc_lock_mode".into(), "2".into()),
+            // Dense ids, as on a lone server (see the module's doc).
+            ("wsrep_auto_increment_control".into(), "OFF".into()),
+        ];
+        if galera.clients_on_all {
+            options.push(("wsrep_sync_wait".into(), "1".into()));
+        }
+        options.extend(ctx.spec.options.iter().cloned());
+        let provider_options = format!(
+            "\"gmcast.listen_addr=tcp://127.0.0.1:{};ist.recv_addr=127.0.0.1:{};{}\"",
+            p.gcomm, p.ist, tls
+        );
+        for (k, v) in [
+            ("wsrep_on", "ON".to_string()),
+            ("wsrep_provider", PROVIDER.to_string()),
+            ("wsrep_cluster_name", cluster.clone()),
+            ("wsrep_cluster_address", address),
+            ("wsrep_node_name", format!("n{}", i + 1)),
+            ("wsrep_node_address", format!("127.0.0.1:{}", p.gcomm)),
+            ("wsrep_provider_options", provider_options),
+            ("wsrep_sst_method", "rsync".to_string()),
+            ("wsrep_sst_receive_address", format!("127.0.0.1:{}", p.sst)),
+        ] {
+            options.push((k.to_string(), v));
+        }
+        ServerSpec {
+            options,
+            galera: None,
+            replicas: None,
+            ..ctx.spec.clone()
+        }
+    };
+    let spec = node_spec(0);
+    let first = start_node(
+        &StartContext {
+            spec: &spec,
+            ..copy(ctx)
+        },
+        Node::Own,
+    )?;
+    let mut first = first;
+    wait_synced(&first, "n1", 1, ctx.spec.start_timeout_s)?;
+    for (i, node_ports) in ports.iter().enumerate().skip(1) {
+        let name = format!("n{}", i + 1);
+        let dir = ctx.dir.join(&name);
+        crate::safe_fs::create_dir(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        private_dir(&dir, ctx.account)?;
+        let log = ctx.log.with_extension(format!("{name}.log"));
+        let spec = node_spec(i);
+        let nctx = StartContext {
+            spec: &spec,
+            dir: &dir,
+            log: &log,
+            port: node_ports.sql,
+            ..copy(ctx)
+        };
+        let node = start_node(&nctx, Node::Joiner)
+            .with_context(|| format!("Galera node {name} (log {})", log.display()))?;
+        first.replicas.push(node);
+        let node = first.replicas.last().expect("pushed");
+        wait_synced(node, &name, i + 1, ctx.spec.start_timeout_s)?;
+    }
+    Ok(first)
+}
+
+/// A copy of `ctx` (its fields borrowed again; the cgroup's descriptors copied).
+fn copy<'a>(ctx: &StartContext<'a>) -> StartContext<'a> {
+    StartContext {
+        spec: ctx.spec,
+        params: ctx.params,
+        dir: ctx.dir,
+        log: ctx.log,
+        port: ctx.port,
+        account: ctx.account,
+        binaries: ctx.binaries,
+        password: ctx.password,
+        preload: ctx.preload.clone(),
+        connections: ctx.connections,
+        restored: ctx.restored,
+        // Every node in the run's cgroup: a memory cap or IO limit holds for the cluster.
+        cgroup_procs: ctx.cgroup_procs.clone(),
+    }
+}
+
+/// A self-signed certificate and key for this cluster's group communication, made by
+/// `openssl` as the server's account in n1's private directory; the provider options that
+/// use it (each node presents it and accepts only peers that present it).
+fn make_certificate(ctx: &StartContext<'_>) -> Result<String> {
+    let tls = ctx.dir.join("tls");
+    crate::safe_fs::create_dir(&tls).with_context(|| format!("cannot create {}", tls.display()))?;
+    private_dir(&tls, ctx.account)?;
+    let (key, cert) = (tls.join("key.pem"), tls.join("cert.pem"));
+    let mut cmd = process::command(Path::new("/usr/bin/openssl"), ctx, false)?;
+    cmd.args([
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "7",
+    ])
+    .args(["-subj", "/CN=ibench-galera", "-keyout"])
+    .arg(&key)
+    .arg("-out")
+    .arg(&cert);
+    run_setup(cmd, "openssl (the Galera cluster's certificate)", ctx.log)?;
+    Ok(format!(
+        "socket.ssl=YES;socket.ssl_key={};socket.ssl_cert={};socket.ssl_ca={}",
+        key.display(),
+        cert.display(),
+        cert.display()
+    ))
+}
+
+/// Waits until `node` is synced with a cluster of `size` nodes (`wsrep_local_state_comment`,
+/// `wsrep_cluster_size`).
+fn wait_synced(node: &ManagedServer, name: &str, size: usize, timeout_s: u64) -> Result<()> {
+    let port = node.url.url().port().context("node without a port")?;
+    let opts: mysql::Opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .pass(node.url.password())
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(Duration::from_secs(2)))
+        .into();
+    let deadline = Instant::now() + Duration::from_secs(timeout_s);
+    let mut last = String::new();
+    loop {
+        if let Ok(mut c) = mysql::Conn::new(opts.clone()) {
+            let rows: Vec<(String, String)> = c
+                .query(
+                    "SHOW GLOBAL STATUS WHERE variable_name IN \
+                     ('wsrep_local_state_comment', 'wsrep_cluster_size')",
+                )
+                .unwrap_or_default();
+            let get = |n: &str| {
+                rows.iter()
+                    .find(|r| r.0.eq_ignore_ascii_case(n))
+                    .map(|r| r.1.clone())
+                    .unwrap_or_default()
+            };
+            let (state, members) = (get("wsrep_local_state_comment"), get("wsrep_cluster_size"));
+            if state == "Synced" && members == size.to_string() {
+                return Ok(());
+            }
+            last = format!("{state}, cluster size {members}");
+        }
+        if crate::interrupt::requested() {
+            return Err(Interrupted.into());
+        }
+        if Instant::now() >= deadline {
+            bail!("Galera node {name} was not synced within {timeout_s} s (last: {last})");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
