@@ -259,7 +259,7 @@ fn bad_galera_flags_exit_2() {
         ),
         (
             &["--server", "postgres", "--galera", "3"][..],
-            "--galera is for --server mariadb",
+            "--galera is for mariadb servers",
         ),
     ] {
         let out = bench.run(args);

@@ -8,7 +8,7 @@
 use ibench::results::model::RunResult;
 use mysql::prelude::Queryable;
 
-use crate::common::{Bench, Kept, alive, have, kept_password};
+use crate::common::{Bench, Kept, alive, have, kept_password, path_str};
 
 /// A node's connection as root.
 fn connect(port: u16, password: &str) -> mysql::Conn {
@@ -216,4 +216,75 @@ fn a_second_sync_mariadb_replica_is_refused() {
         out.describe()
     );
     assert!(out.new_results.is_empty());
+}
+
+/// An experiment whose setups ask for replicas: the cell's managed server has them and every
+/// step records their lag; cluster keys that do not fit a target are each one line at their
+/// place, exit 2, nothing run.
+#[test]
+fn experiment_setups_start_replicas_and_check_cluster_keys() {
+    if !have("mariadb", "") {
+        return;
+    }
+    let bench = Bench::new();
+    let out = bench.out();
+    let write = |name: &str, text: &str| {
+        let path = bench.path(name);
+        std::fs::write(&path, text).unwrap();
+        path_str(&path).to_string()
+    };
+    let bad = write(
+        "bad.toml",
+        "name = \"x\"\n[workload]\nsteps = \"l.i0\"\n\
+         [[target]]\nname = \"pg\"\ndbms = \"postgres\"\n\
+         [[setup]]\nname = \"g\"\ngalera = 3\n\
+         [[setup]]\nname = \"s\"\nsync_replicas = 1\n\
+         [[setup]]\nname = \"r\"\nreplicas = 1\nread_from = \"elsewhere\"\n",
+    );
+    let o = bench.run_raw(&["experiment", &bad, "--out", path_str(&out)], &[]);
+    assert_eq!(o.code, Some(2), "{}", o.describe());
+    for (line, says) in [
+        (9, "target pg: galera is for mariadb servers, not postgres"),
+        (12, "sync_replicas is for replicas: add replicas = N"),
+        (16, "read_from \"elsewhere\": expected primary or replicas"),
+    ] {
+        assert!(
+            o.stderr.contains(&format!("{bad}:{line}: {says}")),
+            "{}",
+            o.describe()
+        );
+    }
+    assert!(!out.exists(), "nothing is written for a bad experiment");
+
+    let good = write(
+        "good.toml",
+        "name = \"rep\"\n[workload]\nsteps = \"l.i0,qp100\"\nclients = 1\n\
+         rows_per_client = 2000\nquery_seconds = 2\n\
+         [[target]]\nname = \"m\"\ndbms = \"mysql\"\n\
+         [[setup]]\nname = \"async-1\"\nreplicas = 1\n",
+    );
+    let o = bench.run_raw(&["experiment", &good, "--out", path_str(&out), "-q"], &[]);
+    o.assert_success();
+    let results: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && !p.ends_with("report.json"))
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    let run = ibench::results::file::load(&results[0]).unwrap();
+    let server = run.managed_server.as_ref().unwrap();
+    assert_eq!(
+        server.replicas.len(),
+        1,
+        "the cell's server has its replica"
+    );
+    assert_eq!(
+        run.config.server.as_ref().unwrap().replicas.unwrap().count,
+        1
+    );
+    for s in &run.steps {
+        assert_eq!(s.replication.len(), 1, "{}: replication", s.name);
+        assert!(s.replication[0].catch_up_s.is_some(), "{}", s.name);
+    }
 }

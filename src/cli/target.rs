@@ -11,10 +11,11 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Setting, SettingError, StatementMode, TargetSettings, TargetSpec};
 use crate::error::UsageError;
+use crate::server::replicas::{ClusterNames, galera_spec, replica_spec};
 use crate::server::{Refusal, ServerProblem, ServerSetting, ServerSettings};
 use crate::spec::{
-    ClientNodes, GaleraSpec, MAX_GALERA_NODES, MAX_REPLICAS, MAX_SECONDS, Malloc, PoolMode, Pooler,
-    PoolerSpec, ReadFrom, ReplicaSpec, RunSpec, ServerSpec, WorkloadSpec,
+    ClientNodes, GaleraSpec, MAX_SECONDS, Malloc, PoolMode, Pooler, PoolerSpec, ReadFrom,
+    ReplicaSpec, RunSpec, ServerSpec, WorkloadSpec,
 };
 
 /// Which DBMS to benchmark, and how to reach or start it.
@@ -478,45 +479,19 @@ impl TargetArgs {
         }))
     }
 
-    /// `--replicas`, `--sync-replicas`, `--read-from`: a family with replication, at most
-    /// [`MAX_REPLICAS`], K <= N.
+    /// `--replicas`, `--sync-replicas`, `--read-from`, checked (`server::replicas`).
     fn replica_spec(&self, kind: DbmsKind) -> Result<Option<ReplicaSpec>, UsageError> {
         let Some(count) = self.replicas else {
             return Ok(None);
         };
-        let Some(replication) = crate::server::family(kind).and_then(|f| f.replication()) else {
-            return Err(UsageError::new(format!(
-                "--replicas is for --server postgres or mariadb, not {}",
-                kind.server_name()
-            )));
-        };
-        if !(1..=MAX_REPLICAS).contains(&count) {
-            return Err(UsageError::new(format!(
-                "--replicas {count} is out of range: expected 1..={MAX_REPLICAS}"
-            )));
-        }
+        let read = self.read_from == Some(ReadFrom::Replicas);
         let sync = self.sync_replicas.unwrap_or(0);
-        if sync > count {
-            return Err(UsageError::new(format!(
-                "--sync-replicas {sync} is more than --replicas {count}"
-            )));
-        }
-        if sync > replication.max_sync {
-            return Err(UsageError::new(format!(
-                "--sync-replicas {sync}: {}'s {} waits for at most {} replica(s)",
-                kind.server_name(),
-                replication.name,
-                replication.max_sync
-            )));
-        }
-        Ok(Some(ReplicaSpec {
-            count,
-            sync,
-            read_from_replicas: self.read_from == Some(ReadFrom::Replicas),
-        }))
+        replica_spec(kind, count, sync, read, ClusterNames::FLAGS)
+            .map(Some)
+            .map_err(UsageError::new)
     }
 
-    /// `--galera`, `--client-nodes`: MariaDB with InnoDB only, 2..=[`MAX_GALERA_NODES`].
+    /// `--galera`, `--client-nodes`, checked (`server::replicas`).
     fn galera_spec(
         &self,
         kind: DbmsKind,
@@ -525,28 +500,10 @@ impl TargetArgs {
         let Some(nodes) = self.galera else {
             return Ok(None);
         };
-        if kind != DbmsKind::of(&crate::dbms::mysql::MYSQL) {
-            return Err(UsageError::new(format!(
-                "--galera is for --server mariadb, not {}",
-                kind.server_name()
-            )));
-        }
-        let engine = crate::dbms::mysql::MysqlParams::of(params).engine;
-        if engine != crate::dbms::mysql::Engine::Innodb {
-            return Err(UsageError::new(
-                "--galera replicates InnoDB tables only: drop --engine rocksdb (or use \
-                 --replicas for MyRocks)",
-            ));
-        }
-        if !(2..=MAX_GALERA_NODES).contains(&nodes) {
-            return Err(UsageError::new(format!(
-                "--galera {nodes} is out of range: expected 2..={MAX_GALERA_NODES}"
-            )));
-        }
-        Ok(Some(GaleraSpec {
-            nodes,
-            clients_on_all: self.client_nodes != Some(ClientNodes::First),
-        }))
+        let all = self.client_nodes != Some(ClientNodes::First);
+        galera_spec(kind, params, nodes, all, ClusterNames::FLAGS)
+            .map(Some)
+            .map_err(UsageError::new)
     }
 
     /// The DBMS: --server, --dbms, else the --url scheme, else the embedded default.

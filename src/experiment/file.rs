@@ -172,6 +172,22 @@ pub struct SetupTable {
     /// CPUs of ibench's client threads (`--client-cpus`).
     #[serde(default)]
     pub client_cpus: Option<Spanned<String>>,
+    /// Replicas of the managed server (`--replicas`): PostgreSQL streaming, MariaDB binlog.
+    #[serde(default)]
+    pub replicas: Option<Spanned<usize>>,
+    /// The first K replicas are synchronous (`--sync-replicas`).
+    #[serde(default)]
+    pub sync_replicas: Option<Spanned<usize>>,
+    /// Where the query steps read: `primary` (default) or `replicas` (`--read-from`).
+    #[serde(default)]
+    pub read_from: Option<Spanned<String>>,
+    /// A MariaDB Galera cluster of this many nodes (`--galera`).
+    #[serde(default)]
+    pub galera: Option<Spanned<usize>>,
+    /// Which Galera nodes the clients connect to: `all` (default) or `first`
+    /// (`--client-nodes`).
+    #[serde(default)]
+    pub client_nodes: Option<Spanned<String>>,
 }
 
 /// Which workload an experiment's cells run (`[workload] kind`).

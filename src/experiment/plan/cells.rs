@@ -271,12 +271,17 @@ fn embedded_params(p: &mut Problems<'_>, parts: &Parts<'_>, settings: &CellSetti
             ),
         );
     }
-    if parts.setup.data_dir.is_some() || parts.setup.pooler.is_some() {
+    let cluster = &parts.setup.cluster;
+    if parts.setup.data_dir.is_some()
+        || parts.setup.pooler.is_some()
+        || cluster.replicas.is_some()
+        || cluster.galera.is_some()
+    {
         p.push(
             parts.config_at.clone(),
             format!(
-                "target {name}: data_dir and pooler are for server targets ({kind} runs inside \
-                 ibench, its scratch database beside the results)"
+                "target {name}: data_dir, pooler, replicas and galera are for server targets \
+                 ({kind} runs inside ibench, its scratch database beside the results)"
             ),
         );
     }
@@ -326,6 +331,7 @@ fn server_spec(
         replicas: None,
         galera: None,
     };
+    let spec = with_cluster(p, parts, spec);
     check_pooler(p, parts);
     let key = format!(
         "{:?}|{:?}|{:?}|{:?}|{:?}",
@@ -341,6 +347,73 @@ fn server_spec(
             settings: settings.located,
             at: parts.config_at.clone(),
         });
+    }
+    spec
+}
+
+/// `spec` with the setup's replicas or Galera cluster (`replicas`, `sync_replicas`,
+/// `read_from`, `galera`, `client_nodes`), checked for the cell's target as the command line's
+/// flags are (`server::replicas`).
+fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -> ServerSpec {
+    use crate::server::replicas::{ClusterNames, galera_spec, replica_spec};
+    let s = &parts.setup.cluster;
+    let name = parts.table.name.get_ref().as_str();
+    let choice =
+        |p: &mut Problems<'_>, v: &Option<Spanned<String>>, key: &str, values: [&str; 2]| {
+            let v = v.as_ref()?;
+            if values.contains(&v.get_ref().as_str()) {
+                Some(v.get_ref() == values[1])
+            } else {
+                p.at(
+                    v,
+                    format!(
+                        "{key} {:?}: expected {} or {}",
+                        v.get_ref(),
+                        values[0],
+                        values[1]
+                    ),
+                );
+                None
+            }
+        };
+    if let Some(count) = &s.replicas {
+        let sync = s.sync_replicas.as_ref().map_or(0, |v| *v.get_ref());
+        let read = choice(p, &s.read_from, "read_from", ["primary", "replicas"]).unwrap_or(false);
+        let kind = spec.kind;
+        match replica_spec(kind, *count.get_ref(), sync, read, ClusterNames::KEYS) {
+            Ok(r) => spec.replicas = Some(r),
+            Err(e) => p.at(count, format!("target {name}: {e}")),
+        }
+    } else {
+        for (v, key) in [(&s.sync_replicas, "sync_replicas")] {
+            if let Some(v) = v {
+                p.at(v, format!("{key} is for replicas: add replicas = N"));
+            }
+        }
+        if let Some(v) = &s.read_from {
+            p.at(v, "read_from is for replicas: add replicas = N");
+        }
+    }
+    if let Some(nodes) = &s.galera {
+        let all = !choice(p, &s.client_nodes, "client_nodes", ["all", "first"]).unwrap_or(false);
+        if s.replicas.is_some() {
+            p.at(
+                nodes,
+                "galera and replicas are two kinds of cluster: choose one per setup",
+            );
+        }
+        match galera_spec(
+            spec.kind,
+            &parts.target.params,
+            *nodes.get_ref(),
+            all,
+            ClusterNames::KEYS,
+        ) {
+            Ok(g) => spec.galera = Some(g),
+            Err(e) => p.at(nodes, format!("target {name}: {e}")),
+        }
+    } else if let Some(v) = &s.client_nodes {
+        p.at(v, "client_nodes is for a Galera cluster: add galera = N");
     }
     spec
 }
@@ -400,6 +473,8 @@ fn cell(
         }),
         data_dir: server.as_ref().and_then(|s| s.data_root.as_deref()),
         pooler: server.as_ref().and_then(|s| s.pooler.as_ref()),
+        replicas: server.as_ref().and_then(|s| s.replicas.as_ref()),
+        galera: server.as_ref().and_then(|s| s.galera.as_ref()),
         version: parts.table.version.as_ref().map(|v| v.get_ref().as_str()),
         pragmas,
         dataset: setup.dataset.as_deref(),

@@ -31,6 +31,12 @@ pub(super) struct Definition<'a> {
     /// The pooler in front of the server: hashed only when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pooler: Option<&'a crate::spec::PoolerSpec>,
+    /// The server's replicas: hashed only when there are some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<&'a crate::spec::ReplicaSpec>,
+    /// A Galera cluster instead of one server: hashed only when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub galera: Option<&'a crate::spec::GaleraSpec>,
     pub pragmas: &'a [(String, String)],
     /// The dataset the cell starts from: hashed only when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]

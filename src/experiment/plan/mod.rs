@@ -379,6 +379,11 @@ fn default_setup() -> SetupTable {
         io_limit: None,
         os_cache: None,
         server_cpus: None,
+        replicas: None,
+        sync_replicas: None,
+        read_from: None,
+        galera: None,
+        client_nodes: None,
         client_cpus: None,
     }
 }

@@ -7,6 +7,7 @@ use super::problems::Problems;
 use crate::dbms::CacheSetting;
 use crate::spec::{InsertBenchmarkSpec, MicroSpec, Step, TpccSpec, WorkloadSpec};
 use crate::spec::{PoolMode, PoolerSpec};
+use toml::Spanned;
 
 /// Largest size a file may give (1 PiB): beyond it a value is a typo, and the arithmetic on
 /// it would overflow.
@@ -36,6 +37,18 @@ pub(super) struct Setup {
     pub dataset: Option<String>,
     /// Memory cap, IO limits, CPUs, OS cache mode.
     pub resources: crate::spec::Resources,
+    /// Its replicas or Galera cluster as written (checked per target: `cells::with_cluster`).
+    pub cluster: ClusterKeys,
+}
+
+/// A setup's cluster keys as written.
+#[derive(Default)]
+pub(super) struct ClusterKeys {
+    pub replicas: Option<Spanned<usize>>,
+    pub sync_replicas: Option<Spanned<usize>>,
+    pub read_from: Option<Spanned<String>>,
+    pub galera: Option<Spanned<usize>>,
+    pub client_nodes: Option<Spanned<String>>,
 }
 
 /// The pooler setup `s` asks for, checked against its workload's connections.
@@ -146,6 +159,13 @@ pub(super) fn setup(
         pooler: None,
         dataset,
         resources: Default::default(),
+        cluster: ClusterKeys {
+            replicas: s.replicas.clone(),
+            sync_replicas: s.sync_replicas.clone(),
+            read_from: s.read_from.clone(),
+            galera: s.galera.clone(),
+            client_nodes: s.client_nodes.clone(),
+        },
     }
 }
 

@@ -16,3 +16,113 @@ pub struct Replication {
     /// The most synchronous replicas a commit can wait for (`--sync-replicas`).
     pub max_sync: usize,
 }
+
+use crate::dbms::mysql::{Engine, MysqlParams};
+use crate::dbms::{DbmsKind, Params};
+use crate::spec::{GaleraSpec, MAX_GALERA_NODES, MAX_REPLICAS, ReplicaSpec};
+
+/// How a request names the cluster settings (`--replicas` on the command line, `replicas` in
+/// an experiment file), for messages.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterNames {
+    /// The replica count.
+    pub replicas: &'static str,
+    /// The synchronous replica count.
+    pub sync_replicas: &'static str,
+    /// The Galera node count.
+    pub galera: &'static str,
+}
+
+impl ClusterNames {
+    /// The command line's flags.
+    pub const FLAGS: ClusterNames = ClusterNames {
+        replicas: "--replicas",
+        sync_replicas: "--sync-replicas",
+        galera: "--galera",
+    };
+    /// An experiment setup's keys.
+    pub const KEYS: ClusterNames = ClusterNames {
+        replicas: "replicas",
+        sync_replicas: "sync_replicas",
+        galera: "galera",
+    };
+}
+
+/// `count` replicas, the first `sync` synchronous, for a managed server of `kind`: the family
+/// must have replication, 1..=[`MAX_REPLICAS`], `sync` <= `count` and within what the family
+/// can wait for. The one-line problem otherwise.
+pub fn replica_spec(
+    kind: DbmsKind,
+    count: usize,
+    sync: usize,
+    read_from_replicas: bool,
+    names: ClusterNames,
+) -> Result<ReplicaSpec, String> {
+    let Some(replication) = super::family(kind).and_then(|f| f.replication()) else {
+        return Err(format!(
+            "{} is for postgres or mariadb servers, not {}",
+            names.replicas,
+            kind.server_name()
+        ));
+    };
+    if !(1..=MAX_REPLICAS).contains(&count) {
+        return Err(format!(
+            "{} {count} is out of range: expected 1..={MAX_REPLICAS}",
+            names.replicas
+        ));
+    }
+    if sync > count {
+        return Err(format!(
+            "{} {sync} is more than {} {count}",
+            names.sync_replicas, names.replicas
+        ));
+    }
+    if sync > replication.max_sync {
+        return Err(format!(
+            "{} {sync}: {}'s {} waits for at most {} replica(s)",
+            names.sync_replicas,
+            kind.server_name(),
+            replication.name,
+            replication.max_sync
+        ));
+    }
+    Ok(ReplicaSpec {
+        count,
+        sync,
+        read_from_replicas,
+    })
+}
+
+/// A Galera cluster of `nodes` for a managed server of `kind` with `params`: MariaDB with
+/// InnoDB, 2..=[`MAX_GALERA_NODES`]. The one-line problem otherwise.
+pub fn galera_spec(
+    kind: DbmsKind,
+    params: &Params,
+    nodes: usize,
+    clients_on_all: bool,
+    names: ClusterNames,
+) -> Result<GaleraSpec, String> {
+    if kind != DbmsKind::of(&crate::dbms::mysql::MYSQL) {
+        return Err(format!(
+            "{} is for mariadb servers, not {}",
+            names.galera,
+            kind.server_name()
+        ));
+    }
+    if MysqlParams::of(params).engine != Engine::Innodb {
+        return Err(format!(
+            "{} replicates InnoDB tables only, not MyRocks (use {} for MyRocks)",
+            names.galera, names.replicas
+        ));
+    }
+    if !(2..=MAX_GALERA_NODES).contains(&nodes) {
+        return Err(format!(
+            "{} {nodes} is out of range: expected 2..={MAX_GALERA_NODES}",
+            names.galera
+        ));
+    }
+    Ok(GaleraSpec {
+        nodes,
+        clients_on_all,
+    })
+}
