@@ -156,6 +156,10 @@ pub struct TargetArgs {
     /// Memory cap, IO limits, CPUs and OS cache mode of the DBMS.
     #[command(flatten)]
     pub resources: super::resources::ResourceArgs,
+    /// Seconds of pause before every step but the first (between client counts and between
+    /// steps), for the DBMS's background work to settle; recorded with each step.
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub cooldown: u64,
 }
 
 /// Where results go and how the run is shown.
@@ -316,6 +320,7 @@ impl TargetArgs {
     ) -> Result<RunSpec, UsageError> {
         for (flag, v, min) in [
             ("--report-interval", output.report_interval, 0),
+            ("--cooldown", self.cooldown, 0),
             // 0 s would give up on a managed server before it could start.
             ("--server-start-timeout", self.server_start_timeout, 1),
         ] {
@@ -391,6 +396,7 @@ impl TargetArgs {
             resources: self
                 .resources
                 .spec(kind.embedded(), self.server.is_some())?,
+            cooldown_s: self.cooldown,
         })
     }
 

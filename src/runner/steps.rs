@@ -1,7 +1,7 @@
 //! Runs a workload's steps in order, with the maintenance pause between the load and the
 //! query steps, a line per step, and the results file rewritten after every step.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use chrono::Utc;
@@ -34,6 +34,24 @@ pub struct StepOptions {
     pub per_client_series: bool,
     /// What happens to the OS page cache of the database's files before each step.
     pub os_cache: crate::spec::OsCache,
+    /// Pause before every step but the first (`--cooldown`).
+    pub cooldown: Duration,
+}
+
+/// Sleeps `d`, waking every 100 ms to see whether the run was interrupted (then
+/// [`Interrupted`]). The cool-down between steps, and an experiment's between cells.
+pub fn cool_down(d: Duration) -> Result<()> {
+    let end = Instant::now() + d;
+    loop {
+        if crate::interrupt::requested() {
+            return Err(Interrupted.into());
+        }
+        let now = Instant::now();
+        if now >= end {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100).min(end - now));
+    }
 }
 
 fn step_line(step: &StepResult) -> String {
@@ -171,6 +189,7 @@ fn run_steps_inner(
         client_threads,
         per_client_series,
         os_cache,
+        cooldown,
     } = options;
     file.save(run)?;
     let first = gate.as_deref().map_or(0, |g| g.first_step());
@@ -199,6 +218,17 @@ fn run_steps_inner(
             Some(gate) => gate.start_step(index, &name, &mut maintenance)?,
             None => maintenance()?,
         }
+        // After the pause (which is maintenance, not rest), right before the step.
+        let cooled = (index > first && !cooldown.is_zero())
+            .then(|| -> Result<f64> {
+                let start = Instant::now();
+                if !display.quiet {
+                    eprintln!("{:>7} {}", "cool", format::seconds(cooldown.as_secs_f64()));
+                }
+                cool_down(cooldown)?;
+                Ok(start.elapsed().as_secs_f64())
+            })
+            .transpose()?;
         let env = StepEnv::new(name.clone(), display, costs)
             .with_client_threads(client_threads)
             .with_per_client_series(per_client_series);
@@ -209,6 +239,7 @@ fn run_steps_inner(
             _ => None,
         };
         let mut step = workload.run_step(index, &env)?;
+        step.cooldown_s = cooled;
         if let Some((files, failed)) = dropped {
             step.notes.push(format!(
                 "os cache: {files} database files written back and dropped from the page cache \
