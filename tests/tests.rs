@@ -144,8 +144,8 @@ mod micro;
 mod micro_suite;
 
 /// `--warmup` on the Insert Benchmark's steps (run, in the tables, in no figure; a load step's
-/// rows counted with it) and `--cooldown` between steps and client counts (in the recorded
-/// times).
+/// rows counted with it), `--cooldown` between steps and client counts (in the recorded
+/// times), and `--no-sampling`.
 mod warmup;
 
 /// Clients multiplexed on a few threads: a stalled connection delays only itself, writers hold

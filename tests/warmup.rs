@@ -215,3 +215,37 @@ fn cooldown_pauses_between_steps_and_client_counts() {
     shown.assert_success();
     assert!(shown.stdout.contains("cool-down"), "{}", shown.stdout);
 }
+
+/// `--no-sampling` (what scripts/bench-observer compares against): no readings during the
+/// step, only its start and end, so the cost per op is still there.
+#[test]
+fn no_sampling_leaves_only_the_start_and_end_readings() {
+    let bench = Bench::new();
+    bench.load(1, 500);
+    let db = bench.db();
+    let query = |extra: &[&str]| {
+        let mut args = vec![
+            "--path",
+            path_str(&db),
+            "--clients",
+            "1",
+            "--steps",
+            "qp0",
+            "--query-seconds",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        bench.run(&args).result()
+    };
+    let sampled = query(&[]);
+    let quiet = query(&["--no-sampling"]);
+    assert!(!sampled.config.no_sampling);
+    assert!(quiet.config.no_sampling);
+    let eff = |run: &RunResult| run.steps[0].efficiency.clone().expect("efficiency");
+    let (on, off) = (eff(&sampled), eff(&quiet));
+    assert!(on.samples > 2, "start, a second, end: {}", on.samples);
+    assert_eq!(off.samples, 2, "start and end only");
+    assert!(off.per_second.client_cpu_s.is_empty());
+    let per_op = off.per_op.expect("cost per op without sampling");
+    assert!(per_op.client_cpu_us > 0.0);
+}

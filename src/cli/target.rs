@@ -160,6 +160,11 @@ pub struct TargetArgs {
     /// steps), for the DBMS's background work to settle; recorded with each step.
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub cooldown: u64,
+    /// No once-a-second /proc and DBMS gauge readings and no wait-event sampling during
+    /// steps: only each step's start and end readings (cost per op still measured; no
+    /// per-second gauges or wait events). To measure what the sampling costs.
+    #[arg(long)]
+    pub no_sampling: bool,
 }
 
 /// Where results go and how the run is shown.
@@ -397,6 +402,7 @@ impl TargetArgs {
                 .resources
                 .spec(kind.embedded(), self.server.is_some())?,
             cooldown_s: self.cooldown,
+            no_sampling: self.no_sampling,
         })
     }
 

@@ -136,6 +136,7 @@ fn execute_into(
         profiler: options
             .profile
             .then(|| Profiler::new(file.path().with_extension("profiles"))),
+        sampling: !spec.no_sampling,
     };
     let step_options = steps::StepOptions {
         pause: steps::Pause {

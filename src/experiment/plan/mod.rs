@@ -126,6 +126,7 @@ impl Cell {
             tags: Default::default(),
             resources: self.resources.clone(),
             cooldown_s: self.cooldown_s,
+            no_sampling: false,
         }
     }
 }
