@@ -4,7 +4,7 @@
 
 use ibench::results::model::{RunResult, StepResult};
 
-use crate::common::{Bench, histogram_len, id_range, open_db, path_str};
+use crate::common::{Bench, Kept, have, histogram_len, id_range, open_db, path_str, server_bench};
 
 fn step<'r>(run: &'r RunResult, name: &str) -> &'r StepResult {
     run.steps
@@ -248,4 +248,60 @@ fn no_sampling_leaves_only_the_start_and_end_readings() {
     assert!(off.per_second.client_cpu_s.is_empty());
     let per_op = off.per_op.expect("cost per op without sampling");
     assert!(per_op.client_cpu_us > 0.0);
+}
+
+/// On a managed PostgreSQL: the server's own per-table counters, read by us after the run,
+/// hold the warm-up's rows beside the step's (the warm-up ran on the server, and the step
+/// counted only its measured part).
+#[test]
+fn managed_postgres_counts_the_warm_up_rows_the_step_does_not() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = server_bench();
+    let run = bench
+        .run(&[
+            "--server",
+            "postgres",
+            "--keep-server",
+            "--clients",
+            "1",
+            "--steps",
+            "l.i0,l.x,qp100",
+            "--l0-rows",
+            "1000",
+            "--writer-batch",
+            "10",
+            "--query-seconds",
+            "2",
+            "--warmup",
+            "2",
+        ])
+        .result();
+    let _kept = Kept::of(&run, "postgres");
+    let s = step(&run, "qp100");
+    let w = s.warmup.as_ref().expect("the step records its warm-up");
+    assert!(w.rows_inserted > 0 && w.ops.get("query").copied().unwrap_or(0) > 0);
+    let q = &s.ops["query"];
+    assert_eq!(histogram_len(&q.histogram), q.count);
+    assert_eq!(q.count, s.queries);
+    let url = crate::common::kept_url(&run);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    let row = c
+        .query_one(
+            "SELECT n_tup_ins, n_tup_del FROM pg_stat_user_tables WHERE relname = 'pi1'",
+            &[],
+        )
+        .expect("pg_stat_user_tables");
+    let (ins, del): (i64, i64) = (row.get(0), row.get(1));
+    assert_eq!(
+        ins as u64,
+        1_000 + s.rows_inserted + w.rows_inserted,
+        "PostgreSQL's inserts into pi1: l.i0's, the step's and its warm-up's"
+    );
+    assert_eq!(del as u64, s.rows_deleted + w.rows_deleted);
+    assert!(
+        ins as u64 > 1_000 + s.rows_inserted,
+        "the warm-up inserted on the server"
+    );
 }
