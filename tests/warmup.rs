@@ -305,3 +305,22 @@ fn managed_postgres_counts_the_warm_up_rows_the_step_does_not() {
         "the warm-up inserted on the server"
     );
 }
+
+/// A warm-up no step of the run can have, or seconds out of range: one line, exit 2.
+#[test]
+fn warm_up_without_a_step_to_warm_up_is_refused() {
+    let bench = Bench::new();
+    for (args, expected) in [
+        (
+            &["--steps", "l.i0,l.x", "--warmup", "5"][..],
+            "--warmup applies to l.i1, l.i2, qrN and qpN",
+        ),
+        (&["--cooldown", "99999999999"][..], "--cooldown 99999999999"),
+    ] {
+        let o = bench.run(args);
+        assert_eq!(o.code, Some(2), "{args:?}: {}", o.stderr);
+        assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+        assert!(o.stderr.contains(expected), "{}", o.stderr);
+        assert!(o.new_results.is_empty(), "nothing ran");
+    }
+}

@@ -130,6 +130,19 @@ pub trait StepGate {
     }
 }
 
+/// The cool-down before a step (none when `cooldown` is zero): the seconds it took.
+fn cool_before_step(cooldown: Duration, display: &DisplayOptions) -> Result<Option<f64>> {
+    if cooldown.is_zero() {
+        return Ok(None);
+    }
+    let start = Instant::now();
+    if !display.quiet {
+        eprintln!("{:>7} {}", "cool", format::seconds(cooldown.as_secs_f64()));
+    }
+    cool_down(cooldown)?;
+    Ok(Some(start.elapsed().as_secs_f64()))
+}
+
 /// Runs every step of `workload`, recording into `run` and saving to `file` after each one,
 /// with `gate` around every step when the run is one host's part of a group. Returns an error
 /// when a step fails (after saving it) or the run is interrupted.
@@ -219,16 +232,11 @@ fn run_steps_inner(
             None => maintenance()?,
         }
         // After the pause (which is maintenance, not rest), right before the step.
-        let cooled = (index > first && !cooldown.is_zero())
-            .then(|| -> Result<f64> {
-                let start = Instant::now();
-                if !display.quiet {
-                    eprintln!("{:>7} {}", "cool", format::seconds(cooldown.as_secs_f64()));
-                }
-                cool_down(cooldown)?;
-                Ok(start.elapsed().as_secs_f64())
-            })
-            .transpose()?;
+        let cooled = if index > first {
+            cool_before_step(cooldown, display)?
+        } else {
+            None
+        };
         let env = StepEnv::new(name.clone(), display, costs)
             .with_client_threads(client_threads)
             .with_per_client_series(per_client_series);
