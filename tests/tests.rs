@@ -143,6 +143,11 @@ mod micro;
 /// counted, the maintenance pause after writes.
 mod micro_suite;
 
+/// `--warmup` on the Insert Benchmark's steps (run, in the tables and in a managed
+/// PostgreSQL's own counters, in no figure; a load step's rows counted with it), `--cooldown`
+/// between steps and client counts (in the recorded times), and `--no-sampling`.
+mod warmup;
+
 /// Clients multiplexed on a few threads: a stalled connection delays only itself, writers hold
 /// their rate, counts merge exactly.
 mod multiplexed;

@@ -189,6 +189,10 @@ pub struct InsertBenchmarkArgs {
     /// Duration of each query step (qrN, qpN), seconds.
     #[arg(long, value_name = "SECS", default_value_t = InsertBenchmarkSpec::default().query_seconds)]
     pub query_seconds: u64,
+    /// Seconds each of l.i1, l.i2, qrN and qpN runs before its measured part, not counted
+    /// (l.i1 and l.i2: the warm-up's rows count towards their rows, not their rates).
+    #[arg(long, value_name = "SECS", default_value_t = InsertBenchmarkSpec::default().warmup)]
+    pub warmup: u64,
     /// Do not delete: tables grow instead of staying a constant-size queue.
     #[arg(long)]
     #[serde(rename = "deletes", serialize_with = "negated")]

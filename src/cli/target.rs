@@ -171,6 +171,15 @@ pub struct TargetArgs {
     /// Memory cap, IO limits, CPUs and OS cache mode of the DBMS.
     #[command(flatten)]
     pub resources: super::resources::ResourceArgs,
+    /// Seconds of pause before every step but the first (between client counts and between
+    /// steps), for the DBMS's background work to settle; recorded with each step.
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub cooldown: u64,
+    /// No once-a-second /proc and DBMS gauge readings and no wait-event sampling during
+    /// steps: only each step's start and end readings (cost per op still measured; no
+    /// per-second gauges or wait events). To measure what the sampling costs.
+    #[arg(long)]
+    pub no_sampling: bool,
 }
 
 /// Where results go and how the run is shown.
@@ -331,6 +340,7 @@ impl TargetArgs {
     ) -> Result<RunSpec, UsageError> {
         for (flag, v, min) in [
             ("--report-interval", output.report_interval, 0),
+            ("--cooldown", self.cooldown, 0),
             // 0 s would give up on a managed server before it could start.
             ("--server-start-timeout", self.server_start_timeout, 1),
         ] {
@@ -408,6 +418,8 @@ impl TargetArgs {
             resources: self
                 .resources
                 .spec(kind.embedded(), self.server.is_some())?,
+            cooldown_s: self.cooldown,
+            no_sampling: self.no_sampling,
         })
     }
 

@@ -24,6 +24,17 @@ pub fn workload(kind: DbmsKind, params: &Params, w: &WorkloadSpec, maintenance: 
     }
 }
 
+/// The pauses of `[workload] cooldown` (`--cooldown`): `secs` before every step of `w` but
+/// the first.
+pub fn cooldowns(w: &WorkloadSpec, secs: u64) -> Duration {
+    let steps = match w {
+        WorkloadSpec::InsertBenchmark(w) => w.steps.len(),
+        WorkloadSpec::Micro(m) => m.step_names().len(),
+        WorkloadSpec::Tpcc(t) => t.step_names().len(),
+    };
+    Duration::from_secs(secs.saturating_mul(steps.saturating_sub(1) as u64))
+}
+
 /// Estimated duration of one TPC-C cell: the load at the Insert Benchmark's load rate, the
 /// warm-up and seconds at each client count, a maintenance pause after the load.
 pub fn tpcc(
@@ -94,7 +105,7 @@ pub fn cell(
             }
             Step::QueryRange(_) | Step::QueryPoint(_) => {
                 has_query = true;
-                w.query_seconds as f64 + 0.5
+                (w.warmup + w.query_seconds) as f64 + 0.5
             }
         };
         // Connecting the clients, sampling, saving the results.
@@ -149,6 +160,27 @@ mod tests {
         assert_eq!(human(Duration::from_secs(42)), "42s");
         assert_eq!(human(Duration::from_secs(185)), "3m05s");
         assert_eq!(human(Duration::from_secs(3720)), "1h02m");
+    }
+
+    #[test]
+    fn cooldowns_come_between_steps_only() {
+        let w = WorkloadSpec::InsertBenchmark(InsertBenchmarkSpec {
+            steps: vec![
+                Step::LoadInitial,
+                Step::QueryPoint(100),
+                Step::QueryRange(100),
+            ],
+            ..InsertBenchmarkSpec::default()
+        });
+        assert_eq!(cooldowns(&w, 5), Duration::from_secs(10));
+        assert_eq!(cooldowns(&w, 0), Duration::ZERO);
+        // Micro: prepare + 2 benchmarks x 2 client counts = 5 steps, 4 pauses.
+        let m = WorkloadSpec::Micro(MicroSpec {
+            benchmarks: vec!["point-query".into(), "insert".into()],
+            clients: vec![1, 2],
+            ..MicroSpec::default()
+        });
+        assert_eq!(cooldowns(&m, 3), Duration::from_secs(12));
     }
 
     #[test]

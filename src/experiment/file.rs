@@ -249,7 +249,8 @@ pub struct WorkloadTable {
     /// Seconds of each microbenchmark at each client count, before `scale`.
     #[serde(default, skip_serializing)]
     pub seconds: Option<u64>,
-    /// Seconds of each microbenchmark's warm-up, not counted.
+    /// Seconds of each step's warm-up, not counted (microbenchmarks and TPC-C at each client
+    /// count; the Insert Benchmark's l.i1, l.i2, qrN and qpN).
     #[serde(default, skip_serializing)]
     pub warmup: Option<u64>,
     /// Warehouses per table set (TPC-C; sysbench-tpcc's --scale).
@@ -366,6 +367,10 @@ pub struct WorkloadTable {
     /// Progress line every N seconds (0: progress bar only).
     #[serde(default, skip_serializing)]
     pub report_interval: Option<u64>,
+    /// Seconds of pause before every step but the first, within a cell (`--cooldown`; the
+    /// pause between cells is the top level's `cooldown_seconds`).
+    #[serde(default, skip_serializing)]
+    pub cooldown: Option<u64>,
 }
 
 /// `benchmarks`: given as `["point-query", "scan"]` or `"point-query,scan"`.

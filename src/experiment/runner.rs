@@ -151,14 +151,7 @@ fn cool_down(d: Duration, quiet: bool) -> Result<()> {
     if !quiet {
         eprintln!("cool-down {}", human(d));
     }
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        if crate::interrupt::requested() {
-            return Err(Interrupted.into());
-        }
-        std::thread::sleep(Duration::from_millis(100).min(end - Instant::now()));
-    }
-    Ok(())
+    crate::runner::steps::cool_down(d)
 }
 
 /// Runs every cell not yet complete, then writes the report. Returns the run ids of the

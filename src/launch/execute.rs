@@ -136,6 +136,7 @@ fn execute_into(
         profiler: options
             .profile
             .then(|| Profiler::new(file.path().with_extension("profiles"))),
+        sampling: !spec.no_sampling,
     };
     let step_options = steps::StepOptions {
         pause: steps::Pause {
@@ -145,6 +146,7 @@ fn execute_into(
         client_threads: client_threads(spec, db.as_ref())?,
         per_client_series: spec.per_client_series,
         os_cache: spec.resources.os_cache,
+        cooldown: Duration::from_secs(spec.cooldown_s),
     };
     let _pinned = super::pin::clients(&spec.resources)?;
     let outcome = steps::run_steps_gated(

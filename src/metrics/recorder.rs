@@ -101,6 +101,11 @@ pub struct Recorder {
     retries: [u64; Op::COUNT],
     reconnects: u64,
     live: Arc<LiveCounters>,
+    /// Ops and rows of the warm-up (not in any figure above).
+    warmup_ops: [u64; Op::COUNT],
+    warmup_rows: [u64; Op::COUNT],
+    /// From the warm-up's start to the step's start, when the thread warmed up.
+    warmup_span: Option<Duration>,
 }
 
 impl Recorder {
@@ -119,6 +124,9 @@ impl Recorder {
             retries: [0; Op::COUNT],
             reconnects: 0,
             live: Arc::new(LiveCounters::default()),
+            warmup_ops: [0; Op::COUNT],
+            warmup_rows: [0; Op::COUNT],
+            warmup_span: None,
         }
     }
 
@@ -263,6 +271,33 @@ impl Recorder {
     /// Per-second activity of `op` since the step start.
     pub fn seconds(&self, op: Op) -> &[OpSecond] {
         &self.seconds[op.index()]
+    }
+
+    /// Counts an op of the warm-up: in no histogram, series or total, only in the warm-up's
+    /// own counts.
+    pub fn count_warmup(&mut self, op: Op, rows: u64) {
+        self.warmup_ops[op.index()] += 1;
+        self.warmup_rows[op.index()] += rows;
+    }
+
+    /// Records how long the warm-up lasted (from its start to the step's start).
+    pub fn set_warmup_span(&mut self, span: Duration) {
+        self.warmup_span = Some(span);
+    }
+
+    /// How long this thread's warm-up lasted, when it warmed up.
+    pub fn warmup_span(&self) -> Option<Duration> {
+        self.warmup_span
+    }
+
+    /// Ops of `op` in the warm-up.
+    pub fn warmup_ops(&self, op: Op) -> u64 {
+        self.warmup_ops[op.index()]
+    }
+
+    /// Rows of `op` in the warm-up.
+    pub fn warmup_rows(&self, op: Op) -> u64 {
+        self.warmup_rows[op.index()]
     }
 
     /// Seconds since the step start in which this thread completed anything.

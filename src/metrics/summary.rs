@@ -321,7 +321,30 @@ pub fn summarize(
         tpcc: None,
         replication: Vec::new(),
         notes: Vec::new(),
+        warmup: warmup_of(timed_recorders),
+        cooldown_s: None,
     }
+}
+
+/// The step's warm-up, from its threads' counts: `None` when no thread warmed up.
+fn warmup_of(recorders: &[Recorder]) -> Option<crate::results::model::Warmup> {
+    let seconds = recorders
+        .iter()
+        .filter_map(Recorder::warmup_span)
+        .max()?
+        .as_secs_f64();
+    let sum = |f: &dyn Fn(&Recorder) -> u64| recorders.iter().map(f).sum::<u64>();
+    let ops = Op::ALL
+        .into_iter()
+        .map(|op| (op.name().to_string(), sum(&|r| r.warmup_ops(op))))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    Some(crate::results::model::Warmup {
+        seconds,
+        ops,
+        rows_inserted: sum(&|r| r.warmup_rows(Op::Insert)),
+        rows_deleted: sum(&|r| r.warmup_rows(Op::Delete)),
+    })
 }
 
 /// Fails a completed step whose retried statements exceed `max_pct` percent of its

@@ -14,6 +14,7 @@ pub mod marks;
 pub mod micro;
 pub mod model;
 pub mod names;
+pub mod pacing;
 pub mod per_second;
 pub mod render;
 pub mod replication;

@@ -237,6 +237,7 @@ fn summary_text(run: &RunResult) -> String {
     }
     out.push_str(&crate::report::tpcc::section(run));
     out.push_str(&crate::report::resources::section(run));
+    out.push_str(&crate::report::pacing::section(run));
     out.push_str(&crate::report::replication::section(run));
     for s in &run.steps {
         out.push_str(&step_notes(s, run.target().read_from_replicas));
@@ -274,13 +275,17 @@ fn step_notes(s: &crate::results::model::StepResult, replicas: bool) -> String {
         } else {
             out.push_str(&format!(
                 "\nwarning: {step}: queue invariant broken after {} reconnects / retries: {} rows \
-                 in the tables, {} expected ({} at start + {} inserted - {} deleted); gaps in: {}\n",
+                 in the tables, {} expected ({} at start + {} inserted - {} deleted{}); gaps in: {}\n",
                 s.reconnects,
                 q.rows_counted,
                 q.rows_expected,
                 q.rows_at_start,
                 s.rows_inserted,
                 s.rows_deleted,
+                s.warmup.as_ref().map_or(String::new(), |w| format!(
+                    ", warm-up +{} -{}",
+                    w.rows_inserted, w.rows_deleted
+                )),
                 if q.tables_with_gaps.is_empty() {
                     "none".to_string()
                 } else {

@@ -352,6 +352,28 @@ pub struct StepResult {
     /// (`--replicas`; see docs/replication.md). Absent without replicas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replication: Vec<ReplicaLag>,
+    /// The step's warm-up before its measured part (`--warmup`; absent without one): in no
+    /// figure above (histograms, series, totals, rates, costs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Warmup>,
+    /// Seconds the run paused before this step (`--cooldown`; absent without a pause).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown_s: Option<f64>,
+}
+
+/// What a step's warm-up did; none of it is counted in the step's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Warmup {
+    /// From the warm-up's start to the measured part's start, seconds (the longest over the
+    /// step's threads: the step starts when the last has finished warming up).
+    pub seconds: f64,
+    /// Statements per op type (`insert`, `delete`, `query`, ...), as `ops` counts them.
+    pub ops: BTreeMap<String, u64>,
+    /// Rows inserted in the warm-up (an Insert Benchmark load step's warm-up rows count
+    /// towards its rows; the queue check counts them).
+    pub rows_inserted: u64,
+    /// Rows deleted in the warm-up.
+    pub rows_deleted: u64,
 }
 
 /// One replica's lag over a step (from the per-second gauges `pg.replica.<name>.*` or `mysql.replica.<name>.*`) and how

@@ -135,6 +135,8 @@ pub struct ThreadCtx<'a> {
     stop: &'a AtomicBool,
     start: Option<Instant>,
     held: Vec<Box<dyn Send>>,
+    /// While warming up: when the warm-up ends.
+    warm_up_end: Option<Instant>,
 }
 
 impl ThreadCtx<'_> {
@@ -162,6 +164,17 @@ impl ThreadCtx<'_> {
         self.rec.set_start(start);
         self.start = Some(start);
         start
+    }
+
+    /// Sets (or, with `None`, clears) when this thread's warm-up ends.
+    pub fn set_warm_up_end(&mut self, end: Option<Instant>) {
+        self.warm_up_end = end;
+    }
+
+    /// True while warming up once the warm-up's time is over: a driver waiting for work (a
+    /// deleter for rows to delete) stops waiting, so the thread can start the step.
+    pub fn warm_up_over(&self) -> bool {
+        self.warm_up_end.is_some_and(|end| Instant::now() >= end)
     }
 
     /// True when the step must end early (another thread failed, or the run was interrupted).
@@ -341,6 +354,7 @@ fn client_task<'a>(
             stop: &shared.stop,
             start: None,
             held: Vec::new(),
+            warm_up_end: None,
         };
         // A panic is a bug, but it must not hang the step: report it as an error.
         match panic::catch_unwind(AssertUnwindSafe(|| body(&mut ctx))) {

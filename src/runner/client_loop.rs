@@ -76,28 +76,44 @@ pub trait Driver {
 }
 
 /// Runs `driver` on `session` at `pacing` until it is done, the time is up, or the step must
-/// stop; then holds the connection open until the step's end is sampled.
+/// stop; then holds the connection open until the step's end is sampled. A
+/// [`Pacing::Warmed`] step warms up first.
 pub fn run<D: Driver>(
+    ctx: &mut ThreadCtx,
+    session: Session<'_, D::Conn>,
+    driver: &mut D,
+    pacing: Pacing,
+) -> Result<()> {
+    let warmup = match pacing {
+        Pacing::Warmed { warmup, .. } => warmup,
+        _ => Duration::ZERO,
+    };
+    run_warmed(ctx, session, driver, pacing, warmup)
+}
+
+/// [`run`] after a warm-up of `warmup` (none when zero) in which the driver runs at `pacing`
+/// (a schedule's rate from the warm-up's start, else as fast as possible) but nothing is
+/// recorded except the warm-up's own counts ([`Recorder::count_warmup`]): the step (its
+/// clock, its series and its cost samples) starts when every client of the step has finished
+/// warming up. A driver that ends in the warm-up (its rows all sent) measures nothing after.
+/// Every thread of a step must warm up, or none (they start warming up together).
+pub fn run_warmed<D: Driver>(
     ctx: &mut ThreadCtx,
     mut session: Session<'_, D::Conn>,
     driver: &mut D,
     pacing: Pacing,
+    warmup: Duration,
 ) -> Result<()> {
-    if let Pacing::Warmed { warmup, .. } = pacing
-        && !warmup.is_zero()
-    {
-        let from = ctx.warm_up();
-        // Retries and reconnects of the warm-up are not the step's either.
-        let mut scratch = Recorder::new(ctx.rec.client);
-        let until = from + warmup;
-        while !ctx.should_stop() && Instant::now() < until {
-            if driver.next(ctx)?.is_none() {
-                break;
-            }
-            driver.send(&mut session, &mut scratch)?;
-        }
-    }
+    let warmed = if warmup.is_zero() {
+        None
+    } else {
+        Some(warm_up(ctx, &mut session, driver, pacing, warmup)?)
+    };
     let start = ctx.start();
+    if let Some(from) = warmed {
+        ctx.rec
+            .set_warmup_span(start.saturating_duration_since(from));
+    }
     let mut pacer = match pacing {
         Pacing::Scheduled {
             rate,
@@ -155,4 +171,40 @@ pub fn run<D: Driver>(
     }
     ctx.hold(session.into_connection());
     outcome
+}
+
+/// The warm-up of [`run_warmed`]; returns when it started.
+fn warm_up<D: Driver>(
+    ctx: &mut ThreadCtx,
+    session: &mut Session<'_, D::Conn>,
+    driver: &mut D,
+    pacing: Pacing,
+    warmup: Duration,
+) -> Result<Instant> {
+    let from = ctx.warm_up();
+    let until = from + warmup;
+    ctx.set_warm_up_end(Some(until));
+    let mut pacer = match pacing {
+        Pacing::Scheduled { rate, batch, .. } => Some(Pacer::new(from, rate, batch, warmup)),
+        Pacing::Closed(_) | Pacing::Warmed { .. } => None,
+    };
+    // Retries and reconnects of the warm-up are not the step's either.
+    let mut scratch = Recorder::new(ctx.rec.client);
+    while !ctx.should_stop() && Instant::now() < until {
+        let due = match &mut pacer {
+            Some(p) => match p.next_due() {
+                Some(due) => Some(due),
+                None => break,
+            },
+            None => None,
+        };
+        let Some(op) = driver.next(ctx)? else { break };
+        if let Some(due) = due {
+            wait_until(due);
+        }
+        let rows = driver.send(session, &mut scratch)?;
+        ctx.rec.count_warmup(op, rows);
+    }
+    ctx.set_warm_up_end(None);
+    Ok(from)
 }

@@ -46,6 +46,9 @@ pub struct CostWatch {
     pub dbms_source: String,
     /// `--profile`: a flame graph of the DBMS's processes per step.
     pub profiler: Option<crate::metrics::profile::Profiler>,
+    /// Sample during steps (the default): /proc and the DBMS's gauges once a second, wait
+    /// events. Without (`--no-sampling`), only the readings at each step's start and end.
+    pub sampling: bool,
 }
 
 impl CostWatch {

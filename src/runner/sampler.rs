@@ -2,7 +2,8 @@
 //! the DBMS's counters when every client is ready, /proc and the DBMS's gauges once a second,
 //! /proc at the end (before the clients' connections close), then the counters, the engine's
 //! status, wait events and the flame graph after the step, off its clock. The sampler's own
-//! CPU is counted.
+//! CPU is counted. Without sampling (`--no-sampling`: to measure what sampling costs), only
+//! the readings at the start and the end: no per-second readings, no wait events.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -58,7 +59,9 @@ impl<'a> Sampler<'a> {
         let mut costs = StepCosts::new(&cw.watch, first, cw.dbms_source.clone());
         costs.counters_start = counters;
         // Wait events from here to the clients' end (a failure: none for the step).
-        let _ = cw.dbms.waits_start();
+        if cw.sampling {
+            let _ = cw.dbms.waits_start();
+        }
         if let Some(p) = &cw.profiler {
             match p.start(&cw.watch, self.step) {
                 Ok(r) => self.recording = r,
@@ -71,7 +74,7 @@ impl<'a> Sampler<'a> {
 
     /// Takes a reading of /proc and the gauges when a second of the step has passed.
     pub fn tick(&mut self, elapsed: Duration) {
-        if elapsed < self.next_sample {
+        if !self.watch.sampling || elapsed < self.next_sample {
             return;
         }
         let cw = self.watch;
@@ -95,7 +98,9 @@ impl<'a> Sampler<'a> {
         }
         self.end = Some(self.timed(|| cw.watch.sample(true)));
         // After the end sample: reading them is not part of the step's cost.
-        self.wait_events = cw.dbms.waits_end().unwrap_or_default();
+        if cw.sampling {
+            self.wait_events = cw.dbms.waits_end().unwrap_or_default();
+        }
     }
 
     /// What the step cost, once its connections are closed (`None` when it never started).

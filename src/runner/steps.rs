@@ -1,7 +1,7 @@
 //! Runs a workload's steps in order, with the maintenance pause between the load and the
 //! query steps, a line per step, and the results file rewritten after every step.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use chrono::Utc;
@@ -34,6 +34,24 @@ pub struct StepOptions {
     pub per_client_series: bool,
     /// What happens to the OS page cache of the database's files before each step.
     pub os_cache: crate::spec::OsCache,
+    /// Pause before every step but the first (`--cooldown`).
+    pub cooldown: Duration,
+}
+
+/// Sleeps `d`, waking every 100 ms to see whether the run was interrupted (then
+/// [`Interrupted`]). The cool-down between steps, and an experiment's between cells.
+pub fn cool_down(d: Duration) -> Result<()> {
+    let end = Instant::now() + d;
+    loop {
+        if crate::interrupt::requested() {
+            return Err(Interrupted.into());
+        }
+        let now = Instant::now();
+        if now >= end {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100).min(end - now));
+    }
 }
 
 fn step_line(step: &StepResult) -> String {
@@ -112,6 +130,19 @@ pub trait StepGate {
     }
 }
 
+/// The cool-down before a step (none when `cooldown` is zero): the seconds it took.
+fn cool_before_step(cooldown: Duration, display: &DisplayOptions) -> Result<Option<f64>> {
+    if cooldown.is_zero() {
+        return Ok(None);
+    }
+    let start = Instant::now();
+    if !display.quiet {
+        eprintln!("{:>7} {}", "cool", format::seconds(cooldown.as_secs_f64()));
+    }
+    cool_down(cooldown)?;
+    Ok(Some(start.elapsed().as_secs_f64()))
+}
+
 /// Runs every step of `workload`, recording into `run` and saving to `file` after each one,
 /// with `gate` around every step when the run is one host's part of a group. Returns an error
 /// when a step fails (after saving it) or the run is interrupted.
@@ -171,6 +202,7 @@ fn run_steps_inner(
         client_threads,
         per_client_series,
         os_cache,
+        cooldown,
     } = options;
     file.save(run)?;
     let first = gate.as_deref().map_or(0, |g| g.first_step());
@@ -199,6 +231,12 @@ fn run_steps_inner(
             Some(gate) => gate.start_step(index, &name, &mut maintenance)?,
             None => maintenance()?,
         }
+        // After the pause (which is maintenance, not rest), right before the step.
+        let cooled = if index > first {
+            cool_before_step(cooldown, display)?
+        } else {
+            None
+        };
         let env = StepEnv::new(name.clone(), display, costs)
             .with_client_threads(client_threads)
             .with_per_client_series(per_client_series);
@@ -209,6 +247,7 @@ fn run_steps_inner(
             _ => None,
         };
         let mut step = workload.run_step(index, &env)?;
+        step.cooldown_s = cooled;
         if let Some((files, failed)) = dropped {
             step.notes.push(format!(
                 "os cache: {files} database files written back and dropped from the page cache \

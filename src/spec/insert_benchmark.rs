@@ -78,6 +78,12 @@ impl Step {
         matches!(self, Step::QueryRange(_) | Step::QueryPoint(_))
     }
 
+    /// Whether `warmup` applies to the step: the query steps and the load steps l.i1 and l.i2
+    /// (l.i0 fills empty tables, l.x and scan are one pass each: nothing to warm up for).
+    pub fn warms_up(self) -> bool {
+        matches!(self, Step::LoadMore | Step::LoadMoreSmall) || self.is_query()
+    }
+
     /// What the step writes into existing tables, as "step l.i1 would ... it" ends (`None`:
     /// it only reads; l.i0 replaces the tables instead).
     pub fn writes_into(self) -> Option<&'static str> {
@@ -166,6 +172,12 @@ pub struct InsertBenchmarkSpec {
     pub writer_batch: usize,
     /// Duration of each query step, seconds.
     pub query_seconds: u64,
+    /// Seconds each of the steps l.i1, l.i2, qrN and qpN runs before its measured part, not
+    /// counted (its ops are in no histogram, series or rate; a load step's warm-up rows still
+    /// count towards its rows). Results written before warm-ups read back as 0; not written
+    /// when 0, so that an experiment's cells without one keep their fingerprints.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup: u64,
     /// Delete the oldest rows at the insert rate in l.i1, l.i2 and query steps.
     pub deletes: bool,
     /// Secondary indexes created by l.x (0-3, in the order marketsegment, registersegment, pdc).
@@ -217,6 +229,7 @@ impl Default for InsertBenchmarkSpec {
             l2_batch: 5,
             writer_batch: 10,
             query_seconds: 10,
+            warmup: 0,
             deletes: true,
             secondary_indexes: 3,
             table_mode: TableMode::PerClient,
@@ -338,6 +351,17 @@ impl InsertBenchmarkSpec {
         in_range(n, "writer_batch", self.writer_batch, 1..=MAX_BATCH)?;
         if self.steps.iter().any(|s| s.is_query()) {
             in_range(n, "query_seconds", self.query_seconds, 1..=MAX_SECONDS)?;
+        }
+        in_range(n, "warmup", self.warmup, 0..=MAX_SECONDS)?;
+        if self.warmup > 0 && !self.steps.iter().any(|s| s.warms_up()) {
+            return refuse(
+                "warmup",
+                format!(
+                    "{} applies to l.i1, l.i2, qrN and qpN, and {} has none of them",
+                    n("warmup"),
+                    n("steps")
+                ),
+            );
         }
         in_range(n, "secondary_indexes", self.secondary_indexes, 0..=3)?;
         if self.steps.iter().any(|s| matches!(s, Step::QueryRange(_)))
@@ -464,4 +488,8 @@ impl InsertBenchmarkSpec {
         }
         spec
     }
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }

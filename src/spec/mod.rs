@@ -195,6 +195,19 @@ pub struct RunSpec {
     /// The DBMS's memory cap, IO limits, CPUs and OS cache mode (issue #31; absent: none).
     #[serde(default, skip_serializing_if = "Resources::is_default")]
     pub resources: Resources,
+    /// `--cooldown`: seconds of pause before every step but the first (between client counts,
+    /// between steps); each step records the pause it had (`cooldown_s`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cooldown_s: u64,
+    /// `--no-sampling`: no once-a-second /proc and gauge readings and no wait-event sampling
+    /// during steps, only the readings at each step's start and end (docs/metrics.md: the
+    /// observer effect).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_sampling: bool,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl RunSpec {

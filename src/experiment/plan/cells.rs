@@ -482,12 +482,14 @@ fn cell(
         maintenance,
         statements,
         resources: &setup.resources,
+        cooldown_s: w.cooldown.unwrap_or(0),
     };
     Cell {
         label: l.label.clone(),
         repeat: 1,
         fingerprint: definition.fingerprint(),
-        estimate: estimate::workload(kind, &params, &setup.workload, maintenance),
+        estimate: estimate::workload(kind, &params, &setup.workload, maintenance)
+            + estimate::cooldowns(&setup.workload, w.cooldown.unwrap_or(0)),
         target: TargetSpec {
             kind,
             path: None,
@@ -504,6 +506,7 @@ fn cell(
         maintenance,
         statements,
         report_interval_s: w.report_interval.unwrap_or(0),
+        cooldown_s: w.cooldown.unwrap_or(0),
         dataset: setup.dataset.clone(),
         resources: setup.resources.clone(),
     }

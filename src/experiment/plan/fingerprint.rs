@@ -49,6 +49,13 @@ pub(super) struct Definition<'a> {
     /// experiments resume.
     #[serde(skip_serializing_if = "crate::spec::Resources::is_default")]
     pub resources: &'a crate::spec::Resources,
+    /// The pause before each step (`[workload] cooldown`): hashed only when set.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cooldown_s: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The server part of a definition. Earlier versions hashed the server's table engine (InnoDB

@@ -83,6 +83,8 @@ pub struct Cell {
     pub statements: StatementMode,
     /// Progress line interval, seconds.
     pub report_interval_s: u64,
+    /// Seconds of pause before every step but the first (`[workload] cooldown`).
+    pub cooldown_s: u64,
     /// The dataset the run starts from (`--from-dataset`), if any.
     pub dataset: Option<String>,
     /// Hash of everything that defines the cell's results.
@@ -123,6 +125,8 @@ impl Cell {
             dataset: self.dataset.clone(),
             tags: Default::default(),
             resources: self.resources.clone(),
+            cooldown_s: self.cooldown_s,
+            no_sampling: false,
         }
     }
 }
@@ -428,13 +432,18 @@ fn check_workload(
     workload_at: &str,
     targets: &[targets::Target],
 ) {
-    if let Some(r) = workload.report_interval
-        && r > crate::spec::MAX_SECONDS
-    {
-        p.push(
-            workload_at.to_string(),
-            format!("report_interval {r} is out of range"),
-        );
+    for (key, value) in [
+        ("report_interval", workload.report_interval),
+        ("cooldown", workload.cooldown),
+    ] {
+        if let Some(r) = value
+            && r > crate::spec::MAX_SECONDS
+        {
+            p.push(
+                workload_at.to_string(),
+                format!("{key} {r} is out of range"),
+            );
+        }
     }
     if workload.index_ddl != Some(crate::spec::IndexDdl::Combined) {
         return;

@@ -223,7 +223,6 @@ fn insert_benchmark(
                 w.table_rows.is_some() || s.table_rows.is_some(),
             ),
             ("seconds", w.seconds.is_some()),
-            ("warmup", w.warmup.is_some()),
             ("warehouses", w.warehouses.is_some()),
             ("mix", w.mix.is_some()),
             ("load_threads", w.load_threads.is_some()),
@@ -242,6 +241,7 @@ fn insert_benchmark(
             "l0_rows": s.rows_per_client.as_ref().map(|v| *v.get_ref()),
             "l1_rows": s.l1_rows.as_ref().map(|v| *v.get_ref()),
             "l2_rows": s.l2_rows.as_ref().map(|v| *v.get_ref()),
+            "warmup": w.warmup,
         }),
     ];
     WorkloadSpec::InsertBenchmark(InsertBenchmarkSpec::assemble(&layers, scale))

@@ -246,3 +246,25 @@ memory_limit = "64M"
         "{messages:?}"
     );
 }
+
+#[test]
+fn workload_warmup_and_cooldown_reach_the_cells() {
+    let with = MATRIX.replace(
+        "query_seconds = 10",
+        "query_seconds = 10\nwarmup = 3\ncooldown = 2",
+    );
+    let (p, problems) = plan(&with, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let (q, _) = plan(MATRIX, None);
+    let cell = &p.cells[0];
+    match &cell.workload {
+        WorkloadSpec::InsertBenchmark(w) => assert_eq!(w.warmup, 3),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(cell.spec(Path::new("o")).cooldown_s, 2);
+    // Three steps: two pauses of 2 s, and qp100's 3 s of warm-up.
+    assert_eq!(cell.estimate, q.cells[0].estimate + Duration::from_secs(7));
+    assert_ne!(cell.fingerprint, q.cells[0].fingerprint);
+    let (_, problems) = plan(&with.replace("cooldown = 2", "cooldown = 99999999"), None);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+}

@@ -78,7 +78,24 @@ pub(super) fn merge_step(parts: &[Part]) -> StepResult {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect(),
+        warmup: merge_warmup(parts),
+        cooldown_s: base.cooldown_s,
     }
+}
+
+/// The hosts' warm-ups together: the longest, and their counts summed.
+fn merge_warmup(parts: &[Part]) -> Option<crate::results::model::Warmup> {
+    let mut out: Option<crate::results::model::Warmup> = None;
+    for w in parts.iter().filter_map(|p| p.step.warmup.as_ref()) {
+        let m = out.get_or_insert_with(Default::default);
+        m.seconds = m.seconds.max(w.seconds);
+        for (op, n) in &w.ops {
+            *m.ops.entry(op.clone()).or_default() += n;
+        }
+        m.rows_inserted += w.rows_inserted;
+        m.rows_deleted += w.rows_deleted;
+    }
+    out
 }
 
 /// The step's status over its hosts (failed when one failed, else interrupted when one was)

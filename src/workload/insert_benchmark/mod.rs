@@ -343,10 +343,10 @@ impl InsertBenchmark {
         let mut threads = Vec::new();
         for &c in &self.clients {
             let pace = steps::Pace::Rows(rows, batch);
-            threads.push(steps::inserter(self.client_table(env, c, &states), pace));
+            threads.push(steps::inserter(self.warmed_table(env, c, &states), pace));
             if deletes {
                 threads.push(steps::deleter(
-                    self.client_table(env, c, &states),
+                    self.warmed_table(env, c, &states),
                     batch,
                     None,
                 ));
@@ -390,14 +390,14 @@ impl InsertBenchmark {
                 misses: &misses,
                 raced: &raced,
             };
-            threads.push(steps::querier(self.client_table(env, c, &states), query));
+            threads.push(steps::querier(self.warmed_table(env, c, &states), query));
             if rate > 0 {
                 let pace = steps::Pace::Rate(rate, batch, duration);
-                threads.push(steps::inserter(self.client_table(env, c, &states), pace));
+                threads.push(steps::inserter(self.warmed_table(env, c, &states), pace));
                 if deletes {
                     let schedule = Some((rate, duration));
                     threads.push(steps::deleter(
-                        self.client_table(env, c, &states),
+                        self.warmed_table(env, c, &states),
                         batch,
                         schedule,
                     ));
@@ -437,8 +437,13 @@ impl InsertBenchmark {
             }
         }
         let rows_at_start = self.rows_at_start.load(Ordering::Relaxed);
-        let rows_expected =
-            (rows_at_start + result.rows_inserted).saturating_sub(result.rows_deleted);
+        // The warm-up's rows are in the tables too, though in no figure of the step.
+        let (warm_inserted, warm_deleted) = result
+            .warmup
+            .as_ref()
+            .map_or((0, 0), |w| (w.rows_inserted, w.rows_deleted));
+        let rows_expected = (rows_at_start + result.rows_inserted + warm_inserted)
+            .saturating_sub(result.rows_deleted + warm_deleted);
         Ok(QueueCheck {
             rows_at_start,
             rows_expected,
@@ -483,6 +488,21 @@ impl InsertBenchmark {
             state: Arc::clone(&states[t]),
             client,
             step: env.name(),
+            warmup: Duration::ZERO,
+        }
+    }
+
+    /// [`InsertBenchmark::client_table`] with the spec's warm-up (l.i1, l.i2 and the query
+    /// steps: every thread of the step warms up).
+    fn warmed_table<'s>(
+        &'s self,
+        env: &'s StepEnv,
+        client: usize,
+        states: &[Arc<TableState>],
+    ) -> steps::ClientTable<'s> {
+        steps::ClientTable {
+            warmup: Duration::from_secs(self.spec.warmup),
+            ..self.client_table(env, client, states)
         }
     }
 }

@@ -57,6 +57,8 @@ pub struct ClientTable<'s> {
     pub client: usize,
     /// Step name (part of the random streams' names).
     pub step: &'s str,
+    /// The step's warm-up (zero: none), for every thread of the step.
+    pub warmup: Duration,
 }
 
 impl ClientTable<'_> {
@@ -70,6 +72,7 @@ impl ClientTable<'_> {
         let (tries, reconnects) = (self.spec.max_tries, self.spec.max_reconnects);
         let mut driver = driver;
         let client = self.client;
+        let warmup = self.warmup;
         ThreadSpec {
             client,
             role,
@@ -83,7 +86,7 @@ impl ClientTable<'_> {
                     }
                 };
                 let session = Session::connect(&connect, tries, reconnects)?;
-                client_loop::run(ctx, session, &mut driver, pacing)
+                client_loop::run_warmed(ctx, session, &mut driver, pacing, warmup)
             }),
         }
     }
@@ -198,7 +201,7 @@ fn claim_delete(state: &TableState, batch: u64, ctx: &ThreadCtx) -> Option<u64> 
             }
             continue;
         }
-        if running == 0 || ctx.should_stop() {
+        if running == 0 || ctx.should_stop() || ctx.warm_up_over() {
             return None;
         }
         crate::mux::park_timeout(Duration::from_millis(10));
