@@ -1,7 +1,8 @@
 //! The Insert Benchmark's scan step (`--steps ...,scan`): after the load, the primary key,
 //! each secondary index and the primary key again, each scan over every table reading every
 //! row, timed; checked against the rows in the tables and, on the servers, against the
-//! DBMS's own per-index counters (the scan went through the index it names).
+//! DBMS's own per-index counters (the scan went through the index it names). A scanner per
+//! client, on its own table, the scanners at once (their recorded intervals overlap).
 
 use ibench::results::model::{RunResult, StepResult};
 use mysql::prelude::Queryable;
@@ -39,6 +40,37 @@ fn check_scan<'r>(run: &'r RunResult, indexes: &[&str]) -> &'r StepResult {
         assert!(s.seconds > 0.0 && s.rows_per_s > 0.0, "{}", s.index);
         assert!((s.rows_per_s - s.rows as f64 / s.seconds).abs() < 1e-6 * s.rows_per_s);
     }
+    // One scanner per client, each on its own table, all at once: each one's part of a phase
+    // is its table's rows, and the scanners' spans (first start to last end) overlap.
+    let mut spans = vec![(f64::INFINITY, 0.0f64); CLIENTS as usize];
+    for s in &scan.scans {
+        let clients: Vec<usize> = s.scanners.iter().map(|p| p.client).collect();
+        assert_eq!(
+            clients,
+            (0..CLIENTS as usize).collect::<Vec<_>>(),
+            "{}",
+            s.index
+        );
+        for p in &s.scanners {
+            assert_eq!((p.tables, p.rows), (1, ROWS), "{}: {p:?}", s.index);
+            assert!(p.start_s <= p.end_s, "{p:?}");
+            let span = &mut spans[p.client];
+            *span = (span.0.min(p.start_s), span.1.max(p.end_s));
+        }
+        let first = s
+            .scanners
+            .iter()
+            .map(|p| p.start_s)
+            .fold(f64::INFINITY, f64::min);
+        let last = s.scanners.iter().map(|p| p.end_s).fold(0.0, f64::max);
+        assert!((s.seconds - (last - first)).abs() < 1e-9, "{}", s.index);
+    }
+    let latest_start = spans.iter().map(|s| s.0).fold(0.0, f64::max);
+    let earliest_end = spans.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+    assert!(
+        latest_start < earliest_end,
+        "the scanners ran one after the other: {spans:?}"
+    );
     // One timed op per table and index, counting its rows.
     let q = &scan.ops["query"];
     assert_eq!(q.count, CLIENTS * expected.len() as u64);

@@ -289,7 +289,7 @@ impl Micro {
         let mut total = spec.table_rows * spec.tables as u64;
         if self.prefills_random_pk() {
             let tables = self.tables_of(Shape::RandomPk);
-            for (i, table) in tables.iter().enumerate() {
+            for i in 0..tables.len() {
                 let loader = RandomPkLoader {
                     tables,
                     table: i,
@@ -303,7 +303,8 @@ impl Micro {
                     op: Operation::default(),
                     left: spec.random_pk_rows,
                 };
-                threads.push(self.thread(table.id, "loader", loader, Pacing::Closed(None)));
+                let client = spec.tables + i;
+                threads.push(self.thread(client, "loader", loader, Pacing::Closed(None)));
             }
             total += spec.random_pk_rows * spec.tables as u64;
         }
