@@ -129,7 +129,8 @@ impl MicroArgs {
 fn parse_benchmark(name: &str) -> Result<String, String> {
     if expand(name).is_empty() {
         return Err(format!(
-            "no such benchmark: expected a name from `ibench micro --list` ({}), or all",
+            "no such benchmark: expected a name from `ibench micro --list` ({}), one of them \
+             with .pre (point-query.pre), all (the reference order) or reads-first",
             accepted_names()
                 .into_iter()
                 .filter(|n| !n.contains(crate::workload::micro::RANGE_SEPARATOR))
