@@ -156,6 +156,7 @@ fn missing_tables_and_bad_flags_are_one_line_each() {
         (&["--seconds", "0"][..], "--seconds 0 is out of range"),
         (&["--no-prepare"][..], "--no-prepare uses existing tables"),
         (&["--benchmarks", "nope"][..], "nope"),
+        (&["--benchmarks", "all.pre"][..], "all.pre"),
     ] {
         let out = micro(&bench, args);
         assert_eq!(out.code, Some(2), "{args:?}: {}", out.describe());

@@ -166,25 +166,42 @@ fn sqlite_runs_every_benchmark_and_keeps_its_tables() {
         "2",
         "--seconds",
         "1",
+        "--post-write-pause",
+        "1",
     ];
-    // Every benchmark, every range length.
+    // Every benchmark, every range length, in the reference order.
     let run = micro(&bench, &[&base[..], &["--benchmarks", "all"]].concat());
     let names: Vec<&str> = run.steps.iter().map(|s| s.name.as_str()).collect();
+    let pre = ibench::workload::micro::PRE_WRITE_READS;
     assert_eq!(
         names.len(),
-        1 + ibench::workload::micro::BENCHMARKS.len(),
+        1 + ibench::workload::micro::BENCHMARKS.len() + pre.len(),
         "{names:?}"
     );
     for s in &run.steps[1..] {
         check_step(s, 2);
     }
-    // The reads ran first: one pause, after the load; none before a write.
+    // The .pre reads on the freshly loaded tables, then the writes, then every read again.
+    let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+    assert_eq!(names[1], "point-query.pre.c2");
+    let pre_steps: Vec<String> = pre.iter().map(|b| format!("{b}.pre.c2")).collect();
+    assert_eq!(names[1..=pre.len()], pre_steps);
+    assert_eq!(names[pre.len() + 1], "update-inlist.c2");
+    assert!(at("read-write_range=100.c2") < at("point-query.c2"));
+    assert_eq!(names[names.len() - 1], "insert-random-pk.c2");
+    // Two pauses: after the load, before the first .pre read; after the writes, before the
+    // first post-write read (with its wait). None before delete and the inserts.
     let pauses: Vec<&str> = run
         .maintenance
         .iter()
         .map(|m| m.before_step.as_str())
         .collect();
-    assert_eq!(pauses, ["point-query.c2"]);
+    assert_eq!(pauses, ["point-query.pre.c2", "point-query.c2"]);
+    assert!(
+        run.maintenance[1].actions.contains("post-write wait 1s"),
+        "{:?}",
+        run.maintenance
+    );
 
     let conn = open_db(&db);
     let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
@@ -252,6 +269,8 @@ fn warm_up_is_not_counted_and_writes_are_followed_by_a_pause() {
             "--seconds",
             "1",
             "--warmup",
+            "1",
+            "--post-write-pause",
             "1",
             "--benchmarks",
             "insert,point-query",

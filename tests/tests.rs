@@ -148,6 +148,11 @@ mod micro_suite;
 /// between steps and client counts (in the recorded times), and `--no-sampling`.
 mod warmup;
 
+/// The microbenchmarks' reference order: `.pre` reads apart from post-write ones in results,
+/// reports and compare, the post-write pause's maintenance seen by the DBMS, insert-random-pk
+/// into prefilled tables.
+mod micro_order;
+
 /// Clients multiplexed on a few threads: a stalled connection delays only itself, writers hold
 /// their rate, counts merge exactly.
 mod multiplexed;

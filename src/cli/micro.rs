@@ -16,7 +16,9 @@ pub struct MicroArgs {
     pub target: TargetArgs,
 
     /// Benchmarks to run, in order (comma-separated): names from --list, a name without its
-    /// range length for all of them (random-points), or all.
+    /// range length for all of them (random-points), a name with .pre for a run named apart
+    /// (point-query.pre), all (the reference order: a few .pre reads, the writes, the
+    /// post-write pause, every read, delete and inserts) or reads-first (--list order).
     #[arg(
         long,
         value_parser = parse_benchmark,
@@ -65,6 +67,14 @@ pub struct MicroArgs {
     /// A step fails when its retried statements exceed this percent of its statements.
     #[arg(long, value_name = "PCT", default_value_t = MicroSpec::default().max_error_pct)]
     pub max_error_rate: f64,
+    /// Seconds the pause after writes (before the next read benchmark) lasts from its start,
+    /// maintenance included [default: 60 + 1 per million rows, at most 1200].
+    #[arg(long, value_name = "SECS")]
+    pub post_write_pause: Option<u64>,
+    /// Rows prepare loads into each insert-random-pk table (sbrandpkN), so that its steps
+    /// insert into a large table (kept across its steps) instead of a new empty one.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub random_pk_rows: u64,
     /// Skip the DBMS maintenance pause between the load and the benchmarks.
     #[arg(long)]
     pub no_maintenance: bool,
@@ -84,7 +94,7 @@ impl MicroArgs {
                 .benchmarks
                 .iter()
                 .flat_map(|name| expand(name))
-                .map(|b| b.name.to_string())
+                .map(|e| e.name())
                 .collect(),
             clients: self.clients.clone(),
             tables: self.tables,
@@ -97,6 +107,8 @@ impl MicroArgs {
             max_reconnects: self.max_reconnects,
             max_error_pct: self.max_error_rate,
             load_only: false,
+            post_write_pause: self.post_write_pause,
+            random_pk_rows: self.random_pk_rows,
         };
         micro.validate(flag_name)?;
         if !micro.prepare && self.target.path.is_none() && self.target.url.is_none() {
@@ -117,7 +129,8 @@ impl MicroArgs {
 fn parse_benchmark(name: &str) -> Result<String, String> {
     if expand(name).is_empty() {
         return Err(format!(
-            "no such benchmark: expected a name from `ibench micro --list` ({}), or all",
+            "no such benchmark: expected a name from `ibench micro --list` ({}), one of them \
+             with .pre (point-query.pre), all (the reference order) or reads-first",
             accepted_names()
                 .into_iter()
                 .filter(|n| !n.contains(crate::workload::micro::RANGE_SEPARATOR))

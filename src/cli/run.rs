@@ -186,6 +186,11 @@ pub struct InsertBenchmarkArgs {
     /// Rows per INSERT and DELETE of the background writer in query steps.
     #[arg(long, value_name = "N", default_value_t = InsertBenchmarkSpec::default().writer_batch)]
     pub writer_batch: usize,
+    /// Concurrent scanners of the scan step, a connection each, the tables split among them
+    /// (every one scans every table when there are fewer tables) [default: --clients].
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan_clients: Option<usize>,
     /// Duration of each query step (qrN, qpN), seconds.
     #[arg(long, value_name = "SECS", default_value_t = InsertBenchmarkSpec::default().query_seconds)]
     pub query_seconds: u64,

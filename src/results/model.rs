@@ -517,6 +517,26 @@ pub struct IndexScan {
     pub seconds: f64,
     /// `rows / seconds`.
     pub rows_per_s: f64,
+    /// Each scanner's part when several scanned at once (`--scan-clients`), by client;
+    /// their rows add up to `rows`, and `seconds` runs from the first one's start to the last
+    /// one's end. Empty in results written before concurrent scans.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scanners: Vec<ScannerScan>,
+}
+
+/// One scanner's scan of an index over its tables, in the scan step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ScannerScan {
+    /// The scanner (client), 0-based.
+    pub client: usize,
+    /// Tables it scanned.
+    pub tables: usize,
+    /// Rows read.
+    pub rows: u64,
+    /// Its start, seconds after the step's clients started.
+    pub start_s: f64,
+    /// Its end, seconds after the step's clients started.
+    pub end_s: f64,
 }
 
 /// Percentiles of a response-time distribution, microseconds.

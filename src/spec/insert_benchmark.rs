@@ -214,6 +214,10 @@ pub struct InsertBenchmarkSpec {
     /// A step whose retried statements exceed this percent of its statements fails.
     #[serde(default = "default_max_error_pct")]
     pub max_error_pct: f64,
+    /// Concurrent scanners of the scan step, each on a connection of its own; `None`: one per
+    /// client (`--scan-clients`). Results written before it read back as one per client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan_clients: Option<usize>,
 }
 
 impl Default for InsertBenchmarkSpec {
@@ -246,6 +250,7 @@ impl Default for InsertBenchmarkSpec {
             max_tries: default_max_tries(),
             max_reconnects: default_max_reconnects(),
             max_error_pct: default_max_error_pct(),
+            scan_clients: None,
         }
     }
 }
@@ -347,7 +352,15 @@ impl InsertBenchmarkSpec {
 
     /// The query steps: their writer's batch and their seconds; the secondary indexes range
     /// queries (and l.x) need, created before them.
+    /// Scanners of the scan step: [`InsertBenchmarkSpec::scan_clients`], or one per client.
+    pub fn scanners(&self) -> usize {
+        self.scan_clients.unwrap_or(self.clients)
+    }
+
     fn check_queries(&self, n: FieldNames) -> Result<(), SpecError> {
+        if let Some(c) = self.scan_clients {
+            in_range(n, "scan_clients", c, 1..=1024)?;
+        }
         in_range(n, "writer_batch", self.writer_batch, 1..=MAX_BATCH)?;
         if self.steps.iter().any(|s| s.is_query()) {
             in_range(n, "query_seconds", self.query_seconds, 1..=MAX_SECONDS)?;

@@ -37,6 +37,16 @@ pub struct MicroSpec {
     pub max_reconnects: u32,
     /// A step whose retried statements exceed this percent of its statements fails.
     pub max_error_pct: f64,
+    /// Seconds the pause after writes (before the next read benchmark) lasts from its start,
+    /// its maintenance included, so that purge, flush and compaction settle; `None`: 60 s plus
+    /// 1 s per million rows, at most 1200 s (`--post-write-pause`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_write_pause: Option<u64>,
+    /// Rows loaded by `prepare` into each of insert-random-pk's tables (`sbrandpkN`), which its
+    /// steps then insert into (without recreating them); 0: the steps create them empty
+    /// (`--random-pk-rows`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub random_pk_rows: u64,
     /// Only the load (`--prepare-only`): no benchmark after it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub load_only: bool,
@@ -57,8 +67,14 @@ impl Default for MicroSpec {
             max_reconnects: default_max_reconnects(),
             max_error_pct: default_max_error_pct(),
             load_only: false,
+            post_write_pause: None,
+            random_pk_rows: 0,
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Rows per INSERT of the `prepare` step.
@@ -84,6 +100,13 @@ impl MicroSpec {
             spec.seconds = scaled(spec.seconds);
         }
         spec
+    }
+
+    /// Seconds of the post-write pause ([`MicroSpec::post_write_pause`]).
+    pub fn post_write_wait(&self) -> u64 {
+        self.post_write_pause.unwrap_or_else(|| {
+            crate::workload::micro::default_post_write_wait(self.tables, self.table_rows)
+        })
     }
 
     /// Bytes the tables take once loaded: about 220 per row with the index on `k`.
@@ -154,6 +177,25 @@ impl MicroSpec {
             );
         }
         in_range(n, "warmup", self.warmup, 0..=MAX_SECONDS)?;
+        if let Some(p) = self.post_write_pause {
+            in_range(n, "post_write_pause", p, 0..=MAX_SECONDS)?;
+        }
+        in_range(
+            n,
+            "random_pk_rows",
+            self.random_pk_rows,
+            0..=i32::MAX as u64,
+        )?;
+        if self.random_pk_rows > 0 && !self.prepare {
+            return refuse(
+                "random_pk_rows",
+                format!(
+                    "{} loads insert-random-pk's tables in prepare: it needs the tables \
+                     created and loaded (drop --no-prepare)",
+                    n("random_pk_rows")
+                ),
+            );
+        }
         in_range(n, "seconds", self.seconds, 1..=MAX_SECONDS)?;
         check_retries(self.max_tries, self.max_error_pct, n)?;
         Ok(())

@@ -407,10 +407,17 @@ impl Dbms for Sqlite {
         Ok(settings)
     }
 
-    fn maintenance(&self, _tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
+    fn maintenance(&self, tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
         let conn = self.open_raw()?;
+        // The planner's statistics (sqlite_stat1) of the tables as the writes left them.
+        for t in tables {
+            conn.execute_batch(&format!("ANALYZE {}", t.name))
+                .with_context(|| format!("ANALYZE {}", t.name))?;
+        }
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-        Ok(Some("PRAGMA wal_checkpoint(TRUNCATE)".to_string()))
+        Ok(Some(
+            "ANALYZE per table, PRAGMA wal_checkpoint(TRUNCATE)".to_string(),
+        ))
     }
 
     /// The WAL file's size (`<db>-wal`, 0 when there is none) and the checkpoints ibench's WAL

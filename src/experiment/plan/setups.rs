@@ -278,7 +278,7 @@ fn micro(
                     ),
                 );
             }
-            out.extend(found.iter().map(|b| b.name.to_string()));
+            out.extend(found.iter().map(|e| e.name()));
         }
         out
     });

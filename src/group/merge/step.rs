@@ -345,6 +345,7 @@ fn merge_scans(parts: &[Part]) -> Vec<IndexScan> {
                 Some(t) => {
                     t.rows += s.rows;
                     t.seconds = t.seconds.max(s.seconds);
+                    t.scanners.extend(s.scanners.iter().cloned());
                 }
                 None => scans.push(s.clone()),
             }

@@ -155,3 +155,51 @@ impl Driver for Loader<'_> {
             .with_context(|| format!("create index {index}"))
     }
 }
+
+/// Loads `rows` rows with random keys into one of insert-random-pk's tables (`prepare` with
+/// `--random-pk-rows`), [`MICRO_LOAD_BATCH`] rows per transaction of one-row inserts.
+pub struct RandomPkLoader<'s> {
+    /// The tables of the shape; the loader writes into `table` of them.
+    pub tables: &'s [Table],
+    /// The table, 0-based in `tables`.
+    pub table: usize,
+    /// Its keys' `k` range (the sysbench tables' rows).
+    pub scope: super::Scope,
+    /// The loader's random stream.
+    pub rng: Pcg64Mcg,
+    /// The batch being sent (buffers reused).
+    pub op: Operation,
+    /// Rows still to load.
+    pub left: u64,
+}
+
+impl Driver for RandomPkLoader<'_> {
+    type Conn = dyn MicroConnection;
+
+    fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.op.clear();
+        let n = (MICRO_LOAD_BATCH as u64).min(self.left);
+        for _ in 0..n {
+            super::insert_random_pk::push_row(&self.scope, &mut self.rng, &mut self.op, self.table);
+        }
+        Ok(Some(Op::Insert))
+    }
+
+    fn send(
+        &mut self,
+        session: &mut Session<'_, dyn MicroConnection>,
+        rec: &mut Recorder,
+    ) -> Result<u64> {
+        let (tables, op) = (self.tables, &self.op);
+        let (rows, _) = session
+            .transaction(rec, Op::Insert, true, |c| {
+                run_calls(c, tables, op, &op.calls)
+            })
+            .with_context(|| format!("insert into {}", tables[self.table].name))?;
+        self.left -= op.calls.len() as u64;
+        Ok(rows)
+    }
+}

@@ -1,6 +1,8 @@
 //! `insert-random-pk`: `INSERT INTO sbrandpkN (id, k, c, pad)` with a random 26-character id
 //! (UUID-like): inserts land anywhere in the primary key, the b-tree write amplification of a
-//! bad key. The tables are created afresh at the start of each step.
+//! bad key. The tables are created afresh at the start of each step, or, with
+//! `--random-pk-rows N`, created and loaded with N rows each by `prepare` and kept from one
+//! step to the next (a random-key insert into a large table).
 
 use rand_pcg::Pcg64Mcg;
 
@@ -30,11 +32,17 @@ struct InsertRandomPk(Scope);
 impl Generator for InsertRandomPk {
     fn next(&mut self, rng: &mut Pcg64Mcg, op: &mut Operation) {
         let table = self.0.table(rng);
-        op.push(&RANDOM, table, Some(1));
-        op.text(|s| push_random_key(s, rng));
-        let k = self.0.id(rng);
-        op.int(k);
-        c_value(op, rng);
-        op.text(|s| push_digit_groups(s, rng, PAD_GROUPS));
+        push_row(&self.0, rng, op, table);
     }
+}
+
+/// Adds the insert of one row with a random key into table `table` (0-based) to `op`: the
+/// steps' inserts, and the rows `--random-pk-rows` loads in `prepare`.
+pub(super) fn push_row(scope: &Scope, rng: &mut Pcg64Mcg, op: &mut Operation, table: usize) {
+    op.push(&RANDOM, table, Some(1));
+    op.text(|s| push_random_key(s, rng));
+    let k = scope.id(rng);
+    op.int(k);
+    c_value(op, rng);
+    op.text(|s| push_digit_groups(s, rng, PAD_GROUPS));
 }

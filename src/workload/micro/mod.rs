@@ -23,7 +23,7 @@ use std::ops::Range;
 use rand_pcg::Pcg64Mcg;
 
 use crate::dbms::micro::{Shape, Statement, Value};
-pub use workload::Micro;
+pub use workload::{Micro, default_post_write_wait};
 
 /// Declares a benchmark's entries at further range lengths L: `NAME = L` each, named
 /// `<family>_range=L`, built by `generator(scope, L)`, everything else as the entry `$base`
@@ -83,8 +83,92 @@ registry! {
     insert_random_pk: [INSERT_RANDOM_PK],
 }
 
-/// The name `--benchmarks all` stands for every benchmark.
+/// The name `--benchmarks all` stands for: every benchmark in the reference suite's order
+/// ([`reference_sequence`]).
 pub const ALL: &str = "all";
+
+/// The name of every benchmark in `--list` order: the reads first, the writes last (what
+/// `all` ran before the reference order), with no read after a write.
+pub const READS_FIRST: &str = "reads-first";
+
+/// Appended to a benchmark's name for its run on the freshly loaded tables, before the writes
+/// of the reference order (`point-query.pre`, steps `point-query.pre.c1`): in results, reports
+/// and compare a benchmark of its own, apart from its post-write run (`point-query`).
+pub const PRE_SUFFIX: &str = ".pre";
+
+/// The reads the reference order runs on the freshly loaded tables, before any write: a point
+/// query and the range queries whose figures change most with the writes' debt (the
+/// published PostgreSQL slowdown of range-covered queries is a post-write figure).
+/// mdcallag/mytools' `all_small.sh` runs `point-query.pre` and `range-notcovered-si.pre`.
+pub const PRE_WRITE_READS: &[&str] = &[
+    "point-query",
+    "range-covered-pk_range=100",
+    "range-covered-si_range=100",
+    "range-notcovered-si_range=100",
+];
+
+/// The writes of the reference order, in the order `all_small.sh` runs them.
+const REFERENCE_WRITES: &[&str] = &[
+    "update-inlist",
+    "update-index",
+    "update-nonindex",
+    "update-one",
+    "update-zipf",
+    "write-only",
+    "read-write_range=10",
+    "read-write_range=100",
+];
+
+/// One benchmark in a run's list: the benchmark, and whether it is its pre-write run.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    /// The benchmark.
+    pub benchmark: &'static Benchmark,
+    /// Its run on the freshly loaded tables (`point-query.pre`).
+    pub pre: bool,
+}
+
+impl Entry {
+    /// Its name in `--benchmarks`, step names and results (`point-query.pre`, `point-query`).
+    pub fn name(&self) -> String {
+        if self.pre {
+            format!("{}{PRE_SUFFIX}", self.benchmark.name)
+        } else {
+            self.benchmark.name.to_string()
+        }
+    }
+}
+
+/// The reference suite's order (mdcallag/mytools `bench/sysbench.lua/all_small.sh`), what
+/// `all` stands for: [`PRE_WRITE_READS`] on the freshly loaded tables (`.pre`), the writes
+/// (update-inlist, update-index, update-nonindex, update-one, update-zipf, write-only,
+/// read-write), then, after the post-write pause, every read benchmark in `--list` order
+/// (scan among them, as `all_small.sh` runs it after the pause), then delete, insert and
+/// insert-random-pk.
+pub fn reference_sequence() -> Vec<Entry> {
+    let by_name = |n: &str, pre: bool| find(n).map(|benchmark| Entry { benchmark, pre });
+    let mut out: Vec<Entry> = PRE_WRITE_READS
+        .iter()
+        .filter_map(|n| by_name(n, true))
+        .collect();
+    out.extend(REFERENCE_WRITES.iter().filter_map(|n| by_name(n, false)));
+    let post = |b: &&&Benchmark| !b.writes;
+    out.extend(BENCHMARKS.iter().filter(post).map(|&benchmark| Entry {
+        benchmark,
+        pre: false,
+    }));
+    let listed: Vec<&str> = out.iter().map(|e| e.benchmark.name).collect();
+    out.extend(
+        BENCHMARKS
+            .iter()
+            .filter(|b| b.writes && !listed.contains(&b.name))
+            .map(|&benchmark| Entry {
+                benchmark,
+                pre: false,
+            }),
+    );
+    out
+}
 
 /// Separates a benchmark's name from its range length L in the names of its variants
 /// (`random-points_range=100`), as the reference harness writes them.
@@ -134,18 +218,29 @@ pub fn find(name: &str) -> Option<&'static Benchmark> {
 }
 
 /// The benchmarks `name` stands for: one by its full name, every range length of a benchmark
-/// by the name without one (`random-points`), or all of them (`all`); empty when none.
-pub fn expand(name: &str) -> Vec<&'static Benchmark> {
+/// by the name without one (`random-points`), either with [`PRE_SUFFIX`] for their pre-write
+/// runs (`point-query.pre`), all of them in the reference order (`all`) or in `--list` order
+/// (`reads-first`); empty when none.
+pub fn expand(name: &str) -> Vec<Entry> {
     if name == ALL {
-        return BENCHMARKS.to_vec();
+        return reference_sequence();
     }
-    if let Some(b) = find(name) {
-        return vec![b];
+    let (base, pre) = match name.strip_suffix(PRE_SUFFIX) {
+        Some(base) => (base, true),
+        None => (name, false),
+    };
+    let entry = |benchmark| Entry { benchmark, pre };
+    if base == READS_FIRST && !pre {
+        return BENCHMARKS.iter().copied().map(entry).collect();
+    }
+    if let Some(b) = find(base) {
+        return vec![entry(b)];
     }
     BENCHMARKS
         .iter()
         .copied()
-        .filter(|b| b.family() == name)
+        .filter(|b| b.family() == base)
+        .map(entry)
         .collect()
 }
 
@@ -155,9 +250,9 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// The names `--benchmarks` takes: every benchmark, every benchmark without its range length,
-/// and `all`.
+/// `all` and `reads-first` (each name but these two also with [`PRE_SUFFIX`]).
 pub fn accepted_names() -> Vec<&'static str> {
-    let mut out = vec![ALL];
+    let mut out = vec![ALL, READS_FIRST];
     for b in BENCHMARKS {
         if b.family() != b.name && !out.contains(&b.family()) {
             out.push(b.family());
@@ -281,7 +376,10 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), names.len(), "duplicate benchmark names");
-        let rp: Vec<&str> = expand("random-points").iter().map(|b| b.name).collect();
+        let rp: Vec<&str> = expand("random-points")
+            .iter()
+            .map(|e| e.benchmark.name)
+            .collect();
         assert_eq!(
             rp,
             [
@@ -291,10 +389,49 @@ mod tests {
             ]
         );
         assert_eq!(expand("point-query").len(), 1);
-        assert_eq!(expand(ALL).len(), BENCHMARKS.len());
+        assert_eq!(expand(READS_FIRST).len(), BENCHMARKS.len());
         assert!(expand("nope").is_empty());
+        assert!(expand("nope.pre").is_empty());
+        let pre: Vec<String> = expand("random-points.pre")
+            .iter()
+            .map(Entry::name)
+            .collect();
+        assert_eq!(pre[0], "random-points_range=10.pre");
         assert!(accepted_names().contains(&"range-covered-si"));
         assert!(accepted_names().contains(&"range-covered-si_range=100"));
+    }
+
+    #[test]
+    fn all_runs_the_reference_order() {
+        let all = expand(ALL);
+        let names: Vec<String> = all.iter().map(Entry::name).collect();
+        // Every benchmark once after the writes, the pre-write reads once more before them.
+        assert_eq!(
+            all.len(),
+            BENCHMARKS.len() + PRE_WRITE_READS.len(),
+            "{names:?}"
+        );
+        let at = |n: &str| names.iter().position(|x| x == n).unwrap();
+        let first_write = all.iter().position(|e| e.benchmark.writes).unwrap();
+        assert_eq!(names[0], "point-query.pre");
+        assert_eq!(first_write, PRE_WRITE_READS.len());
+        assert!(all[..first_write].iter().all(|e| e.pre));
+        assert_eq!(names[first_write], "update-inlist");
+        assert!(at("read-write_range=100") < at("point-query"));
+        assert!(at("range-covered-si_range=100.pre") < at("update-inlist"));
+        // Every read after the writes, then delete and the inserts.
+        let reads_from = at("read-write_range=100") + 1;
+        assert!(all[reads_from..].iter().all(|e| !e.pre));
+        let tail: Vec<&str> = names[names.len() - 3..]
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(tail, ["delete", "insert", "insert-random-pk"]);
+        assert!(
+            all[reads_from..all.len() - 3]
+                .iter()
+                .all(|e| !e.benchmark.writes)
+        );
     }
 
     #[test]

@@ -4,14 +4,14 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::client::{Client, Loader};
+use super::client::{Client, Loader, RandomPkLoader};
 use super::data::rng;
-use super::{Benchmark, Operation, Scope, expand, names};
+use super::{Benchmark, Entry, Operation, Scope, expand, names};
 use crate::dbms::micro::{MicroConnection, SbtestRows, Shape};
 use crate::dbms::{Dbms, Table};
 use crate::error::UsageError;
@@ -44,13 +44,16 @@ pub struct Micro {
     dbms: Arc<dyn Dbms>,
     /// Tables of every shape the run uses, `spec.tables` of each, in [`SHAPES`] order.
     tables: Vec<Table>,
-    benchmarks: Vec<&'static Benchmark>,
+    benchmarks: Vec<Entry>,
     /// What the user allows on tables of the benchmarks' names that ibench did not create.
     foreign: ForeignTables,
     /// Shapes whose tables a step of this run has created (so the pause includes them).
     created: BTreeSet<usize>,
     /// Benchmarks whose missing hint was already noted.
     noted: BTreeSet<&'static str>,
+    /// A benchmark that writes ran since the last pause: the next pause is a post-write one
+    /// (with its wait).
+    wrote: AtomicBool,
 }
 
 /// What a step after `prepare` runs.
@@ -58,6 +61,14 @@ pub struct Micro {
 struct Bench {
     benchmark: &'static Benchmark,
     clients: usize,
+}
+
+/// The post-write pause's wait when none is given: 60 s plus 1 s per million rows of the
+/// sysbench tables, at most 1200 s, counted from the pause's start (its maintenance
+/// included), as mdcallag/mytools' `run.sh` waits after its writes.
+pub fn default_post_write_wait(tables: usize, table_rows: u64) -> u64 {
+    let rows = (tables as u64).saturating_mul(table_rows);
+    (60 + rows / 1_000_000).min(1200)
 }
 
 fn shape_index(shape: Shape) -> usize {
@@ -98,6 +109,7 @@ impl Micro {
             foreign,
             created: BTreeSet::new(),
             noted: BTreeSet::new(),
+            wrote: AtomicBool::new(false),
         })
     }
 
@@ -113,7 +125,7 @@ impl Micro {
     fn replaced(&self) -> Vec<Table> {
         let mut out = Vec::new();
         for shape in SHAPES {
-            let used = self.benchmarks.iter().any(|b| b.shape == shape);
+            let used = self.benchmarks.iter().any(|e| e.benchmark.shape == shape);
             let replaced = match shape {
                 Shape::Sbtest => self.spec.prepare,
                 _ => used,
@@ -148,6 +160,7 @@ impl Micro {
         let writer = self
             .benchmarks
             .iter()
+            .map(|e| e.benchmark)
             .find(|b| b.writes && b.shape == Shape::Sbtest);
         let Some(writer) = writer.filter(|_| !self.spec.prepare) else {
             return Ok(());
@@ -163,9 +176,12 @@ impl Micro {
     /// The benchmark steps, in run order (after `prepare`).
     fn benches(&self) -> Vec<Bench> {
         let mut out = Vec::new();
-        for &benchmark in &self.benchmarks {
+        for e in &self.benchmarks {
             for &clients in &self.spec.clients {
-                out.push(Bench { benchmark, clients });
+                out.push(Bench {
+                    benchmark: e.benchmark,
+                    clients,
+                });
             }
         }
         out
@@ -228,18 +244,35 @@ impl Micro {
         }
     }
 
+    /// Whether `prepare` loads insert-random-pk's tables (`--random-pk-rows`, and a benchmark
+    /// of the run uses them), which its steps then keep.
+    fn prefills_random_pk(&self) -> bool {
+        self.spec.random_pk_rows > 0
+            && self
+                .benchmarks
+                .iter()
+                .any(|e| e.benchmark.shape == Shape::RandomPk)
+    }
+
     /// Creates the tables, loads them (one thread per table, ids 1..=rows in batches) and
-    /// creates sysbench's index on `k` (`k_1` on sbtest1...), as `sysbench prepare` does.
+    /// creates sysbench's index on `k` (`k_1` on sbtest1...), as `sysbench prepare` does;
+    /// with `--random-pk-rows`, also insert-random-pk's tables, a thread each.
     fn prepare(&self, env: &StepEnv) -> Result<StepResult> {
         let mut conn = self.dbms.connect_micro()?;
         self.check_replaceable(conn.as_mut())?;
-        for table in self.tables_of(Shape::Sbtest) {
-            conn.create_table(table, Shape::Sbtest)
-                .with_context(|| format!("create table {}", table.name))?;
+        let mut shapes = vec![Shape::Sbtest];
+        if self.prefills_random_pk() {
+            shapes.push(Shape::RandomPk);
+        }
+        for &shape in &shapes {
+            for table in self.tables_of(shape) {
+                conn.create_table(table, shape)
+                    .with_context(|| format!("create table {}", table.name))?;
+            }
         }
         drop(conn);
         let spec = &self.spec;
-        let threads = self
+        let mut threads: Vec<ThreadSpec> = self
             .tables_of(Shape::Sbtest)
             .iter()
             .map(|table| {
@@ -253,11 +286,33 @@ impl Micro {
                 self.thread(table.id, "loader", loader, Pacing::Closed(None))
             })
             .collect();
-        let total = spec.table_rows * spec.tables as u64;
+        let mut total = spec.table_rows * spec.tables as u64;
+        if self.prefills_random_pk() {
+            let tables = self.tables_of(Shape::RandomPk);
+            for i in 0..tables.len() {
+                let loader = RandomPkLoader {
+                    tables,
+                    table: i,
+                    scope: Scope {
+                        tables: spec.tables,
+                        rows: spec.table_rows,
+                        client: i,
+                        clients: spec.tables,
+                    },
+                    rng: rng(spec.seed, "prepare-random-pk", i),
+                    op: Operation::default(),
+                    left: spec.random_pk_rows,
+                };
+                let client = spec.tables + i;
+                threads.push(self.thread(client, "loader", loader, Pacing::Closed(None)));
+            }
+            total += spec.random_pk_rows * spec.tables as u64;
+        }
+        let loaders = threads.len();
         let outcome = env.run_threads(threads, Expect::Rows(Op::Insert, total));
         Ok(summarize(
             env.name(),
-            spec.tables,
+            loaders,
             outcome,
             Vec::new(),
             None,
@@ -268,7 +323,8 @@ impl Micro {
     /// `bench` as fast as possible on its clients for the step's duration, after the warm-up.
     fn benchmark(&self, env: &StepEnv, bench: Bench) -> Result<StepResult> {
         let b = bench.benchmark;
-        if b.shape != Shape::Sbtest {
+        let kept = b.shape == Shape::RandomPk && self.prefills_random_pk();
+        if b.shape != Shape::Sbtest && !kept {
             // A fresh table for each step, so every client count starts from the same one.
             let mut conn = self.dbms.connect_micro()?;
             for table in self.tables_of(b.shape) {
@@ -367,15 +423,33 @@ impl Workload for Micro {
     }
 
     fn maintenance(&self, change_settings: bool) -> Result<Option<String>> {
+        let start = Instant::now();
         let mut tables = self.tables_of(Shape::Sbtest).to_vec();
         for &shape in &self.created {
             tables.extend_from_slice(self.tables_of(SHAPES[shape]));
         }
-        self.dbms.maintenance(&tables, change_settings)
+        let done = self.dbms.maintenance(&tables, change_settings)?;
+        if !self.wrote.swap(false, Ordering::Relaxed) {
+            return Ok(done);
+        }
+        // After writes: the DBMS's background work (purge, flush, compaction) settles.
+        let wait = self.spec.post_write_wait();
+        let slept = wait_until(start + Duration::from_secs(wait))?;
+        let waited = format!(
+            "post-write wait {wait}s from the pause's start ({:.1}s after the maintenance)",
+            slept.as_secs_f64()
+        );
+        Ok(Some(match done {
+            Some(d) => format!("{d}, {waited}"),
+            None => waited,
+        }))
     }
 
     fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {
         if self.spec.prepare && index == 0 {
+            if self.prefills_random_pk() {
+                self.created.insert(shape_index(Shape::RandomPk));
+            }
             return self.prepare(env);
         }
         let Some(bench) = self.bench_at(index) else {
@@ -391,11 +465,27 @@ impl Workload for Micro {
         if b.shape != Shape::Sbtest {
             self.created.insert(shape_index(b.shape));
         }
+        if b.writes {
+            self.wrote.store(true, Ordering::Relaxed);
+        }
         let mut result = self.benchmark(env, bench)?;
         result.notes.extend(note);
         check_error_rate(&mut result, self.spec.max_error_pct);
         Ok(result)
     }
+}
+
+/// Sleeps until `until` (at once when past), a second at a time so that an interrupt stops
+/// it; returns how long it slept.
+fn wait_until(until: Instant) -> Result<Duration> {
+    let began = Instant::now();
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        if crate::interrupt::requested() {
+            return Err(crate::error::Interrupted.into());
+        }
+        std::thread::sleep(left.min(Duration::from_secs(1)));
+    }
+    Ok(began.elapsed())
 }
 
 #[cfg(test)]
