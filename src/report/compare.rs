@@ -406,8 +406,9 @@ fn sides(
                     })?;
                 stats::from_seconds(&seconds).ok_or_else(|| {
                     format!(
-                        "fewer than 3 full seconds in {name}: a short step needs repeated \
-                         runs ({ADVISED_RUNS} a side advised)"
+                        "fewer than {} full seconds in {name}: a short step needs repeated \
+                         runs ({ADVISED_RUNS} a side advised)",
+                        stats::MIN_SECONDS
                     )
                 })
             }

@@ -43,7 +43,7 @@ impl Metric {
 }
 
 /// Drops the first and the last (partial) second.
-fn trim<T: Clone>(v: Vec<T>) -> Vec<T> {
+pub fn trim<T: Clone>(v: Vec<T>) -> Vec<T> {
     if v.len() > 2 {
         v[1..v.len() - 1].to_vec()
     } else {
