@@ -235,8 +235,9 @@ fn per_second(costs: &StepCosts) -> EfficiencySeries {
             let cg = series.cgroup.get_or_insert_with(Default::default);
             cg.memory_bytes.push(c.usage.unwrap_or(0));
             cg.cache_bytes.push(c.cache.unwrap_or(0));
-            cg.major_faults
-                .push(d(|x| x.cgroup.and_then(|c| c.major_faults).map(|v| v as f64)));
+            cg.major_faults.push(d(|x| {
+                x.cgroup.and_then(|c| c.major_faults).map(|v| v as f64)
+            }));
             cg.limit_hits
                 .push(d(|x| x.cgroup.and_then(|c| c.limit_hits).map(|v| v as f64)));
         }

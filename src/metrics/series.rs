@@ -253,14 +253,23 @@ mod tests {
         a.record(Op::Insert, 1, at(0), at(0) + Duration::from_micros(100));
         b.record(Op::Insert, 1, at(10), at(10) + Duration::from_micros(300));
         a.record(Op::Insert, 1, at(1_000), at(1_001));
-        b.record(Op::Insert, 1, at(3_000), at(3_000) + Duration::from_micros(40));
+        b.record(
+            Op::Insert,
+            1,
+            at(3_000),
+            at(3_000) + Duration::from_micros(40),
+        );
         a.flush_seconds();
         b.flush_seconds();
         let total = per_second(&[a, b], 2, 4, 4, false).total;
         let s = &total.ops["insert"];
         assert_eq!(s.ops, [2, 1, 0, 1]);
         assert_eq!(s.mean_us, [200, 1_000, 0, 40]);
-        assert_eq!(s.p95_us, [300, 1_000, 0, 40], "clamped to each second's max");
+        assert_eq!(
+            s.p95_us,
+            [300, 1_000, 0, 40],
+            "clamped to each second's max"
+        );
         assert_eq!(shared.counts(Op::Insert), [2, 1, 0, 1]);
         // Merged with another host's series: means weighted by ops, p95s the larger.
         let mut merged = SeriesSet::default();

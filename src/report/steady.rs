@@ -156,9 +156,78 @@ pub fn of_series(set: &SeriesSet) -> Option<Sanity> {
     Some(out)
 }
 
+/// A run's step flagged, as a report records it beside the step's figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepFlag {
+    /// The run.
+    pub run: String,
+    /// Too short to compare (else: not steady).
+    pub too_short: bool,
+    /// The flag in one line.
+    pub text: String,
+}
+
+impl StepFlag {
+    /// Whether a change of the step cannot be marked: a step that was not steady never; a
+    /// step too short only when a side has one run (runs as the unit need no seconds).
+    pub fn blocks(&self, one_run: bool) -> bool {
+        !self.too_short || one_run
+    }
+}
+
+/// The flag of step `step` of run `run`, `None` when it is fine.
+pub fn run_flag(run: &str, step: &StepResult) -> Option<StepFlag> {
+    let s = sanity(step)?;
+    Some(StepFlag {
+        run: run.to_string(),
+        too_short: s.too_short,
+        text: s.flag()?,
+    })
+}
+
 /// The flag of `step` in one line, `None` when it is fine (or has no per-second ops).
 pub fn flag(step: &StepResult) -> Option<String> {
     sanity(step)?.flag()
+}
+
+/// The report's section of flagged steps: a row per step, configuration and run flagged;
+/// `None` when no step is.
+pub fn section(r: &crate::report::model::Report) -> Option<crate::report::cells::Section> {
+    use crate::report::cells::{Cell, Section, ViewTable};
+    let rows: Vec<Vec<Cell>> = r
+        .step_reports
+        .iter()
+        .flat_map(|s| {
+            s.groups.iter().flat_map(move |g| {
+                g.flags.iter().map(move |f| {
+                    vec![
+                        Cell::plain(s.name.clone()),
+                        Cell::plain(g.group.clone()),
+                        Cell::plain(f.run.clone()),
+                        Cell::marked(f.text.clone(), "noisy"),
+                    ]
+                })
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Section {
+        id: "sanity".to_string(),
+        title: "Step sanity".to_string(),
+        note: format!(
+            "Steps whose rate was not steady (the last third's mean rate beyond \
+             {DRIFT_PCT}% of the first's and beyond the noise of its seconds) or that were too \
+             short to compare (fewer than {MIN_SECONDS} full seconds, what a one-run comparison \
+             needs); docs/reports.md. A change in such a step is not marked (flagged step)."
+        ),
+        tables: vec![ViewTable {
+            title: "flagged steps".to_string(),
+            header: ["step", "config", "run", "flag"].map(String::from).to_vec(),
+            rows,
+        }],
+    })
 }
 
 #[cfg(test)]
@@ -170,7 +239,9 @@ mod tests {
         let mut s = seed;
         (0..n)
             .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let u = (s >> 11) as f64 / (1u64 << 53) as f64;
                 level + noise * (2.0 * u - 1.0)
             })
@@ -188,9 +259,16 @@ mod tests {
         // +-30%: a third's mean can then differ by more than DRIFT_PCT by chance, but the
         // test at alpha 1% flags it rarely.
         let flagged = (0..1_000)
-            .filter(|&seed| !drift("insert", &noisy(30, 1_000.0, 300.0, seed)).unwrap().steady)
+            .filter(|&seed| {
+                !drift("insert", &noisy(30, 1_000.0, 300.0, seed))
+                    .unwrap()
+                    .steady
+            })
             .count();
-        assert!(flagged <= 20, "{flagged} of 1000 steady noisy steps flagged");
+        assert!(
+            flagged <= 20,
+            "{flagged} of 1000 steady noisy steps flagged"
+        );
     }
 
     #[test]

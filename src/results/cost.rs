@@ -265,7 +265,8 @@ pub struct EfficiencySeries {
     /// files, pending compaction bytes...; docs/metrics.md); `null` where a reading lacked
     /// it. Absent in documents of DBMS without gauges and of older versions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub gauges: BTreeMap<String, Vec<Option<f64>>>,    /// The DBMS's own cgroup (`--memory-limit`, `--io-limit`, `--server-cpus`) second by
+    pub gauges: BTreeMap<String, Vec<Option<f64>>>,
+    /// The DBMS's own cgroup (`--memory-limit`, `--io-limit`, `--server-cpus`) second by
     /// second; absent without one (and in older documents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<CgroupSeconds>,
