@@ -174,6 +174,9 @@ impl Kind {
     }
 }
 
+/// Which per-second response time of a series a chart draws.
+type Pick = fn(&Series) -> &[u64];
+
 /// One run's line in a chart.
 #[derive(Clone, Debug)]
 pub struct Line {
@@ -256,7 +259,7 @@ pub fn step_charts(groups: &[Group], step: &str, target: Option<f64>) -> Vec<Cha
                 })
                 .collect(),
         });
-        let responses: [(Kind, fn(&Series) -> &[u64]); 3] = [
+        let responses: [(Kind, Pick); 3] = [
             (Kind::MaxResponse, |s| &s.max_us),
             (Kind::P95Response, |s| &s.p95_us),
             (Kind::MeanResponse, |s| &s.mean_us),
