@@ -90,8 +90,8 @@ pub enum Verdict {
     Inconclusive,
     /// Not enough data to test.
     Untestable,
-    /// Better or worse as tested, but in a step flagged in a run (not steady; too short with
-    /// one run a side: `report/steady.rs`): not called a change, the note says why.
+    /// Better or worse as tested, but in a step flagged not steady in a run
+    /// (`report/steady.rs`): not called a change, the note says why.
     Flagged,
 }
 
@@ -259,7 +259,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
             continue;
         };
         explained.extend(explain::step_changes(&step.name, &sa, &sb));
-        if let Some(f) = step_flag(a, b, &step.name, unit == Unit::Seconds) {
+        if let Some(f) = step_flag(a, b, &step.name) {
             flags.insert(step.name.clone(), f);
         }
         for metric in metrics::for_step(step) {
@@ -340,19 +340,18 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
 }
 
 /// The first flag, of a run of A or B that completed step `step`, that keeps a change of the
-/// step from being called (`one_run`: a side has one run, so a step too short counts).
+/// step from being called (not steady).
 fn step_flag(
     a: &[RunResult],
     b: &[RunResult],
     step: &str,
-    one_run: bool,
 ) -> Option<crate::report::steady::StepFlag> {
     a.iter().chain(b).find_map(|r| {
         let s = r
             .steps
             .iter()
             .find(|s| s.name == step && s.status == RunStatus::Complete)?;
-        crate::report::steady::run_flag(&r.run_id, s).filter(|f| f.blocks(one_run))
+        crate::report::steady::run_flag(&r.run_id, s).filter(|f| f.blocks())
     })
 }
 

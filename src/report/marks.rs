@@ -28,8 +28,7 @@ pub enum Mark {
     /// `compare` does not test this figure (one value per step it has no test for).
     Untested,
     /// A change the test (or the one-run threshold) calls, in a step flagged in a run of
-    /// either side (not steady, or too short with one run a side: `report/steady.rs`): not
-    /// marked, the note says why.
+    /// either side as not steady (`report/steady.rs`): not marked, the note says why.
     Flagged,
 }
 
@@ -150,7 +149,7 @@ pub fn judge_all(groups: &[Group], steps: &mut [StepReport]) {
                 .flags
                 .iter()
                 .chain(&gs.flags)
-                .find(|f| f.blocks(one_run))
+                .find(|f| f.blocks())
                 .cloned();
             let flag = flag.as_ref();
             judge_map(&mut gs.throughput, &cmp, &step.name, one_run, flag);

@@ -168,10 +168,13 @@ pub struct StepFlag {
 }
 
 impl StepFlag {
-    /// Whether a change of the step cannot be marked: a step that was not steady never; a
-    /// step too short only when a side has one run (runs as the unit need no seconds).
-    pub fn blocks(&self, one_run: bool) -> bool {
-        !self.too_short || one_run
+    /// Whether a change of the step cannot be marked or called: a step that was not steady
+    /// never. A step too short blocks nothing it is not already kept from: with runs as the
+    /// unit the runs are the samples, compare's one-run test already finds it untestable
+    /// (fewer than [`MIN_SECONDS`]), and the one-run threshold mark says it has no noise
+    /// estimate; the flag is said beside it.
+    pub fn blocks(&self) -> bool {
+        !self.too_short
     }
 }
 
@@ -220,7 +223,7 @@ pub fn section(r: &crate::report::model::Report) -> Option<crate::report::cells:
             "Steps whose rate was not steady (the last third's mean rate beyond \
              {DRIFT_PCT}% of the first's and beyond the noise of its seconds) or that were too \
              short to compare (fewer than {MIN_SECONDS} full seconds, what a one-run comparison \
-             needs); docs/reports.md. A change in such a step is not marked (flagged step)."
+             needs); docs/reports.md. A change in a step that was not steady is not marked (flagged step)."
         ),
         tables: vec![ViewTable {
             title: "flagged steps".to_string(),
