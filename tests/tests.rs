@@ -37,6 +37,10 @@ mod report_charts;
 /// nothing; synchronous=FULL is marked worse where fsync binds), the headline, one run a side.
 mod marks;
 
+/// Step sanity on real SQLite runs (a reader locked out from midway is not steady, a free one
+/// is) and the per-second mean and p95 response times of a real run.
+mod steady;
+
 /// `ibench compare`: A/A comparisons on SQLite and a managed PostgreSQL call (almost) nothing
 /// a change, an injected change is found within its interval, one run a side says that only
 /// noise within runs counts, bad thresholds are usage errors.

@@ -223,6 +223,17 @@ fn render(cmp: &Comparison, a: &str, b: &str) -> String {
         }
     }
     out.push_str(&t.to_text());
+    if !cmp.flags.is_empty() {
+        out.push_str("\nFlagged steps (docs/reports.md: a change in them is not called):\n");
+        for (step, f) in &cmp.flags {
+            out.push_str(&format!(
+                "  {}: run {}: {}\n",
+                escape::line(step),
+                escape::line(&f.run),
+                f.text
+            ));
+        }
+    }
     if !cmp.explain.is_empty() {
         out.push_str(
             "\nInside the DBMS, what changed most (gauges and wait events; descriptive, not \

@@ -15,6 +15,9 @@ pub enum ExportFormat {
     Json,
     /// One row per step and op type: rates, response-time percentiles, cost per op.
     Csv,
+    /// One row per step, op type and second: ops, rows, the largest, mean and p95 response
+    /// time, and the second's cost and cgroup figures.
+    SecondsCsv,
 }
 
 /// Flags of `ibench export`.
@@ -83,6 +86,59 @@ pub fn csv(run: &RunResult) -> String {
     out
 }
 
+/// Header of the per-second CSV export.
+pub const SECONDS_CSV_HEADER: &str = "run,step,op,second,ops,rows,max_us,mean_us,p95_us,\
+dbms_cpu_s,device_kb_read,device_kb_written,cgroup_memory_bytes,cgroup_cache_bytes,\
+cgroup_major_faults,cgroup_limit_hits";
+
+/// The per-second CSV of `run`: one line per step, op type and second of its all-clients
+/// series; a figure the run did not record (mean and p95 before they were kept, cgroup
+/// figures without a cgroup, cost without sampling) is empty.
+pub fn seconds_csv(run: &RunResult) -> String {
+    let mut out = String::from(SECONDS_CSV_HEADER);
+    out.push('\n');
+    let at_u = |v: &[u64], i: usize| v.get(i).map(u64::to_string).unwrap_or_default();
+    let at_f = |v: &[f64], i: usize| v.get(i).map(|x| format!("{x:.3}")).unwrap_or_default();
+    for s in &run.steps {
+        let e = s.efficiency.as_ref().map(|e| &e.per_second);
+        let cg = e.and_then(|e| e.cgroup.as_ref());
+        for (op, x) in &s.per_second.total.ops {
+            for i in 0..x.ops.len() {
+                let cost = match e {
+                    Some(e) => format!(
+                        "{},{},{}",
+                        at_f(&e.dbms_cpu_s, i),
+                        at_f(&e.device_kb_read, i),
+                        at_f(&e.device_kb_written, i)
+                    ),
+                    None => ",,".to_string(),
+                };
+                let cgroup = match cg {
+                    Some(c) => format!(
+                        "{},{},{},{}",
+                        at_u(&c.memory_bytes, i),
+                        at_u(&c.cache_bytes, i),
+                        at_f(&c.major_faults, i),
+                        at_f(&c.limit_hits, i)
+                    ),
+                    None => ",,,".to_string(),
+                };
+                out.push_str(&format!(
+                    "{},{},{op},{i},{},{},{},{},{},{cost},{cgroup}\n",
+                    csv_field(&run.run_id),
+                    csv_field(&s.name),
+                    x.ops[i],
+                    at_u(&x.rows, i),
+                    at_u(&x.max_us, i),
+                    at_u(&x.mean_us, i),
+                    at_u(&x.p95_us, i),
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// Writes the run to stdout.
 pub fn execute(args: &ExportArgs) -> Result<()> {
     let store = Store::open_existing(&args.store.results)?;
@@ -93,6 +149,7 @@ pub fn execute(args: &ExportArgs) -> Result<()> {
             crate::output::escape::json(&serde_json::to_string_pretty(&run)?)
         )),
         ExportFormat::Csv => stdout::print(&csv(&run)),
+        ExportFormat::SecondsCsv => stdout::print(&seconds_csv(&run)),
     }
 }
 

@@ -231,6 +231,16 @@ fn per_second(costs: &StepCosts) -> EfficiencySeries {
         series
             .dbms_rss_bytes
             .push(s.dbms.map(|c| c.rss_bytes).unwrap_or(0));
+        if let Some(c) = &s.cgroup {
+            let cg = series.cgroup.get_or_insert_with(Default::default);
+            cg.memory_bytes.push(c.usage.unwrap_or(0));
+            cg.cache_bytes.push(c.cache.unwrap_or(0));
+            cg.major_faults.push(d(|x| {
+                x.cgroup.and_then(|c| c.major_faults).map(|v| v as f64)
+            }));
+            cg.limit_hits
+                .push(d(|x| x.cgroup.and_then(|c| c.limit_hits).map(|v| v as f64)));
+        }
         prev = s;
     }
     series.gauges = gauge_series(&costs.gauges);

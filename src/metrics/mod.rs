@@ -10,6 +10,7 @@ pub mod proc;
 pub mod profile;
 pub mod recorder;
 pub mod replication;
+pub mod seconds;
 pub mod series;
 pub mod storage;
 pub mod summary;

@@ -3,13 +3,16 @@
 //!
 //! Each client thread owns one [`Recorder`]; nothing in it is shared with other clients except
 //! [`LiveCounters`], which only this thread writes (relaxed atomics on its own cache line) and the
-//! progress thread reads. Recorders are merged after the step (see `runner`).
+//! progress thread reads, and the step's [`SecondHistograms`], which it adds its response
+//! times into once per second and op type (`metrics/seconds.rs`). Recorders are merged after
+//! the step (see `runner`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::metrics::compact::CompactHistogram;
+use crate::metrics::seconds::{OpenSecond, SecondHistograms};
 pub use crate::results::model::Op;
 
 /// Counters one thread publishes for the progress display.
@@ -106,6 +109,10 @@ pub struct Recorder {
     warmup_rows: [u64; Op::COUNT],
     /// From the warm-up's start to the step's start, when the thread warmed up.
     warmup_span: Option<Duration>,
+    /// The step's response times per second, all threads together (`None`: not kept, as for
+    /// a warm-up's scratch recorder), and this thread's current second of each op type.
+    shared: Option<Arc<SecondHistograms>>,
+    open: [Option<OpenSecond>; Op::COUNT],
 }
 
 impl Recorder {
@@ -127,6 +134,33 @@ impl Recorder {
             warmup_ops: [0; Op::COUNT],
             warmup_rows: [0; Op::COUNT],
             warmup_span: None,
+            shared: None,
+            open: Default::default(),
+        }
+    }
+
+    /// This recorder, adding its response times per second into `shared` (the step's, one
+    /// for all its threads; see [`Recorder::flush_seconds`]).
+    pub fn with_seconds(mut self, shared: Arc<SecondHistograms>) -> Self {
+        self.shared = Some(shared);
+        self
+    }
+
+    /// The step's response times per second this recorder adds into, if any.
+    pub fn second_histograms(&self) -> Option<&Arc<SecondHistograms>> {
+        self.shared.as_ref()
+    }
+
+    /// Adds the seconds still open into the step's response times per second: call it once
+    /// the thread is done.
+    pub fn flush_seconds(&mut self) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        for op in Op::ALL {
+            if let Some(open) = self.open[op.index()].take() {
+                shared.add(op, &open);
+            }
         }
     }
 
@@ -240,6 +274,21 @@ impl Recorder {
                 .rows
                 .saturating_add(u32::try_from(rows).unwrap_or(u32::MAX));
             sec.max_us = sec.max_us.max(u32::try_from(us).unwrap_or(u32::MAX));
+            if let Some(shared) = &self.shared {
+                let open = &mut self.open[i];
+                if open.as_ref().is_some_and(|o| o.second != s) {
+                    // A later second: the one before is complete for this thread.
+                    if let Some(done) = open.take() {
+                        shared.add(op, &done);
+                    }
+                }
+                open.get_or_insert_with(|| OpenSecond {
+                    second: s,
+                    hist: Box::default(),
+                })
+                .hist
+                .record(us);
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 //! percentiles read from them, and series of several hosts added together.
 
 use crate::metrics::recorder::{Op, Recorder};
+use crate::metrics::seconds::SecondHistograms;
 use crate::results::model::{
     ClientSeconds, PerSecond, RatePercentiles, SecondsSummary, Series, SeriesSet,
 };
@@ -21,6 +22,7 @@ fn add_seconds(set: &mut SeriesSet, rec: &Recorder, len: usize) {
                 ops: vec![0; len],
                 rows: vec![0; len],
                 max_us: vec![0; len],
+                ..Series::default()
             });
         for (s, sec) in seconds.iter().enumerate().take(len) {
             series.ops[s] += u64::from(sec.ops);
@@ -53,6 +55,9 @@ pub fn per_second(
         add_seconds(&mut per_second.total, rec, len);
         by_client[rec.client].push(rec);
     }
+    if let Some(shared) = recorders.iter().find_map(Recorder::second_histograms) {
+        add_mean_p95(&mut per_second.total, shared, len);
+    }
     if keep_clients {
         per_second.clients = vec![SeriesSet::default(); clients];
     }
@@ -76,6 +81,24 @@ pub fn per_second(
         }
     }
     per_second
+}
+
+/// The mean and p95 response time of each second of `set`'s op types, from the step's
+/// response times per second `shared`; a p95 is never above the second's largest.
+fn add_mean_p95(set: &mut SeriesSet, shared: &SecondHistograms, len: usize) {
+    for op in Op::ALL {
+        let Some(series) = set.ops.get_mut(op.name()) else {
+            continue;
+        };
+        let (mut mean, mut p95) = shared.mean_p95(op);
+        mean.resize(len, 0);
+        p95.resize(len, 0);
+        for (p, &max) in p95.iter_mut().zip(&series.max_us) {
+            *p = (*p).min(max);
+        }
+        series.mean_us = mean;
+        series.p95_us = p95;
+    }
 }
 
 /// `s` in a few figures: its sums and largest response time over all its seconds, its rates
@@ -126,20 +149,38 @@ pub fn rate_percentiles(seconds: &[u64]) -> Option<RatePercentiles> {
     })
 }
 
-/// Adds `from` into `into`, `shift` seconds later: counts summed, maxima taken.
+/// Adds `from` into `into`, `shift` seconds later: counts summed, maxima taken, means
+/// weighted by their ops, and p95s the larger (an upper bound: the hosts' response times are
+/// not kept). Mean and p95 are kept only where both sides have them (or `into` is new).
 pub fn add_series(into: &mut SeriesSet, from: &SeriesSet, shift: usize) {
     for (op, s) in &from.ops {
+        let fresh = !into.ops.contains_key(op);
         let t = into.ops.entry(op.clone()).or_default();
+        let timed = !s.mean_us.is_empty() && (fresh || !t.mean_us.is_empty());
         let len = shift + s.ops.len();
-        for v in [&mut t.ops, &mut t.rows, &mut t.max_us] {
+        let mut vectors = vec![&mut t.ops, &mut t.rows, &mut t.max_us];
+        if timed {
+            vectors.extend([&mut t.mean_us, &mut t.p95_us]);
+        } else {
+            t.mean_us.clear();
+            t.p95_us.clear();
+        }
+        for v in vectors {
             if v.len() < len {
                 v.resize(len, 0);
             }
         }
         for (i, ((&n, &r), &m)) in s.ops.iter().zip(&s.rows).zip(&s.max_us).enumerate() {
-            t.ops[shift + i] += n;
-            t.rows[shift + i] += r;
-            t.max_us[shift + i] = t.max_us[shift + i].max(m);
+            let at = shift + i;
+            if timed {
+                let (before, total) = (t.ops[at], t.ops[at] + n);
+                let sum = t.mean_us[at] * before + s.mean_us.get(i).copied().unwrap_or(0) * n;
+                t.mean_us[at] = sum.checked_div(total).unwrap_or(0);
+                t.p95_us[at] = t.p95_us[at].max(s.p95_us.get(i).copied().unwrap_or(0));
+            }
+            t.ops[at] += n;
+            t.rows[at] += r;
+            t.max_us[at] = t.max_us[at].max(m);
         }
     }
 }
@@ -157,6 +198,7 @@ mod tests {
                 ops: ops.to_vec(),
                 rows: ops.iter().map(|n| n * 10).collect(),
                 max_us: ops.iter().map(|n| n * 100).collect(),
+                ..Series::default()
             },
         );
         set
@@ -196,6 +238,47 @@ mod tests {
         let rate = s.rate.expect("full seconds");
         assert_eq!((rate.min, rate.p50, rate.seconds), (0, 0, 5));
         assert!(summarize_series(&set.ops["insert"], 0).rate.is_none());
+    }
+
+    #[test]
+    fn the_total_has_each_second_s_mean_and_p95_below_its_max() {
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let shared = std::sync::Arc::new(SecondHistograms::default());
+        let mut a = Recorder::new(0).with_seconds(shared.clone());
+        let mut b = Recorder::new(1).with_seconds(shared.clone());
+        a.set_start(start);
+        b.set_start(start);
+        // Second 0: 100 and 300 us; second 1: 1 ms; second 2: none; second 3: 40 us.
+        a.record(Op::Insert, 1, at(0), at(0) + Duration::from_micros(100));
+        b.record(Op::Insert, 1, at(10), at(10) + Duration::from_micros(300));
+        a.record(Op::Insert, 1, at(1_000), at(1_001));
+        b.record(
+            Op::Insert,
+            1,
+            at(3_000),
+            at(3_000) + Duration::from_micros(40),
+        );
+        a.flush_seconds();
+        b.flush_seconds();
+        let total = per_second(&[a, b], 2, 4, 4, false).total;
+        let s = &total.ops["insert"];
+        assert_eq!(s.ops, [2, 1, 0, 1]);
+        assert_eq!(s.mean_us, [200, 1_000, 0, 40]);
+        assert_eq!(
+            s.p95_us,
+            [300, 1_000, 0, 40],
+            "clamped to each second's max"
+        );
+        assert_eq!(shared.counts(Op::Insert), [2, 1, 0, 1]);
+        // Merged with another host's series: means weighted by ops, p95s the larger.
+        let mut merged = SeriesSet::default();
+        add_series(&mut merged, &total, 0);
+        add_series(&mut merged, &total, 1);
+        let m = &merged.ops["insert"];
+        assert_eq!(m.ops, [2, 3, 1, 1, 1]);
+        assert_eq!(m.mean_us[1], (1_000 + 2 * 200) / 3);
+        assert_eq!(m.p95_us[1], 1_000);
     }
 
     #[test]

@@ -109,6 +109,10 @@ pub fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
             c.class = "noisy".to_string();
             c.sub = "too noisy".to_string();
         }
+        Mark::Flagged => {
+            c.class = "noisy".to_string();
+            c.sub = "flagged step".to_string();
+        }
         Mark::Unchanged | Mark::Untested => {}
     }
     // One run a side: the table's title says so (marks::one_run_note), the tooltip too.

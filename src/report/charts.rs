@@ -121,13 +121,15 @@ fn x_desc(chart: &Chart) -> String {
     if partial {
         notes.push(match chart.kind {
             Kind::Rate => "o = partial last second, rate over its length".to_string(),
-            Kind::MaxResponse | Kind::Gauge => "o = partial last second".to_string(),
+            Kind::MaxResponse | Kind::P95Response | Kind::MeanResponse | Kind::Gauge => {
+                "o = partial last second".to_string()
+            }
         });
     }
     if chart.lines.iter().any(|l| l.tail_left_out_s.is_some()) {
         notes.push(format!("last second < {MIN_PARTIAL_S} s left out"));
     }
-    if chart.kind == Kind::MaxResponse
+    if chart.kind.is_response()
         && chart
             .lines
             .iter()
@@ -223,7 +225,7 @@ pub fn series_chart(title: &str, chart: &Chart) -> Result<String> {
             .x_label_area_size(32)
             .y_label_area_size(56);
         match chart.kind {
-            Kind::MaxResponse => {
+            Kind::MaxResponse | Kind::P95Response | Kind::MeanResponse => {
                 // From the decade below the smallest value: no line sits on an arbitrary floor.
                 let y_min = values().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
                 let bottom = if y_min == f64::MAX {

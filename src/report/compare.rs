@@ -90,6 +90,9 @@ pub enum Verdict {
     Inconclusive,
     /// Not enough data to test.
     Untestable,
+    /// Better or worse as tested, but in a step flagged not steady in a run
+    /// (`report/steady.rs`): not called a change, the note says why.
+    Flagged,
 }
 
 impl Verdict {
@@ -106,6 +109,7 @@ impl Verdict {
             Verdict::NoChange => "no change",
             Verdict::Inconclusive => "inconclusive",
             Verdict::Untestable => "untestable",
+            Verdict::Flagged => "flagged step",
         }
     }
 }
@@ -160,6 +164,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Per step, the DBMS's gauges and wait events that changed most (descriptive, untested).
     pub explain: Vec<explain::Change>,
+    /// Steps flagged in a run of either side (`report/steady.rs`), the first flag of each:
+    /// a change in them is not called (verdict `flagged step`).
+    pub flags: Vec<(String, crate::report::steady::StepFlag)>,
     /// The comparison in one line: rows by verdict and the largest changes called
     /// ([`format::headline`]), what the terminal shows above the table.
     pub headline: String,
@@ -241,6 +248,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
     };
     let mut rows = Vec::new();
     let mut explained = Vec::new();
+    let mut flags = BTreeMap::new();
     let steps = match (a.first(), b.is_empty()) {
         (Some(first), false) => first.steps.as_slice(),
         _ => &[],
@@ -251,6 +259,9 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
             continue;
         };
         explained.extend(explain::step_changes(&step.name, &sa, &sb));
+        if let Some(f) = step_flag(a, b, &step.name) {
+            flags.insert(step.name.clone(), f);
+        }
         for metric in metrics::for_step(step) {
             let estimates = sides(&metric, &sa, &sb, unit);
             // The steps a figure's noise is pooled over: rate-limited query steps (the
@@ -294,6 +305,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         ci_level,
         rows: Vec::new(),
         explain: explained,
+        flags: flags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         headline: String::new(),
     };
     let mut q = q.into_iter();
@@ -301,7 +313,11 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         let row = match test {
             Ok(t) => {
                 let what = (metric.name.as_str(), metric.key.as_str(), metric.better);
-                judge(&cmp, step, what, t, q.next().unwrap_or(1.0))
+                let row = judge(&cmp, step, what, t, q.next().unwrap_or(1.0));
+                match flags.get(&row.step) {
+                    Some(f) if row.significant => flagged(row, f),
+                    _ => row,
+                }
             }
             Err(why) => Row {
                 step,
@@ -321,6 +337,37 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
     }
     cmp.headline = format::headline(&cmp);
     cmp
+}
+
+/// The first flag, of a run of A or B that completed step `step`, that keeps a change of the
+/// step from being called (not steady).
+fn step_flag(
+    a: &[RunResult],
+    b: &[RunResult],
+    step: &str,
+) -> Option<crate::report::steady::StepFlag> {
+    a.iter().chain(b).find_map(|r| {
+        let s = r
+            .steps
+            .iter()
+            .find(|s| s.name == step && s.status == RunStatus::Complete)?;
+        crate::report::steady::run_flag(&r.run_id, s).filter(|f| f.blocks())
+    })
+}
+
+/// `row`, a change called in a step flagged `f`: not called, and said why.
+fn flagged(mut row: Row, f: &crate::report::steady::StepFlag) -> Row {
+    let would = row.verdict.as_str();
+    row.note = format!(
+        "would be {would}, but the step is flagged in run {}: {}",
+        f.run, f.text
+    );
+    row.verdict = Verdict::Flagged;
+    row.significant = false;
+    if let Some((head, _)) = row.text.rsplit_once(&format!(": {would}: ")) {
+        row.text = format!("{head}: {}: {}", row.verdict.as_str(), row.note);
+    }
+    row
 }
 
 /// A row before its test: step, metric, each side's estimate, and the pool its noise is
@@ -406,8 +453,9 @@ fn sides(
                     })?;
                 stats::from_seconds(&seconds).ok_or_else(|| {
                     format!(
-                        "fewer than 3 full seconds in {name}: a short step needs repeated \
-                         runs ({ADVISED_RUNS} a side advised)"
+                        "fewer than {} full seconds in {name}: a short step needs repeated \
+                         runs ({ADVISED_RUNS} a side advised)",
+                        stats::MIN_SECONDS
                     )
                 })
             }
@@ -557,6 +605,7 @@ mod tests {
             ci_level: stats::fcr_level(0.01, tests, 0),
             rows: Vec::new(),
             explain: Vec::new(),
+            flags: Vec::new(),
             headline: String::new(),
         }
     }

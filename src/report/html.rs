@@ -61,8 +61,8 @@ struct LegendItem {
     color: String,
 }
 
-/// Per-second charts of one step: per op type, the rate and the largest response time in each
-/// second, one line per run (see [`per_second`] for what is drawn).
+/// Per-second charts of one step: per op type, the rate and the largest, p95 and mean response
+/// time in each second, one line per run (see [`per_second`] for what is drawn).
 fn series_charts(report: &Report, groups: &[Group], step: &str) -> Result<Vec<String>> {
     let target = report
         .step_reports
@@ -76,6 +76,8 @@ fn series_charts(report: &Report, groups: &[Group], step: &str) -> Result<Vec<St
             let what = match c.kind {
                 per_second::Kind::Rate => c.unit,
                 per_second::Kind::MaxResponse => "max response time",
+                per_second::Kind::P95Response => "p95 response time",
+                per_second::Kind::MeanResponse => "mean response time",
                 per_second::Kind::Gauge => c.unit,
             };
             charts::series_chart(&format!("{step} {}: {what}", c.op), c)

@@ -11,6 +11,7 @@ use crate::report::compare::{self, Comparison, Verdict};
 use crate::report::figures::{self, Better};
 use crate::report::model::{HIGH_RATIO, LOW_RATIO, Stat, StepReport, mark};
 use crate::report::select::Group;
+use crate::report::steady::StepFlag;
 
 /// What a relative cell may say about its change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -26,6 +27,9 @@ pub enum Mark {
     TooNoisy,
     /// `compare` does not test this figure (one value per step it has no test for).
     Untested,
+    /// A change the test (or the one-run threshold) calls, in a step flagged in a run of
+    /// either side as not steady (`report/steady.rs`): not marked, the note says why.
+    Flagged,
 }
 
 /// The judgement of one relative cell.
@@ -89,6 +93,7 @@ pub fn judge(
         Verdict::Better => Mark::Better,
         Verdict::Worse => Mark::Worse,
         Verdict::Untestable => Mark::Untested,
+        Verdict::Flagged => Mark::Flagged,
         Verdict::NoChange => Mark::Unchanged,
         Verdict::Inconclusive if beyond.is_empty() => Mark::Unchanged,
         Verdict::Inconclusive => Mark::TooNoisy,
@@ -107,12 +112,20 @@ fn judge_map(
     cmp: &Comparison,
     step: &str,
     one_run: bool,
+    flag: Option<&StepFlag>,
 ) {
     for (key, s) in stats.iter_mut() {
         let (Some(r), Some(def)) = (s.relative, figures::find(key)) else {
             continue;
         };
-        s.judged = Some(judge(cmp, step, key, def.better, r, one_run));
+        let mut j = judge(cmp, step, key, def.better, r, one_run);
+        if let Some(f) = flag
+            && matches!(j.mark, Mark::Better | Mark::Worse)
+        {
+            j.mark = Mark::Flagged;
+            j.note = format!("not marked: step flagged in run {}: {}", f.run, f.text);
+        }
+        s.judged = Some(j);
     }
 }
 
@@ -126,12 +139,22 @@ pub fn judge_all(groups: &[Group], steps: &mut [StepReport]) {
         let cmp = compare::compare(&base.runs, &g.runs, &compare::Options::default());
         let one_run = base.runs.len() < 2 || g.runs.len() < 2;
         for step in steps.iter_mut() {
-            let Some(gs) = step.groups.get_mut(i + 1) else {
+            if step.groups.len() <= i + 1 {
                 continue;
-            };
-            judge_map(&mut gs.throughput, &cmp, &step.name, one_run);
-            judge_map(&mut gs.efficiency, &cmp, &step.name, one_run);
-            judge_map(&mut gs.micro, &cmp, &step.name, one_run);
+            }
+            let (base_gs, rest_gs) = step.groups.split_at_mut(1);
+            let gs = &mut rest_gs[i];
+            // A flag of the base's runs or of this configuration's.
+            let flag = base_gs[0]
+                .flags
+                .iter()
+                .chain(&gs.flags)
+                .find(|f| f.blocks())
+                .cloned();
+            let flag = flag.as_ref();
+            judge_map(&mut gs.throughput, &cmp, &step.name, one_run, flag);
+            judge_map(&mut gs.efficiency, &cmp, &step.name, one_run, flag);
+            judge_map(&mut gs.micro, &cmp, &step.name, one_run, flag);
         }
     }
 }
@@ -168,6 +191,9 @@ pub struct Headline {
     pub unchanged: usize,
     /// Cells beyond the threshold that the runs do not support.
     pub too_noisy: usize,
+    /// Cells of a called change in a flagged step (not steady, too short), not marked.
+    #[serde(default)]
+    pub flagged: usize,
     /// Cells with a relative value that compare does not test.
     pub untested: usize,
     /// The five largest supported changes, largest first (by the size of the log ratio).
@@ -188,6 +214,7 @@ pub fn headlines(names: &[String], steps: &[StepReport], micro: bool) -> Vec<Hea
                 worse: 0,
                 unchanged: 0,
                 too_noisy: 0,
+                flagged: 0,
                 untested: 0,
                 largest: Vec::new(),
             };
@@ -212,6 +239,7 @@ pub fn headlines(names: &[String], steps: &[StepReport], micro: bool) -> Vec<Hea
                         Mark::Worse => h.worse += 1,
                         Mark::Unchanged => h.unchanged += 1,
                         Mark::TooNoisy => h.too_noisy += 1,
+                        Mark::Flagged => h.flagged += 1,
                         Mark::Untested => h.untested += 1,
                     }
                     if matches!(j.mark, Mark::Better | Mark::Worse) && r > 0.0 {
@@ -280,6 +308,7 @@ pub fn headline_section(r: &crate::report::model::Report) -> Option<crate::repor
                 count(h.worse, "worse"),
                 Cell::plain(h.unchanged.to_string()),
                 Cell::plain(h.too_noisy.to_string()),
+                Cell::plain(h.flagged.to_string()),
                 Cell::plain(h.untested.to_string()),
             ]
         })
@@ -315,6 +344,7 @@ pub fn headline_section(r: &crate::report::model::Report) -> Option<crate::repor
             "worse",
             "unchanged",
             "too noisy",
+            "flagged step",
             "untested",
         ]
         .map(String::from)
@@ -376,6 +406,7 @@ mod tests {
                 text: "ins/s ...".into(),
             }],
             explain: Vec::new(),
+            flags: Vec::new(),
             headline: String::new(),
         }
     }

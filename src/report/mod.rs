@@ -21,6 +21,7 @@ pub mod replication;
 pub mod resources;
 pub mod select;
 pub mod settings;
+pub mod steady;
 pub mod table;
 pub mod terminal;
 pub mod tpcc;

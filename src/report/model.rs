@@ -209,6 +209,10 @@ pub struct GroupStep {
     /// that recorded waits but not this one).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub waits: BTreeMap<String, Stat>,
+    /// The group's runs in which the step was not steady or too short to compare
+    /// (`report/steady.rs`): a relative value of a flagged step is not marked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<crate::report::steady::StepFlag>,
 }
 
 /// One step across the groups.
@@ -498,8 +502,14 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
             Some((name.clone(), Stat::of(&values)?))
         })
         .collect();
+    let flags = runs
+        .iter()
+        .zip(&steps)
+        .filter_map(|(r, s)| crate::report::steady::run_flag(&r.run_id, s))
+        .collect();
     Ok(GroupStep {
         group: group.name.clone(),
+        flags,
         counters,
         waits,
         incomplete,

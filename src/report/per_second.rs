@@ -96,8 +96,9 @@ pub fn rates(counts: &[u64], duration_s: f64) -> Drawn {
     }
 }
 
-/// The largest response time in each second of a step lasting `duration_s` (microseconds),
-/// over the same seconds as [`rates`]; seconds in which no op completed are gaps.
+/// The largest (or p95, or mean) response time in each second of a step lasting `duration_s`
+/// (microseconds), over the same seconds as [`rates`]; seconds in which no op completed are
+/// gaps.
 pub fn maxima(max_us: &[u64], duration_s: f64) -> Drawn {
     let (seconds, tail_left_out_s) = drawn_seconds(max_us.len(), duration_s);
     Drawn {
@@ -153,10 +154,28 @@ pub enum Kind {
     Rate,
     /// The largest response time in each second, microseconds.
     MaxResponse,
+    /// The p95 response time of each second, microseconds (reduced buckets: their largest).
+    P95Response,
+    /// The mean response time of each second, microseconds (reduced buckets: their largest,
+    /// so a slow second stays visible).
+    MeanResponse,
     /// A DBMS gauge (`op` is its name): its level at the end of each second, or its increase
     /// in each second (`report::gauges`).
     Gauge,
 }
+
+impl Kind {
+    /// A response time per second (log scale; a second without an op is a gap).
+    pub fn is_response(self) -> bool {
+        matches!(
+            self,
+            Kind::MaxResponse | Kind::P95Response | Kind::MeanResponse
+        )
+    }
+}
+
+/// Which per-second response time of a series a chart draws.
+type Pick = fn(&Series) -> &[u64];
 
 /// One run's line in a chart.
 #[derive(Clone, Debug)]
@@ -204,7 +223,7 @@ pub fn step_of_runs<'a>(groups: &'a [Group], step: &str) -> Vec<(usize, &'a str,
 }
 
 /// The per-second charts of `step` over the runs of `groups`: per op type, its rate and its
-/// largest response time in each second. `target` is the background writer's insert rate.
+/// largest, p95 and mean response time in each second (the last two where runs have them). `target` is the background writer's insert rate.
 pub fn step_charts(groups: &[Group], step: &str, target: Option<f64>) -> Vec<Chart> {
     let runs = step_of_runs(groups, step);
     let mut op_names: Vec<&String> = runs
@@ -240,15 +259,18 @@ pub fn step_charts(groups: &[Group], step: &str, target: Option<f64>) -> Vec<Cha
                 })
                 .collect(),
         });
-        out.push(Chart {
-            op: op.clone(),
-            kind: Kind::MaxResponse,
-            unit,
-            target: None,
-            lines: series
+        let responses: [(Kind, Pick); 3] = [
+            (Kind::MaxResponse, |s| &s.max_us),
+            (Kind::P95Response, |s| &s.p95_us),
+            (Kind::MeanResponse, |s| &s.mean_us),
+        ];
+        for (kind, values) in responses {
+            // Mean and p95 only where a run recorded them (documents before them have none).
+            let lines: Vec<Line> = series
                 .iter()
+                .filter(|&&(_, _, s, _)| !values(s).is_empty())
                 .map(|&(gi, id, s, d)| {
-                    let m = maxima(&s.max_us, d);
+                    let m = maxima(values(s), d);
                     Line {
                         color: gi,
                         run_id: id.to_string(),
@@ -256,8 +278,17 @@ pub fn step_charts(groups: &[Group], step: &str, target: Option<f64>) -> Vec<Cha
                         tail_left_out_s: m.tail_left_out_s,
                     }
                 })
-                .collect(),
-        });
+                .collect();
+            if !lines.is_empty() {
+                out.push(Chart {
+                    op: op.clone(),
+                    kind,
+                    unit,
+                    target: None,
+                    lines,
+                });
+            }
+        }
     }
     out
 }

@@ -253,6 +253,9 @@ fn summary_text(run: &RunResult) -> String {
 fn step_notes(s: &crate::results::model::StepResult, replicas: bool) -> String {
     let mut out = String::new();
     let step = escape::line(&s.name);
+    if let Some(flag) = crate::report::steady::flag(s) {
+        out.push_str(&format!("\n{step}: {flag}\n"));
+    }
     if let Some(m) = s.point_query_misses
         && m > 0
     {

@@ -475,6 +475,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
         .into_iter()
         .collect();
     out.push(header_section(r));
+    out.extend(crate::report::steady::section(r));
     if crate::report::micro::is_micro(r) {
         // A row per benchmark and client count: a column per step would be hundreds wide.
         out.push(Section {

@@ -266,4 +266,22 @@ pub struct EfficiencySeries {
     /// it. Absent in documents of DBMS without gauges and of older versions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub gauges: BTreeMap<String, Vec<Option<f64>>>,
+    /// The DBMS's own cgroup (`--memory-limit`, `--io-limit`, `--server-cpus`) second by
+    /// second; absent without one (and in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupSeconds>,
+}
+
+/// The DBMS's cgroup's figures in each second of a step (what `CgroupStep` has for the step
+/// as a whole); 0 where a reading lacked the figure.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CgroupSeconds {
+    /// Memory charged at the end of each second, page cache included, bytes.
+    pub memory_bytes: Vec<u64>,
+    /// Page cache charged at the end of each second, bytes.
+    pub cache_bytes: Vec<u64>,
+    /// Major faults in each second (per second of the real interval).
+    pub major_faults: Vec<f64>,
+    /// Times the memory limit was hit in each second (reclaim under the cap).
+    pub limit_hits: Vec<f64>,
 }

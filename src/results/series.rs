@@ -22,6 +22,16 @@ pub struct Series {
     pub rows: Vec<u64>,
     /// Largest response time in each second, microseconds (0: none completed).
     pub max_us: Vec<u64>,
+    /// Mean response time in each second, microseconds (0: none completed). All clients'
+    /// series only (not one client's); absent in documents written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mean_us: Vec<u64>,
+    /// The response time 95% of each second's ops met, microseconds, within 25% above
+    /// (`metrics/seconds.rs`) and never above that second's `max_us` (0: none completed).
+    /// All clients' series only; absent in documents written before it. In a group's merged
+    /// document the largest of its hosts' (an upper bound).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub p95_us: Vec<u64>,
 }
 
 /// Per-second series for a step.

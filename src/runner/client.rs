@@ -20,6 +20,7 @@ use chrono::Utc;
 
 use crate::metrics::outcome::StepOutcome;
 use crate::metrics::recorder::{LiveCounters, Recorder};
+use crate::metrics::seconds::SecondHistograms;
 use crate::mux::Task;
 
 /// Releases all threads of a step at once.
@@ -269,8 +270,10 @@ pub fn run_clients(
         let (done_tx, done_rx) = mpsc::channel::<Done>();
         let mut lives = Vec::with_capacity(n);
         let mut clients: Vec<(String, Task<'_>)> = Vec::with_capacity(n);
+        // The step's response times per second, all its threads together.
+        let seconds = Arc::new(SecondHistograms::default());
         for (i, spec) in threads.into_iter().enumerate() {
-            let rec = Recorder::new(spec.client);
+            let rec = Recorder::new(spec.client).with_seconds(Arc::clone(&seconds));
             lives.push(rec.live());
             clients.push(client_task(i, spec, rec, &shared, done_tx.clone()));
         }
@@ -285,8 +288,9 @@ pub fn run_clients(
         let tick = Duration::from_millis(100);
         while remaining > 0 {
             match done_rx.recv_timeout(tick) {
-                Ok((i, rec, finished, resources)) => {
+                Ok((i, mut rec, finished, resources)) => {
                     held.extend(resources);
+                    rec.flush_seconds();
                     // The step ends with the last op, not with the connection's teardown.
                     end = end.max(rec.last_end().unwrap_or(finished));
                     recorders[i] = Some(rec);

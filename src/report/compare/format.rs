@@ -85,13 +85,17 @@ pub fn headline(cmp: &super::Comparison) -> String {
         })
         .collect();
     format!(
-        "Headline: {} better, {} worse, {} no change, {} inconclusive, {} untestable; largest \
+        "Headline: {} better, {} worse, {} no change, {} inconclusive, {} untestable{}; largest \
          changes called: {}",
         count(Verdict::Better),
         count(Verdict::Worse),
         count(Verdict::NoChange),
         count(Verdict::Inconclusive),
         count(Verdict::Untestable),
+        match count(Verdict::Flagged) {
+            0 => String::new(),
+            n => format!(", {n} in flagged steps (not steady or too short: not called)"),
+        },
         if largest.is_empty() {
             "none".to_string()
         } else {

@@ -43,7 +43,7 @@ impl Metric {
 }
 
 /// Drops the first and the last (partial) second.
-fn trim<T: Clone>(v: Vec<T>) -> Vec<T> {
+pub fn trim<T: Clone>(v: Vec<T>) -> Vec<T> {
     if v.len() > 2 {
         v[1..v.len() - 1].to_vec()
     } else {
@@ -285,6 +285,7 @@ mod tests {
             ops: vec![5, 10, 10, 0, 0, 1, 10, 4],
             rows: vec![5, 10, 10, 0, 0, 1, 10, 4],
             max_us: vec![900, 1000, 1000, 0, 0, 2_500_000, 1000, 800],
+            ..Series::default()
         };
         assert_eq!(max_response(&x), vec![1000.0, 1000.0, 2_500_000.0, 1000.0]);
         assert!(max_response(&Series::default()).is_empty());

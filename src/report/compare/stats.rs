@@ -99,18 +99,23 @@ pub fn from_quantized_runs(values: &[f64], quantum: f64) -> Option<Side> {
     })
 }
 
+/// Full seconds (the first and last of a step's series dropped) a side needs when the
+/// seconds are the samples (a side of one run); a step with fewer is too short to compare on
+/// its own (`report/steady.rs` flags it).
+pub const MIN_SECONDS: usize = 3;
+
 /// One side from the seconds of its runs, pooled (noise within runs only). The estimate is
 /// the ratio of sums; its variance comes from the linearised residuals
 /// `z = (num - mean * den) / mean(den)` (the delta method; for `den = 1` these are the
 /// values minus their mean), over the effective sample size of each run's residuals, summed.
-/// `None` with fewer than 3 seconds.
+/// `None` with fewer than [`MIN_SECONDS`] seconds.
 pub fn from_seconds(runs: &[Vec<Second>]) -> Option<Side> {
     let all: Vec<Second> = runs.iter().flatten().copied().collect();
     let n = all.len();
     let (sum_num, sum_den) = all
         .iter()
         .fold((0.0, 0.0), |(a, b), s| (a + s.num, b + s.den));
-    if n < 3 || sum_den <= 0.0 || !sum_num.is_finite() {
+    if n < MIN_SECONDS || sum_den <= 0.0 || !sum_num.is_finite() {
         return None;
     }
     let m = sum_num / sum_den;
