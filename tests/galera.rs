@@ -7,17 +7,13 @@
 use ibench::results::model::RunResult;
 use mysql::prelude::Queryable;
 
-use crate::common::{Bench, Kept, alive, have, kept_password, path_str};
+use crate::common::{
+    Bench, have, kept_password, mariadb_root, path_str, with_kept_mariadb_cluster,
+};
 
 /// A node's connection as root.
 fn connect(port: u16, password: &str) -> mysql::Conn {
-    let opts = mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .pass(Some(password))
-        .prefer_socket(false);
-    let mut c = mysql::Conn::new(opts).expect("connect to a node");
+    let mut c = mariadb_root(port, password);
     // Reads wait until the node applied what the cluster committed before them.
     c.query_drop("SET SESSION wsrep_sync_wait = 1").unwrap();
     c.query_drop("SET SESSION group_concat_max_len = 1 << 26")
@@ -131,30 +127,6 @@ fn check_gauges(run: &RunResult) {
     assert!(timed > 0, "no step of 1.5 s or more");
 }
 
-/// Stops the kept cluster (joiners first) after `check` ran, whatever it did.
-fn with_cluster(run: &RunResult, check: impl FnOnce()) {
-    let server = run.managed_server.clone().unwrap();
-    let mut nodes: Vec<Kept> = server
-        .replicas
-        .iter()
-        .map(|r| {
-            assert!(alive(r.pid.unwrap()), "node {} not running", r.name);
-            Kept {
-                pid: r.pid.unwrap(),
-                signal: "TERM",
-            }
-        })
-        .collect();
-    nodes.push(Kept::of(run, "mariadb"));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(check));
-    for k in nodes {
-        k.stop();
-    }
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e);
-    }
-}
-
 /// The Insert Benchmark with its 3 clients' connections spread over 3 nodes.
 #[test]
 fn galera_insert_benchmark_rows_agree_on_every_node() {
@@ -181,7 +153,7 @@ fn galera_insert_benchmark_rows_agree_on_every_node() {
             "2",
         ])
         .result();
-    with_cluster(&run, || {
+    with_kept_mariadb_cluster(&run, || {
         let rows = same_rows(&run, "transactionid, price, customerid", "transactionid");
         let total: u64 = rows.iter().map(|r| r.1).sum();
         let inserted: u64 = run.steps.iter().map(|s| s.rows_inserted).sum();
@@ -233,7 +205,7 @@ fn galera_update_microbenchmarks_rows_agree_on_every_node() {
         ],
     );
     let run = out.result();
-    with_cluster(&run, || {
+    with_kept_mariadb_cluster(&run, || {
         let rows = same_rows(&run, "id, k, c, pad", "id");
         assert!(rows.iter().all(|r| r.1 == 2000), "{rows:?}");
         for s in run.steps.iter().filter(|s| s.name.starts_with("update-")) {

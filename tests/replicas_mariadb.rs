@@ -8,18 +8,9 @@
 use ibench::results::model::RunResult;
 use mysql::prelude::Queryable;
 
-use crate::common::{Bench, Kept, alive, have, kept_password, path_str};
-
-/// A node's connection as root.
-fn connect(port: u16, password: &str) -> mysql::Conn {
-    let opts = mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .pass(Some(password))
-        .prefer_socket(false);
-    mysql::Conn::new(opts).expect("connect to a node")
-}
+use crate::common::{
+    Bench, alive, have, kept_password, mariadb_root, path_str, with_kept_mariadb_cluster,
+};
 
 /// A global status variable of a node, as a number.
 fn status(c: &mut mysql::Conn, name: &str) -> u64 {
@@ -68,7 +59,7 @@ fn check(run: &RunResult) {
             .parse()
             .unwrap()
     };
-    let mut primary = connect(port(&run.environment.dbms.location), &password);
+    let mut primary = mariadb_root(port(&run.environment.dbms.location), &password);
     // GTID_GROUP_CONCAT not needed: a group_concat of a few thousand ids fits the default.
     primary
         .query_drop("SET SESSION group_concat_max_len = 1 << 24")
@@ -93,7 +84,7 @@ fn check(run: &RunResult) {
     assert_eq!(server.replicas.len(), 2);
     for r in &server.replicas {
         assert!(alive(r.pid.unwrap()), "replica {} not running", r.name);
-        let mut c = connect(r.port, &password);
+        let mut c = mariadb_root(r.port, &password);
         c.query_drop("SET SESSION group_concat_max_len = 1 << 24")
             .unwrap();
         let waited: Option<i64> = c
@@ -177,23 +168,7 @@ fn mariadb_replicas_hold_the_primarys_rows() {
             "2",
         ])
         .result();
-    let server = run.managed_server.clone().unwrap();
-    let mut nodes: Vec<Kept> = server
-        .replicas
-        .iter()
-        .map(|r| Kept {
-            pid: r.pid.unwrap(),
-            signal: "TERM",
-        })
-        .collect();
-    nodes.push(Kept::of(&run, "mariadb"));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&run)));
-    for k in nodes {
-        k.stop();
-    }
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e);
-    }
+    with_kept_mariadb_cluster(&run, || check(&run));
 }
 
 /// MariaDB waits for one semi-synchronous replica at most: exit 2, one line, no results.

@@ -97,6 +97,38 @@ pub struct StartContext<'a> {
     pub cgroup_procs: Vec<std::os::fd::RawFd>,
 }
 
+impl<'a> StartContext<'a> {
+    /// The context of another server of this one's cluster (a replica, a Galera node): the
+    /// same account, binaries, password and allocator, in the same cgroup (a memory cap or IO
+    /// limit holds for the cluster), with its own `spec`, directory, log and port; never
+    /// restored from a dataset.
+    pub fn node<'b>(
+        &'b self,
+        spec: &'b ServerSpec,
+        dir: &'b Path,
+        log: &'b Path,
+        port: u16,
+    ) -> StartContext<'b>
+    where
+        'a: 'b,
+    {
+        StartContext {
+            spec,
+            params: self.params,
+            dir,
+            log,
+            port,
+            account: self.account,
+            binaries: self.binaries,
+            password: self.password,
+            preload: self.preload.clone(),
+            connections: self.connections,
+            restored: false,
+            cgroup_procs: self.cgroup_procs.clone(),
+        }
+    }
+}
+
 /// How long a clean stop may take before the family's escalation signal is sent. A
 /// PostgreSQL whose fast shutdown came while it was recovering from a crashed backend (one
 /// the kernel killed under --memory-limit) waited until killed at 120 s; immediate shutdown

@@ -562,6 +562,43 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
         .collect()
 }
 
+/// A root connection to the MariaDB on 127.0.0.1:`port` (a kept node of a cluster).
+pub fn mariadb_root(port: u16, password: &str) -> mysql::Conn {
+    let opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .pass(Some(password))
+        .prefer_socket(false);
+    mysql::Conn::new(opts).expect("connect to a node")
+}
+
+/// Runs `check` on the MariaDB cluster `run` kept (`--keep-server`), then stops it whatever
+/// `check` did: its other nodes (replicas, Galera's n2 ..) first, then the server.
+pub fn with_kept_mariadb_cluster(run: &RunResult, check: impl FnOnce()) {
+    let server = run.managed_server.clone().expect("a managed server");
+    let mut nodes: Vec<Kept> = server
+        .replicas
+        .iter()
+        .map(|r| {
+            let pid = r.pid.expect("a node's pid");
+            assert!(alive(pid), "node {} not running", r.name);
+            Kept {
+                pid,
+                signal: "TERM",
+            }
+        })
+        .collect();
+    nodes.push(Kept::of(run, "mariadb"));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(check));
+    for k in nodes {
+        k.stop();
+    }
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e);
+    }
+}
+
 /// The password of a server left running by `--keep-server`, from the file only its owner can
 /// read that ibench wrote in the server's directory (`pgpass`, or `client.cnf` for MariaDB).
 pub fn kept_password(run: &RunResult) -> String {

@@ -117,14 +117,7 @@ pub fn start(ctx: &StartContext<'_>, galera: &GaleraSpec) -> Result<ManagedServe
         }
     };
     let spec = node_spec(0);
-    let first = start_node(
-        &StartContext {
-            spec: &spec,
-            ..copy(ctx)
-        },
-        Node::Own,
-    )?;
-    let mut first = first;
+    let mut first = start_node(&ctx.node(&spec, ctx.dir, ctx.log, ctx.port), Node::Own)?;
     wait_synced(&first, "n1", 1, ctx.spec.start_timeout_s)?;
     for (i, node_ports) in ports.iter().enumerate().skip(1) {
         let name = format!("n{}", i + 1);
@@ -134,13 +127,7 @@ pub fn start(ctx: &StartContext<'_>, galera: &GaleraSpec) -> Result<ManagedServe
         private_dir(&dir, ctx.account)?;
         let log = ctx.log.with_extension(format!("{name}.log"));
         let spec = node_spec(i);
-        let nctx = StartContext {
-            spec: &spec,
-            dir: &dir,
-            log: &log,
-            port: node_ports.sql,
-            ..copy(ctx)
-        };
+        let nctx = ctx.node(&spec, &dir, &log, node_ports.sql);
         let node = start_node(&nctx, Node::Joiner)
             .with_context(|| format!("Galera node {name} (log {})", log.display()))?;
         first.replicas.push(node);
@@ -148,25 +135,6 @@ pub fn start(ctx: &StartContext<'_>, galera: &GaleraSpec) -> Result<ManagedServe
         wait_synced(node, &name, i + 1, ctx.spec.start_timeout_s)?;
     }
     Ok(first)
-}
-
-/// A copy of `ctx` (its fields borrowed again; the cgroup's descriptors copied).
-fn copy<'a>(ctx: &StartContext<'a>) -> StartContext<'a> {
-    StartContext {
-        spec: ctx.spec,
-        params: ctx.params,
-        dir: ctx.dir,
-        log: ctx.log,
-        port: ctx.port,
-        account: ctx.account,
-        binaries: ctx.binaries,
-        password: ctx.password,
-        preload: ctx.preload.clone(),
-        connections: ctx.connections,
-        restored: ctx.restored,
-        // Every node in the run's cgroup: a memory cap or IO limit holds for the cluster.
-        cgroup_procs: ctx.cgroup_procs.clone(),
-    }
 }
 
 /// A self-signed certificate and key for this cluster's group communication, made by

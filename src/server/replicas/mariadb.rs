@@ -92,21 +92,8 @@ fn start_one(
         galera: None,
         ..ctx.spec.clone()
     };
-    let rctx = StartContext {
-        spec: &spec,
-        params: ctx.params,
-        dir: &dir,
-        log: &log,
-        port: free_port()?,
-        account: ctx.account,
-        binaries: ctx.binaries,
-        password: ctx.password,
-        preload: ctx.preload.clone(),
-        connections: ctx.connections,
-        restored: false,
-        // Replicas share the primary's cgroup: a memory cap or IO limit holds for the cluster.
-        cgroup_procs: ctx.cgroup_procs.clone(),
-    };
+    // Replicas share the primary's cgroup: a memory cap or IO limit holds for the cluster.
+    let rctx = ctx.node(&spec, &dir, &log, free_port()?);
     let replica = super::super::mariadb::MARIADB
         .start(&rctx)
         .with_context(|| format!("replica {name} (log {})", log.display()))?;

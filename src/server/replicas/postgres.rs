@@ -49,21 +49,8 @@ fn start_one(primary: &ManagedServer, ctx: &StartContext<'_>, name: &str) -> Res
     let data = dir.join("data");
     let log = ctx.log.with_extension(format!("{name}.log"));
     let port = free_port()?;
-    let rctx = StartContext {
-        spec: ctx.spec,
-        params: ctx.params,
-        dir: &dir,
-        log: &log,
-        port,
-        account: ctx.account,
-        binaries: ctx.binaries,
-        password: ctx.password,
-        preload: ctx.preload.clone(),
-        connections: ctx.connections,
-        restored: false,
-        // Replicas share the primary's cgroup: a memory cap or IO limit holds for the cluster.
-        cgroup_procs: ctx.cgroup_procs.clone(),
-    };
+    // Replicas share the primary's cgroup: a memory cap or IO limit holds for the cluster.
+    let rctx = ctx.node(ctx.spec, &dir, &log, port);
     // The password reaches pg_basebackup and the replica's WAL receiver in a file only the
     // server's account can read (never on a command line or in the environment).
     let pgpass = dir.join("pgpass");
