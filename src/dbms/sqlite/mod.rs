@@ -228,9 +228,22 @@ impl Sqlite {
         let mut conn = RawConnection::open_with_flags(&self.path, flags)
             .with_context(|| format!("cannot open SQLite database {}", self.path.display()))?;
         install_busy_handler(&mut conn, self.busy_timeout)?;
-        let defaults = DEFAULT_PRAGMAS.iter().map(|(n, v)| (*n, *v));
+        // A user's pragma replaces ibench's default of the same name (not applied after it:
+        // switching journal_mode to WAL and back on every new connection needs a lock that
+        // another connection's write holds, and fails at once).
         let user = self.pragmas.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        let defaults = DEFAULT_PRAGMAS
+            .iter()
+            .filter(|(d, _)| !self.pragmas.iter().any(|(n, _)| n.eq_ignore_ascii_case(d)))
+            .map(|(n, v)| (*n, *v));
         for (name, value) in defaults.chain(user) {
+            if name.eq_ignore_ascii_case("journal_mode") {
+                // Already so (another connection set it): nothing to change, no lock to take.
+                let now: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+                if now.eq_ignore_ascii_case(value) {
+                    continue;
+                }
+            }
             // `PRAGMA x = y` may return a row (journal_mode does); read and ignore it.
             let sql = format!("PRAGMA {name} = {value}");
             conn.query_row(&sql, [], |_| Ok(()))
