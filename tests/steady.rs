@@ -61,13 +61,25 @@ fn query_step(lock: bool) -> ibench::results::model::RunResult {
 
 #[test]
 fn a_reader_locked_out_from_midway_is_not_steady_and_a_free_one_is() {
-    let free = query_step(false);
-    let s = &free.steps[0];
-    let sanity = steady::sanity(s).expect("a query step has per-second ops");
-    assert!(!sanity.too_short, "{sanity:?}");
-    let q = sanity.drifts.iter().find(|d| d.op == "query").unwrap();
-    assert!(q.steady, "the free step flagged: {q:?}");
-    assert!(steady::flag(s).is_none(), "{:?}", steady::flag(s));
+    // A free step is steady on a quiet host; the other tests' servers (a purge, an autovacuum
+    // after their loads) can slow this one for real midway, which the flag then rightly says.
+    // So the free step gets three tries, and one of them must be steady and unflagged.
+    let mut flagged = Vec::new();
+    for _ in 0..3 {
+        let free = query_step(false);
+        let s = &free.steps[0];
+        let sanity = steady::sanity(s).expect("a query step has per-second ops");
+        assert!(!sanity.too_short, "{sanity:?}");
+        let q = sanity.drifts.iter().find(|d| d.op == "query").unwrap();
+        if q.steady {
+            assert!(steady::flag(s).is_none(), "{:?}", steady::flag(s));
+            break;
+        }
+        let rates = &s.per_second.total.ops["query"].ops;
+        eprintln!("the free step flagged: {q:?}, per second {rates:?}");
+        flagged.push(q.clone());
+    }
+    assert!(flagged.len() < 3, "every free step flagged: {flagged:?}");
 
     let locked = query_step(true);
     let s = &locked.steps[0];
