@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::client::ThreadCtx;
+use super::client::{ThreadCtx, ThreadSpec};
 use super::rate::{Pacer, wait_until};
 use super::session::Session;
 use crate::metrics::recorder::{Op, Recorder};
@@ -54,6 +54,16 @@ pub enum Pacing {
     },
 }
 
+impl Pacing {
+    /// The warm-up of a [`Pacing::Warmed`] step, zero for the others.
+    pub fn warmup(&self) -> Duration {
+        match self {
+            Pacing::Warmed { warmup, .. } => *warmup,
+            _ => Duration::ZERO,
+        }
+    }
+}
+
 /// One client's benchmark logic, fed to [`run`].
 pub trait Driver {
     /// The connection operations it sends on (`dyn InsertBenchmarkConnection`, `dyn
@@ -84,11 +94,34 @@ pub fn run<D: Driver>(
     driver: &mut D,
     pacing: Pacing,
 ) -> Result<()> {
-    let warmup = match pacing {
-        Pacing::Warmed { warmup, .. } => warmup,
-        _ => Duration::ZERO,
-    };
-    run_warmed(ctx, session, driver, pacing, warmup)
+    run_warmed(ctx, session, driver, pacing, pacing.warmup())
+}
+
+/// The thread of `client` in `role` every workload starts: it opens a [`Session`] with
+/// `connect` (`tries` tries per statement, `reconnects` reconnects) and runs `driver` on it
+/// at `pacing` after `warmup` ([`run_warmed`]).
+pub fn thread<'s, C, F, D>(
+    client: usize,
+    role: &'static str,
+    connect: F,
+    (tries, reconnects): (u32, u32),
+    mut driver: D,
+    pacing: Pacing,
+    warmup: Duration,
+) -> ThreadSpec<'s>
+where
+    C: ?Sized + Send + 'static,
+    F: Fn() -> Result<Box<C>> + Sync + Send + 's,
+    D: Driver<Conn = C> + Send + 's,
+{
+    ThreadSpec {
+        client,
+        role,
+        body: Box::new(move |ctx: &mut ThreadCtx| {
+            let session = Session::connect(&connect, tries, reconnects)?;
+            run_warmed(ctx, session, &mut driver, pacing, warmup)
+        }),
+    }
 }
 
 /// [`run`] after a warm-up of `warmup` (none when zero) in which the driver runs at `pacing`

@@ -69,26 +69,17 @@ impl ClientTable<'_> {
         Self: 's,
     {
         let dbms = Arc::clone(self.dbms);
-        let (tries, reconnects) = (self.spec.max_tries, self.spec.max_reconnects);
-        let mut driver = driver;
+        let tries = (self.spec.max_tries, self.spec.max_reconnects);
         let client = self.client;
-        let warmup = self.warmup;
-        ThreadSpec {
-            client,
-            role,
-            body: Box::new(move |ctx: &mut ThreadCtx| {
-                // Queries read where the run reads (the replicas with --read-from replicas).
-                let connect = || {
-                    if role == QUERY_ROLE {
-                        dbms.connect_reader(client)
-                    } else {
-                        dbms.connect_insert_benchmark()
-                    }
-                };
-                let session = Session::connect(&connect, tries, reconnects)?;
-                client_loop::run_warmed(ctx, session, &mut driver, pacing, warmup)
-            }),
-        }
+        // Queries read where the run reads (the replicas with --read-from replicas).
+        let connect = move || {
+            if role == QUERY_ROLE {
+                dbms.connect_reader(client)
+            } else {
+                dbms.connect_insert_benchmark()
+            }
+        };
+        client_loop::thread(client, role, connect, tries, driver, pacing, self.warmup)
     }
 }
 

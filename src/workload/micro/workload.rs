@@ -19,9 +19,8 @@ use crate::metrics::recorder::Op;
 use crate::metrics::summary::{check_error_rate, summarize};
 use crate::results::model::StepResult;
 use crate::runner::Workload;
-use crate::runner::client::{ThreadCtx, ThreadSpec};
+use crate::runner::client::ThreadSpec;
 use crate::runner::client_loop::{self, Driver, Pacing};
-use crate::runner::session::Session;
 use crate::runner::{Expect, StepEnv};
 use crate::spec::MicroSpec;
 use crate::workload::ForeignTables;
@@ -226,22 +225,23 @@ impl Micro {
         &'s self,
         client: usize,
         role: &'static str,
-        mut driver: D,
+        driver: D,
         pacing: Pacing,
     ) -> ThreadSpec<'s>
     where
         D: Driver<Conn = dyn MicroConnection> + Send + 's,
     {
-        ThreadSpec {
+        let tries = (self.spec.max_tries, self.spec.max_reconnects);
+        let connect = || self.dbms.connect_micro();
+        client_loop::thread(
             client,
             role,
-            body: Box::new(move |ctx: &mut ThreadCtx| {
-                let connect = || self.dbms.connect_micro();
-                let session =
-                    Session::connect(&connect, self.spec.max_tries, self.spec.max_reconnects)?;
-                client_loop::run(ctx, session, &mut driver, pacing)
-            }),
-        }
+            connect,
+            tries,
+            driver,
+            pacing,
+            pacing.warmup(),
+        )
     }
 
     /// Whether `prepare` loads insert-random-pk's tables (`--random-pk-rows`, and a benchmark
