@@ -264,6 +264,24 @@ fn check_cluster_figures(run: &RunResult, cluster: &Cluster) {
     }
     let processes = e.dbms.as_ref().unwrap().processes;
     assert!(processes >= 6 + 2 * 5, "{processes} DBMS processes");
+    // Each server on its own: the primary and r1, r2, which add up to the DBMS figures; the
+    // replicas replayed l.i0's WAL (CPU) and wrote it (bytes).
+    let names: Vec<&str> = e.servers.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["primary", "r1", "r2"]);
+    let sum: f64 = e.servers.iter().map(|w| w.work.cpu_s).sum();
+    let total = e.dbms.as_ref().unwrap().cpu_s;
+    assert!(
+        (sum - total).abs() < 1e-6,
+        "servers {sum} s, DBMS {total} s"
+    );
+    let procs: u64 = e.servers.iter().map(|w| w.work.processes).sum();
+    assert_eq!(procs, processes);
+    for w in &e.servers[1..] {
+        assert!(w.work.cpu_s > 0.0 && w.peak_rss_bytes > 0, "{w:?}");
+        assert!(w.io_known && w.work.work.write_bytes > 0, "{w:?}");
+    }
+    let summary = ibench::report::terminal::summary(run);
+    assert!(summary.contains("Per server"), "{summary}");
     // The query threads read from the replicas: their committed transactions cover the step's
     // queries (each query is one).
     let queries = run
@@ -372,6 +390,14 @@ fn async_and_sync_replicas_hold_the_primarys_rows() {
     check_lag(&run, 2);
     cluster.stop();
     compare_insert_times(&async_run, &run);
+    // The report has each server's figures per step and configuration.
+    let (a, b) = (async_run.run_id.as_str(), run.run_id.as_str());
+    let md = crate::report::cmd(&bench, &["report", a, b, "--format", "md"]);
+    md.assert_success();
+    assert!(md.stdout.contains("## Per server"), "{}", md.stdout);
+    for row in ["| r2 | DBMS CPU us/op |", "| primary | peak RSS MB |"] {
+        assert!(md.stdout.contains(row), "{row} not in {}", md.stdout);
+    }
 }
 
 fn min_max(v: &[u64]) -> (u64, u64) {

@@ -111,8 +111,16 @@ impl Prepared {
                     cg.keep();
                 }
                 let name = server_spec.kind.server_name();
-                let replicas = servers.info.replicas.iter().filter_map(|r| r.pid).collect();
-                let watch = watch::managed(servers.pid(), name, servers.data_dir(), replicas);
+                let replicas = (servers.info.replicas.iter())
+                    .filter_map(|r| Some((r.name.clone(), r.pid?)))
+                    .collect();
+                // A Galera cluster's nodes are n1..nN; a primary's replicas r1..rN.
+                let primary = match server_spec.galera {
+                    Some(_) => "n1",
+                    None => "primary",
+                };
+                let data = servers.data_dir();
+                let watch = watch::managed(servers.pid(), name, data, primary, replicas);
                 prepared.managed = Some(servers.info.clone());
                 prepared.servers = Some(servers);
                 watch

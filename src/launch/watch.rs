@@ -30,6 +30,7 @@ pub fn external(target: &TargetSpec, options: &RunOptions) -> Result<(Watch, Str
                 data_paths: files,
                 cgroup: None,
                 more_pids: Vec::new(),
+                primary_name: String::new(),
             },
             format!(
                 "embedded: {} runs inside ibench, so the DBMS figures are ibench's own process",
@@ -60,24 +61,33 @@ pub fn external(target: &TargetSpec, options: &RunOptions) -> Result<(Watch, Str
             data_paths: options.data_dir.iter().cloned().collect(),
             cgroup: None,
             more_pids: Vec::new(),
+            primary_name: String::new(),
         },
         source,
     ))
 }
 
-/// What to sample for a managed server: its process tree (and its replicas', `replicas`),
-/// and its data directory (the primary's only: the size of one copy of the data).
-pub fn managed(pid: Option<u32>, name: &str, data: PathBuf, replicas: Vec<u32>) -> (Watch, String) {
+/// What to sample for a managed server: its process tree (and its replicas' or other
+/// nodes', `replicas`, each named), and its data directory (the primary's only: the size of
+/// one copy of the data). `primary` names the server itself beside them (`primary`, `n1`).
+pub fn managed(
+    pid: Option<u32>,
+    name: &str,
+    data: PathBuf,
+    primary: &str,
+    replicas: Vec<(String, u32)>,
+) -> (Watch, String) {
     let mut source = format!(
         "managed {name} server, pid {} and its children",
         pid.unwrap_or(0)
     );
     if !replicas.is_empty() {
-        let pids: Vec<String> = replicas.iter().map(u32::to_string).collect();
+        let more: Vec<String> = (replicas.iter())
+            .map(|(n, p)| format!("{n} (pid {p})"))
+            .collect();
         source.push_str(&format!(
-            ", with its {} replica(s) (pid(s) {}) and theirs",
-            replicas.len(),
-            pids.join(", ")
+            " ({primary}), with {} and theirs",
+            more.join(", ")
         ));
     }
     (
@@ -88,6 +98,7 @@ pub fn managed(pid: Option<u32>, name: &str, data: PathBuf, replicas: Vec<u32>) 
             data_paths: vec![data],
             cgroup: None,
             more_pids: replicas,
+            primary_name: primary.to_string(),
         },
         source,
     )

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::metrics::proc::{ProcCounters, Sample, Watch};
 use crate::results::model::{
-    DbSize, DeviceDelta, Efficiency, EfficiencySeries, Peaks, PerOp, ProcDelta,
+    DbSize, DeviceDelta, Efficiency, EfficiencySeries, Peaks, PerOp, ProcDelta, ServerWork,
 };
 
 /// What the runner collected over one step.
@@ -46,6 +46,9 @@ pub struct StepCosts {
     pub profile: Option<String>,
     /// The DBMS's own cgroup, when it has one.
     pub cgroup: Option<crate::metrics::cgroup::CgroupFiles>,
+    /// The servers sampled one by one ([`Watch::server_names`]), in [`Sample::servers`]'
+    /// order.
+    pub server_names: Vec<String>,
 }
 
 impl StepCosts {
@@ -56,6 +59,7 @@ impl StepCosts {
             dbms_source,
             device: watch.device.clone(),
             cgroup: watch.cgroup.clone(),
+            server_names: watch.server_names(),
             ..Default::default()
         }
     }
@@ -152,7 +156,32 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
             (Some(f), Some(x), Some(y)) => Some(f.step(x, y)),
             _ => None,
         },
+        servers: servers(costs),
     }
+}
+
+/// Each server's work over the step, when every server was sampled at both ends.
+fn servers(costs: &StepCosts) -> Vec<ServerWork> {
+    let (a, b) = (&costs.start.servers, &costs.end.servers);
+    if costs.server_names.is_empty() || a.len() != costs.server_names.len() || b.len() != a.len() {
+        return Vec::new();
+    }
+    let samples = || {
+        std::iter::once(&costs.start)
+            .chain(&costs.seconds)
+            .chain(std::iter::once(&costs.end))
+    };
+    (costs.server_names.iter().enumerate())
+        .map(|(i, name)| ServerWork {
+            name: name.clone(),
+            work: proc_delta(&a[i], &b[i]),
+            io_known: a[i].io_known && b[i].io_known,
+            peak_rss_bytes: samples()
+                .filter_map(|s| s.servers.get(i).map(|c| c.rss_bytes))
+                .max()
+                .unwrap_or(0),
+        })
+        .collect()
 }
 
 /// The DBMS processes' work between samples `a` and `b`, when both read them.
@@ -305,6 +334,7 @@ mod tests {
             device: None,
             dbms_threads: Default::default(),
             cgroup: None,
+            servers: vec![],
         }
     }
 
@@ -336,5 +366,45 @@ mod tests {
         assert_eq!(e.peak.dbms_rss_bytes, Some(300));
         assert_eq!(e.per_second.dbms_cpu_s, vec![0.5]);
         assert!(efficiency(&costs, "insert", 0).per_op.is_none());
+    }
+
+    #[test]
+    fn each_server_s_work_is_its_own_delta_and_peak() {
+        let t0 = std::time::Instant::now();
+        let server = |cpu: f64, rss: u64| ProcCounters {
+            work: ProcWork {
+                user_s: cpu,
+                write_bytes: (cpu * 1000.0) as u64,
+                ..Default::default()
+            },
+            rss_bytes: rss,
+            io_known: true,
+            ..Default::default()
+        };
+        let with = |at: f64, servers: Vec<ProcCounters>| Sample {
+            servers,
+            ..sample(t0, at, at, 0)
+        };
+        let mut costs = StepCosts {
+            start: with(0.0, vec![server(1.0, 10), server(5.0, 50)]),
+            seconds: vec![with(1.0, vec![server(2.0, 90), server(5.5, 40)])],
+            // r1 gone at the end: its counters read as zeros, its delta as none.
+            end: with(2.0, vec![server(4.0, 20), ProcCounters::default()]),
+            server_names: vec!["primary".into(), "r1".into()],
+            ..Default::default()
+        };
+        let e = efficiency(&costs, "insert", 10);
+        assert_eq!(e.servers.len(), 2);
+        let (p, r) = (&e.servers[0], &e.servers[1]);
+        assert_eq!((p.name.as_str(), r.name.as_str()), ("primary", "r1"));
+        assert!((p.work.cpu_s - 3.0).abs() < 1e-9);
+        assert_eq!(p.work.work.write_bytes, 3000);
+        assert_eq!(p.peak_rss_bytes, 90);
+        assert!(p.io_known && !r.io_known);
+        assert_eq!(r.work.cpu_s, 0.0);
+        assert_eq!(r.peak_rss_bytes, 50);
+        // A sample that missed a server leaves the per-server figures out, not wrong.
+        costs.end.servers.pop();
+        assert!(efficiency(&costs, "insert", 10).servers.is_empty());
     }
 }

@@ -98,6 +98,9 @@ pub struct Sample {
     pub dbms_threads: ThreadSwitches,
     /// The DBMS's own cgroup, when it has one.
     pub cgroup: Option<super::cgroup::CgroupCounters>,
+    /// Each server's process tree on its own, in the order of [`Watch::server_names`]
+    /// (empty for a single server; a server whose process is gone reads as zeros).
+    pub servers: Vec<ProcCounters>,
 }
 
 impl Default for Sample {
@@ -110,6 +113,7 @@ impl Default for Sample {
             device: None,
             dbms_threads: ThreadSwitches::new(),
             cgroup: None,
+            servers: Vec::new(),
         }
     }
 }
@@ -279,8 +283,24 @@ pub struct Watch {
     pub data_paths: Vec<PathBuf>,
     /// The DBMS's own cgroup (`--memory-limit` and the like), when it has one.
     pub cgroup: Option<super::cgroup::CgroupFiles>,
-    /// Root pids of more processes counted as the DBMS's (a managed primary's replicas).
-    pub more_pids: Vec<u32>,
+    /// Root pids of more processes counted as the DBMS's (a managed primary's replicas, a
+    /// Galera cluster's other nodes), each with its name (`r1`, `n2`).
+    pub more_pids: Vec<(String, u32)>,
+    /// The name of the server at `dbms_pid` when there are `more_pids` (`primary`, `n1`).
+    pub primary_name: String,
+}
+
+impl Watch {
+    /// The names of the servers sampled one by one ([`Sample::servers`]): none for a
+    /// single server, else the primary's and then each of `more_pids`.
+    pub fn server_names(&self) -> Vec<String> {
+        if self.more_pids.is_empty() || self.dbms_pid.is_none() {
+            return Vec::new();
+        }
+        std::iter::once(self.primary_name.clone())
+            .chain(self.more_pids.iter().map(|(n, _)| n.clone()))
+            .collect()
+    }
 }
 
 impl Watch {
@@ -293,14 +313,19 @@ impl Watch {
             .and_then(|p| read_process(&p, false, None))
             .unwrap_or_default();
         let mut dbms_threads = ThreadSwitches::new();
+        let mut servers = Vec::new();
         let dbms = match (self.embedded, self.dbms_pid) {
             (true, _) => Some(client),
             (false, Some(pid)) if pid as i32 != me => {
                 let mut total =
                     tree_counters_with_threads(pid as i32, with_pss, Some(&mut dbms_threads));
-                for more in &self.more_pids {
+                if !self.more_pids.is_empty() {
+                    servers.push(total.unwrap_or_default());
+                }
+                for (_, more) in &self.more_pids {
                     let tree =
                         tree_counters_with_threads(*more as i32, with_pss, Some(&mut dbms_threads));
+                    servers.push(tree.unwrap_or_default());
                     if let (Some(t), Some(m)) = (total.as_mut(), tree) {
                         t.add(&m);
                     }
@@ -317,6 +342,7 @@ impl Watch {
             device: self.device.as_deref().and_then(device_counters),
             dbms_threads,
             cgroup: self.cgroup.as_ref().map(super::cgroup::CgroupFiles::read),
+            servers,
         }
     }
 
@@ -375,6 +401,7 @@ mod tests {
             data_paths: vec![],
             cgroup: None,
             more_pids: vec![],
+            primary_name: String::new(),
         };
         let s = w.sample(true);
         assert!(s.client.rss_bytes > 0);

@@ -213,6 +213,10 @@ pub struct GroupStep {
     /// (`report/steady.rs`): a relative value of a flagged step is not marked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<crate::report::steady::StepFlag>,
+    /// Each server of a cluster (`primary`, `r1`, `n2`) and its figures over the step
+    /// (`report/replication.rs`); empty for single servers.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub servers: BTreeMap<String, BTreeMap<String, Stat>>,
 }
 
 /// One step across the groups.
@@ -510,6 +514,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
     Ok(GroupStep {
         group: group.name.clone(),
         flags,
+        servers: crate::report::replication::server_stats(&steps),
         counters,
         waits,
         incomplete,

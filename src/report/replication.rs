@@ -1,10 +1,15 @@
-//! The terminal summary's replication section: per step and replica, the replay lag (max
-//! and p99 of the per-second readings), the most bytes behind, and how long the replica took
-//! to catch up with the primary's WAL position at the step's end (docs/replication.md).
+//! The figures of replicated and clustered targets (docs/replication.md): the terminal
+//! summary's replication section (per step and replica, the replay lag, max and p99 of the
+//! per-second readings, the most bytes behind, and how long the replica took to catch up at
+//! the step's end), and each server's own CPU, IO and memory, in the summary and the report.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::output::escape;
+use crate::report::cells::{Cell, Section, ViewTable};
+use crate::report::model::{Report, Stat};
 use crate::report::table::Table;
-use crate::results::model::RunResult;
+use crate::results::model::{RunResult, StepResult};
 
 /// The section, empty for a run without replicas.
 pub fn section(run: &RunResult) -> String {
@@ -39,4 +44,148 @@ pub fn section(run: &RunResult) -> String {
          at each step's end\n\n{}",
         t.to_text()
     )
+}
+
+/// The CPU, IO and memory of each server of a cluster per step (the cost per op covers them
+/// all; this says which server paid it); empty for a single server.
+pub fn servers_section(run: &RunResult) -> String {
+    let mut t = Table::new([
+        "step",
+        "server",
+        "cpu s",
+        "cpu us/op",
+        "read MB",
+        "write MB",
+        "peak RSS MB",
+    ]);
+    let mut any = false;
+    for s in &run.steps {
+        let Some(e) = &s.efficiency else { continue };
+        for w in &e.servers {
+            any = true;
+            let io = |b: u64| {
+                if w.io_known {
+                    format!("{:.1}", b as f64 / 1e6)
+                } else {
+                    "-".to_string()
+                }
+            };
+            t.row([
+                escape::line(&s.name).into_owned(),
+                escape::line(&w.name).into_owned(),
+                format!("{:.2}", w.work.cpu_s),
+                if e.ops > 0 {
+                    format!("{:.1}", w.work.cpu_s * 1e6 / e.ops as f64)
+                } else {
+                    "-".to_string()
+                },
+                io(w.work.work.read_bytes),
+                io(w.work.work.write_bytes),
+                format!("{:.1}", w.peak_rss_bytes as f64 / 1e6),
+            ]);
+        }
+    }
+    if !any {
+        return String::new();
+    }
+    format!(
+        "\nPer server (docs/replication.md): each server's processes over the step; the DBMS \
+         figures of the cost per op are their sum, and us/op divides by the same ops\n\n{}",
+        t.to_text()
+    )
+}
+
+/// The per-server figures of the report, in the order they are shown: key, label, digits.
+const SERVER_FIGURES: [(&str, &str, usize); 4] = [
+    ("cpu_us", "DBMS CPU us/op", 1),
+    ("kb_read", "DBMS KB read/op", 2),
+    ("kb_written", "DBMS KB written/op", 2),
+    ("peak_rss_mb", "peak RSS MB", 1),
+];
+
+/// Each server's figures over `steps` (a group's runs of one step), median over the runs that
+/// sampled it: CPU and IO per op of the step, the peak resident memory.
+pub fn server_stats(steps: &[&StepResult]) -> BTreeMap<String, BTreeMap<String, Stat>> {
+    let mut values: BTreeMap<String, BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
+    for e in steps.iter().filter_map(|s| s.efficiency.as_ref()) {
+        let n = e.ops as f64;
+        for w in &e.servers {
+            let v = values.entry(w.name.clone()).or_default();
+            if n > 0.0 {
+                v.entry("cpu_us").or_default().push(w.work.cpu_s * 1e6 / n);
+                if w.io_known {
+                    let kb = |b: u64| b as f64 / 1024.0 / n;
+                    v.entry("kb_read")
+                        .or_default()
+                        .push(kb(w.work.work.read_bytes));
+                    v.entry("kb_written")
+                        .or_default()
+                        .push(kb(w.work.work.write_bytes));
+                }
+            }
+            v.entry("peak_rss_mb")
+                .or_default()
+                .push(w.peak_rss_bytes as f64 / 1e6);
+        }
+    }
+    values
+        .into_iter()
+        .map(|(server, figures)| {
+            let stats = figures
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.to_string(), Stat::of(&v)?)))
+                .collect();
+            (server, stats)
+        })
+        .collect()
+}
+
+/// The report's section of per-server figures: a table per step, a row per server and
+/// figure, a column per configuration; `None` when no run had more than one server.
+pub fn report_section(r: &Report) -> Option<Section> {
+    let tables: Vec<ViewTable> = r
+        .step_reports
+        .iter()
+        .filter_map(|step| {
+            let servers: BTreeSet<&String> =
+                step.groups.iter().flat_map(|g| g.servers.keys()).collect();
+            if servers.is_empty() {
+                return None;
+            }
+            let mut header = vec!["server".to_string(), "figure".to_string()];
+            header.extend(r.groups.iter().map(|g| g.name.clone()));
+            let mut rows = Vec::new();
+            for server in servers {
+                for (key, label, digits) in SERVER_FIGURES {
+                    let cells: Vec<Cell> = (step.groups.iter())
+                        .map(|g| match g.servers.get(server).and_then(|f| f.get(key)) {
+                            Some(s) => Cell::stat(s, digits),
+                            None => Cell::plain("-"),
+                        })
+                        .collect();
+                    let mut row = vec![Cell::plain(server.clone()), Cell::plain(label)];
+                    row.extend(cells);
+                    rows.push(row);
+                }
+            }
+            Some(ViewTable {
+                title: format!("{}: per server", step.name),
+                header,
+                rows,
+            })
+        })
+        .collect();
+    if tables.is_empty() {
+        return None;
+    }
+    Some(Section {
+        id: "servers".to_string(),
+        title: "Per server".to_string(),
+        note: "Each server of a cluster on its own (the primary or n1, each replica or node): \
+               its processes' CPU and IO per op of the step (the DBMS figures of the cost per \
+               op are their sum) and its peak resident memory; median over repeats \
+               (docs/replication.md)."
+            .to_string(),
+        tables,
+    })
 }

@@ -557,6 +557,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
     if let Some(w) = crate::report::waits::section(r) {
         out.push(w);
     }
+    out.extend(crate::report::replication::report_section(r));
     if let Some(t) = select_min_table(r) {
         out.push(Section {
             id: "select-min".to_string(),

@@ -47,6 +47,25 @@ pub struct Efficiency {
     /// `--server-cpus`): its memory, faults and IO as the kernel charged them to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<CgroupStep>,
+    /// Each server of a cluster on its own (the primary or n1 first, then each replica or
+    /// node): `dbms` is their sum. Empty for a single server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerWork>,
+}
+
+/// One server of a cluster over a step: its process tree's work (the primary's, a replica's,
+/// a Galera node's).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ServerWork {
+    /// `primary`, `r1`, `n2`...
+    pub name: String,
+    /// Its processes' CPU, IO and context switches over the step.
+    #[serde(flatten)]
+    pub work: ProcDelta,
+    /// /proc/PID/io was readable at both ends.
+    pub io_known: bool,
+    /// The largest resident memory of any sample of the step, bytes.
+    pub peak_rss_bytes: u64,
 }
 
 /// What the kernel charged to the DBMS's cgroup over a step (memory figures at the step's

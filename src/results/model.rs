@@ -12,6 +12,7 @@ use crate::spec::RunSpec;
 
 pub use super::cost::{
     DbSize, DeviceDelta, Efficiency, EfficiencySeries, Peaks, PerOp, ProcDelta, ProcWork,
+    ServerWork,
 };
 pub use super::resolved::Resolved;
 pub use super::series::{
