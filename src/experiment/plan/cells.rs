@@ -253,6 +253,11 @@ fn build_cell(
         let params = parts.target.params.clone();
         let mut cell = cell(m.workload, l, &parts, None, params, &[], Some(&url));
         cell.target.url = Some(url);
+        // No server to start and stop.
+        let server_s = parts.kind().assumed_rates(&cell.target.params).server_s;
+        cell.estimate = cell
+            .estimate
+            .saturating_sub(std::time::Duration::from_secs_f64(server_s));
         cell.external = Some(external.clone());
         cell.allow_server_changes = m.allow;
         return cell;

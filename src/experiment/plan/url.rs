@@ -102,8 +102,9 @@ pub(super) fn kind(p: &mut Problems<'_>, t: &TargetTable) -> (DbmsKind, Option<S
         p.at(
             d,
             format!(
-                "target {name}: dbms {} does not match url, which names {kind}",
-                d.get_ref()
+                "target {name}: dbms {} does not match url, which names {}",
+                d.get_ref().server_name(),
+                kind.server_name()
             ),
         );
     }
