@@ -33,8 +33,25 @@ fn store_runs(db: &Path, experiment: &str) -> rusqlite::Result<Vec<(String, Stri
         .collect()
 }
 
-/// The experiment: the URL target, two client counts, tables named by `prefix`.
-fn experiment(url: &str, prefix: &str) -> String {
+/// The local service's data directory, when this test may read its pid file (as root).
+fn readable_data_dir(pg: &LocalService) -> Option<String> {
+    let mut c = postgres::Client::connect(pg.url, postgres::NoTls).ok()?;
+    let dir: String = c.query_one("SHOW data_directory", &[]).ok()?.get(0);
+    let readable = fs::read_to_string(Path::new(&dir).join("postmaster.pid")).is_ok();
+    if !readable {
+        crate::common::skip(&format!(
+            "{dir}/postmaster.pid is not readable: no host figures"
+        ));
+    }
+    readable.then_some(dir)
+}
+
+/// The experiment: the URL target (with its pid file and data directory, `host`), two client
+/// counts, tables named by `prefix`.
+fn experiment(url: &str, prefix: &str, host: Option<&str>) -> String {
+    let host = host
+        .map(|d| format!("server_pid_file = \"{d}/postmaster.pid\"\ndata_dir = \"{d}\"\n"))
+        .unwrap_or_default();
     format!(
         r#"
 name = "url-pg"
@@ -50,7 +67,7 @@ query_seconds = 2
 [[target]]
 name = "pg"
 url = "{url}"
-
+{host}
 [[setup]]
 name = "c1"
 clients = 1
@@ -99,7 +116,8 @@ fn url_experiment_runs_two_setups_and_resumes_after_ctrl_c() {
     let bench = Bench::new();
     let prefix = format!("ibx{}_", std::process::id());
     let file = bench.path("url.toml");
-    fs::write(&file, experiment(pg.url, &prefix)).unwrap();
+    let host = readable_data_dir(&pg);
+    fs::write(&file, experiment(pg.url, &prefix, host.as_deref())).unwrap();
     let file = path_str(&file).to_string();
     let out = bench.out();
     let db = out.join("results.db");
@@ -169,6 +187,13 @@ fn url_experiment_runs_two_setups_and_resumes_after_ctrl_c() {
         let clients = if cell.ends_with("c1") { 1 } else { 2 };
         // l.i1 inserted and deleted 20000 rows per client.
         assert_eq!(run.steps[2].rows_deleted, clients * 20_000, "{cell}");
+        // The server's processes and data directory, from the pid file and data_dir.
+        if host.is_some() {
+            let e = run.steps[0].efficiency.as_ref().unwrap();
+            assert!(e.dbms_source.starts_with("external server, pid"), "{cell}");
+            assert!(e.dbms.as_ref().unwrap().cpu_s > 0.0, "{cell}");
+            assert!(e.db_size.disk_bytes.unwrap_or(0) > 0, "{cell}");
+        }
     }
     assert!(out.join("report.html").exists());
     // The server's own counts: the second cell's tables as l.i0 made them (l.i1 and the
