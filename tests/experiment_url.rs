@@ -217,8 +217,8 @@ fn url_experiment_runs_two_setups_and_resumes_after_ctrl_c() {
     assert!(!first.contains(secret) && !o.stderr.contains(secret));
 }
 
-/// The URL target with one config setting `work_mem`, `allow` line at the top.
-fn with_option(url: &str, prefix: &str, allow: &str) -> String {
+/// The URL target with one config setting `option`, `allow` line at the top.
+fn with_option(url: &str, prefix: &str, allow: &str, option: &str) -> String {
     format!(
         r#"name = "url-opt"
 {allow}
@@ -233,42 +233,66 @@ name = "ext"
 url = "{url}"
 
 [[config]]
-name = "wm"
-options = {{ work_mem = "7MB" }}
+name = "opt"
+options = {{ {option} }}
 "#
     )
 }
 
+/// A session setting both local services let a session change, the value a config gives it,
+/// and how that value reads back.
+fn session_setting(service: &LocalService) -> (&'static str, &'static str, &'static str) {
+    if service.is_postgres() {
+        ("work_mem", "\"7MB\"", "7MB")
+    } else {
+        ("sort_buffer_size", "1048576", "1048576")
+    }
+}
+
+/// The value of `name` a new session of the test's own client sees.
+fn new_session_value(service: &LocalService, name: &str) -> String {
+    if service.is_postgres() {
+        let mut c = postgres::Client::connect(service.url, postgres::NoTls).unwrap();
+        c.query_one(&format!("SHOW {name}"), &[]).unwrap().get(0)
+    } else {
+        use mysql::prelude::Queryable;
+        let mut c = mysql::Conn::new(mysql::Opts::from_url(service.url).unwrap()).unwrap();
+        let v: Option<String> = c
+            .query_first(format!("SELECT CAST(@@SESSION.{name} AS CHAR)"))
+            .unwrap();
+        v.unwrap()
+    }
+}
+
 #[test]
 fn a_server_option_on_a_url_target_is_refused_unless_allowed() {
-    let Some(pg) = local_postgres() else {
-        return;
-    };
+    for service in LocalService::reachable() {
+        option_refused_unless_allowed(&service);
+    }
+}
+
+fn option_refused_unless_allowed(service: &LocalService) {
     let bench = Bench::new();
     let prefix = format!("ibo{}_", std::process::id());
-    let write = |name: &str, text: String| {
-        let path = bench.path(name);
-        fs::write(&path, text).unwrap();
+    let (name, value, reads) = session_setting(service);
+    let option = format!("{name} = {value}");
+    let write = |file: &str, allow: &str| {
+        let path = bench.path(file);
+        fs::write(&path, with_option(service.url, &prefix, allow, &option)).unwrap();
         path_str(&path).to_string()
     };
-    let refused = write("refused.toml", with_option(pg.url, &prefix, ""));
+    let refused = write("refused.toml", "");
     let o = bench.run_raw(&["experiment", &refused, "--dry-run"], &[]);
     assert_eq!(o.code, Some(2), "{}", o.describe());
     let lines: Vec<&str> = o.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{}", o.describe());
     assert!(
         lines[0].contains("refused.toml:15:")
-            && lines[0].contains("server option work_mem on target ext"),
+            && lines[0].contains(&format!("server option {name} on target ext")),
         "{}",
         o.describe()
     );
-    // Nothing ran: no tables.
-    let tables = pg.row(&format!(
-        "SELECT count(*) FROM pg_tables WHERE tablename LIKE '{prefix}%'"
-    ));
-    assert_eq!(tables, [0]);
-
-    // Allowed by the flag: the check passes.
+    // Allowed by the flag: the check passes, nothing runs.
     let o = bench.run_raw(
         &[
             "experiment",
@@ -280,18 +304,15 @@ fn a_server_option_on_a_url_target_is_refused_unless_allowed() {
     );
     o.assert_success();
     assert!(
-        o.stdout.contains("ext/wm/glibc/default #1"),
+        o.stdout.contains("ext/opt/glibc/default #1"),
         "{}",
         o.describe()
     );
-    // Allowed by the key, and run: ibench's sessions had work_mem 7MB (SHOW ALL of its own
-    // connection, recorded), the server's own value is what it was.
-    let server_before = pg_setting(&pg, "work_mem");
-    assert_ne!(server_before, "7MB");
-    let allowed = write(
-        "allowed.toml",
-        with_option(pg.url, &prefix, "allow_server_changes = true"),
-    );
+    // Allowed by the key, and run: ibench's sessions had the setting (read back by its own
+    // connection and recorded), a new session of the server has its own value as before.
+    let before = new_session_value(service, name);
+    assert_ne!(before, reads, "{}", service.server);
+    let allowed = write("allowed.toml", "allow_server_changes = true");
     let out = bench.out();
     let o = bench.run_raw(
         &["experiment", &allowed, "--out", path_str(&out), "-q"],
@@ -301,21 +322,17 @@ fn a_server_option_on_a_url_target_is_refused_unless_allowed() {
     let runs = store_runs(&out.join("results.db"), "url-opt").unwrap();
     assert_eq!(runs.len(), 1, "{runs:?}");
     let run = ibench::results::file::load(&out.join(format!("{}.json", runs[0].0))).unwrap();
+    let recorded = run.environment.dbms.settings.get(name).map(String::as_str);
+    assert_eq!(recorded, Some(reads), "{}", service.server);
     assert_eq!(
-        run.environment
-            .dbms
-            .settings
-            .get("work_mem")
-            .map(String::as_str),
-        Some("7MB")
+        service.row(&format!("SELECT count(*) FROM {prefix}1")),
+        [500]
     );
-    assert_eq!(pg.row(&format!("SELECT count(*) FROM {prefix}1")), [500]);
-    pg.exec(&format!("DROP TABLE {prefix}1"));
-    assert_eq!(pg_setting(&pg, "work_mem"), server_before);
-}
-
-/// A setting as a new session of the test's own client sees it.
-fn pg_setting(pg: &LocalService, name: &str) -> String {
-    let mut c = postgres::Client::connect(pg.url, postgres::NoTls).unwrap();
-    c.query_one(&format!("SHOW {name}"), &[]).unwrap().get(0)
+    service.exec(&format!("DROP TABLE {prefix}1"));
+    assert_eq!(
+        new_session_value(service, name),
+        before,
+        "{}",
+        service.server
+    );
 }
