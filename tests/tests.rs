@@ -117,6 +117,10 @@ mod import;
 /// validation with file:line, and the dry-run estimate.
 mod experiment;
 
+/// Experiments over a server given by URL (the local PostgreSQL service): two setups, resumed
+/// after Ctrl-C without rerunning the complete cell; a server option refused unless allowed.
+mod experiment_url;
+
 /// Runs from several hosts: `ibench report --by host` with prices per hour (recorded with
 /// a run, or set on a host in the store) gives throughput per unit of cost.
 mod hosts;

@@ -34,6 +34,13 @@ pub struct ExperimentFile {
     /// first cell).
     #[serde(default)]
     pub base: Option<Spanned<String>>,
+    /// Let cells change settings of the servers given by URL (`url` targets), as
+    /// `ibench run --allow-server-changes` does for one run: a config's options on such a target
+    /// are accepted (sent as settings of ibench's own sessions), and the maintenance pause may
+    /// change the server's global settings for a moment. Default false: such a config is
+    /// refused. `ibench experiment --allow-server-changes` sets it.
+    #[serde(default)]
+    pub allow_server_changes: Option<Spanned<bool>>,
     /// Allocators of the managed servers (default: glibc only).
     #[serde(default)]
     pub allocators: Option<Spanned<Vec<Spanned<Malloc>>>>,
@@ -51,14 +58,25 @@ pub struct ExperimentFile {
     pub setups: Vec<SetupTable>,
 }
 
-/// `[[target]]`: a DBMS, the binaries to use and, for MariaDB, the engine.
+/// `[[target]]`: a DBMS, the binaries to use and, for MariaDB, the engine; or a server
+/// given by URL, which ibench does not start.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetTable {
     /// Name used in cell names.
     pub name: Spanned<String>,
-    /// The DBMS, by its server name (`mariadb`, `postgres`) or name (`sqlite`).
-    pub dbms: Spanned<DbmsKind>,
+    /// The DBMS, by its server name (`mariadb`, `postgres`) or name (`sqlite`); optional with
+    /// `url` (its scheme names it).
+    #[serde(default)]
+    pub dbms: Option<Spanned<DbmsKind>>,
+    /// A server ibench does not start, as `ibench run --url` takes it (password from the
+    /// DBMS's environment variable, never from the file).
+    #[serde(default)]
+    pub url: Option<Spanned<String>>,
+    /// With `url`: the file holding the server's pid (postmaster.pid, mysqld.pid) on this host,
+    /// for its CPU, IO and memory per operation (`--server-pid-file`).
+    #[serde(default)]
+    pub server_pid_file: Option<Spanned<String>>,
     /// Storage engine of the tables: innodb (default) or rocksdb; MariaDB only.
     #[serde(default)]
     pub engine: Option<Spanned<String>>,
@@ -73,7 +91,8 @@ pub struct TargetTable {
     #[serde(default)]
     pub start_timeout_seconds: Option<Spanned<u64>>,
     /// Directory the server's data directory is created in (a mount of the file system or
-    /// device under study; relative to the experiment file); a setup's wins.
+    /// device under study; relative to the experiment file); a setup's wins. With `url`: the
+    /// server's own data directory, for its size and device (`--data-dir`).
     #[serde(default)]
     pub data_dir: Option<Spanned<String>>,
     /// Account the server runs as (default: `ibench-server` when ibench runs as root, else

@@ -25,6 +25,10 @@ pub(super) enum CacheSize {
 
 /// A setup's workload and cache, checked.
 pub(super) struct Setup {
+    /// Its name.
+    pub name: String,
+    /// Where problems with it point (`file:line` of its name, or of `[workload]`).
+    pub at: String,
     /// The workload, scaled.
     pub workload: WorkloadSpec,
     /// The cache it asks for, with where it was written.
@@ -132,7 +136,7 @@ pub(super) fn setup(
         if scale != 1.0 {
             message.push_str(&format!(" (rows and seconds after scale {scale})"));
         }
-        p.push(at, message);
+        p.push(at.clone(), message);
     }
     let cache = match &s.dbms_cache {
         None => None,
@@ -153,6 +157,8 @@ pub(super) fn setup(
         },
     };
     Setup {
+        name: s.name.get_ref().clone(),
+        at,
         workload: spec,
         cache,
         data_dir: None,
