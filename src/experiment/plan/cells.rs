@@ -483,6 +483,7 @@ fn cell(
         statements,
         resources: &setup.resources,
         cooldown_s: w.cooldown.unwrap_or(0),
+        no_sampling: setup.no_sampling,
     };
     Cell {
         label: l.label.clone(),
@@ -509,5 +510,6 @@ fn cell(
         cooldown_s: w.cooldown.unwrap_or(0),
         dataset: setup.dataset.clone(),
         resources: setup.resources.clone(),
+        no_sampling: setup.no_sampling,
     }
 }

@@ -93,6 +93,8 @@ pub struct Cell {
     pub estimate: Duration,
     /// Memory cap, IO limits, CPUs, OS cache mode (the setup's).
     pub resources: crate::spec::Resources,
+    /// No once-a-second sampling during steps (`no_sampling`).
+    pub no_sampling: bool,
 }
 
 impl Cell {
@@ -126,7 +128,7 @@ impl Cell {
             tags: Default::default(),
             resources: self.resources.clone(),
             cooldown_s: self.cooldown_s,
-            no_sampling: false,
+            no_sampling: self.no_sampling,
         }
     }
 }
@@ -389,6 +391,10 @@ fn default_setup() -> SetupTable {
         galera: None,
         client_nodes: None,
         client_cpus: None,
+        post_write_pause: None,
+        random_pk_rows: None,
+        scan_clients: None,
+        no_sampling: None,
     }
 }
 
