@@ -213,6 +213,11 @@ pub struct GroupStep {
     /// (`report/steady.rs`): a relative value of a flagged step is not marked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<crate::report::steady::StepFlag>,
+    /// What ran before the step's measured part and is in none of its figures: the warm-up
+    /// and the pause before the step (`--warmup`, `--cooldown`), medians over the group's
+    /// runs; absent when none had either.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<crate::report::pacing::Pacing>,
 }
 
 /// One step across the groups.
@@ -509,6 +514,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .collect();
     Ok(GroupStep {
         group: group.name.clone(),
+        pacing: crate::report::pacing::Pacing::of(&steps),
         flags,
         counters,
         waits,
