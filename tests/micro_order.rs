@@ -106,6 +106,14 @@ fn sqlite_pre_and_post_reads_are_apart_in_reports_and_compare() {
         assert!(stats > 0, "no sqlite_stat1 rows for sbtest1");
         runs.push(run);
     }
+    // show lists the pauses: what each did and waited for.
+    let shown = stored(&bench, &["show", &runs[0].run_id]);
+    assert!(
+        shown.contains("Maintenance pauses")
+            && shown.contains("before point-query.c1")
+            && shown.contains("post-write wait 2s"),
+        "{shown}"
+    );
     let md = stored(&bench, &["report", "a", "b", "--format", "md"]);
     let rows = |bench: &str| {
         md.lines()
@@ -406,12 +414,16 @@ fn myrocks_post_write_pause_waits_for_compactions() {
     let s = post.settled.as_ref().expect("the compaction wait recorded");
     assert_eq!(s.figure, "Rocksdb_compact_write_bytes");
     assert!(
-        post.actions.starts_with("ANALYZE TABLE per table, flushed memtable and compacted L0")
+        post.actions
+            .starts_with("ANALYZE TABLE per table, flushed memtable and compacted L0")
             && post.actions.contains("MyRocks flushes and compactions"),
         "{post:?}"
     );
     // Settled on a quiet server (at least the idle time) before the pause's end.
-    assert!(s.outcome.contains("no flush or compaction pending"), "{s:?}");
+    assert!(
+        s.outcome.contains("no flush or compaction pending"),
+        "{s:?}"
+    );
     assert!((2.0..6.5).contains(&s.seconds), "{s:?}");
     assert!(s.end >= s.start, "{s:?}");
     let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
@@ -419,7 +431,10 @@ fn myrocks_post_write_pause_waits_for_compactions() {
         .query_first("SHOW GLOBAL STATUS LIKE 'Rocksdb_compact_write_bytes'")
         .unwrap();
     let now = row.expect("the counter").1;
-    assert!(now >= s.end && s.end > 0.0, "server says {now}, the pause {s:?}");
+    assert!(
+        now >= s.end && s.end > 0.0,
+        "server says {now}, the pause {s:?}"
+    );
     drop(c);
     kept.stop();
 }

@@ -49,6 +49,24 @@ pub fn section(run: &RunResult) -> String {
     )
 }
 
+/// The maintenance pauses before steps (after the load, after writes), each in one line: how
+/// long, what was done and what it waited for; empty for a run without one.
+pub fn pauses_section(run: &RunResult) -> String {
+    if run.maintenance.is_empty() {
+        return String::new();
+    }
+    let mut out = "\nMaintenance pauses (in no step's figures)\n".to_string();
+    for m in &run.maintenance {
+        out.push_str(&format!(
+            "  before {} ({}): {}\n",
+            crate::output::escape::line(&m.before_step),
+            seconds(m.duration_s),
+            crate::output::escape::line(&m.actions)
+        ));
+    }
+    out
+}
+
 /// A step's warm-up and the pause before it over a group's runs (medians over the runs that
 /// had one): what a reader must know was left out of the step's figures.
 #[derive(Clone, Debug, PartialEq, Serialize)]
