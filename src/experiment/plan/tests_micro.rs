@@ -207,3 +207,28 @@ fn run_conditions_reach_the_cells_and_their_fingerprints_only_when_set() {
         "{problems:?}"
     );
 }
+
+/// `benchmarks` takes the reference order (`all`), `reads-first` and `.pre` names, as
+/// `ibench micro --benchmarks` does.
+#[test]
+fn benchmarks_take_the_reference_order_and_pre_names() {
+    for (names, first) in [
+        ("all", "point-query.pre"),
+        ("reads-first", "point-query"),
+        ("point-query.pre,update-one,point-query", "point-query.pre"),
+    ] {
+        let text = MICRO.replace("point-query,range-covered-pk", names);
+        let (p, problems) = plan(&text, None);
+        assert!(problems.is_empty(), "{names}: {problems:?}");
+        let WorkloadSpec::Micro(m) = &p.cells[0].workload else {
+            panic!("not micro")
+        };
+        let expected: Vec<String> = names
+            .split(',')
+            .flat_map(crate::workload::micro::expand)
+            .map(|e| e.name())
+            .collect();
+        assert_eq!(m.benchmarks, expected, "{names}");
+        assert_eq!(m.benchmarks[0], first, "{names}");
+    }
+}
