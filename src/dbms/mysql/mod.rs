@@ -12,6 +12,7 @@ mod galera;
 mod gauges;
 mod replication;
 mod session;
+mod settle;
 mod status;
 mod waits;
 pub mod wire;
@@ -486,6 +487,28 @@ impl Dbms for Mysql {
             },
         };
         Ok(Some(format!("ANALYZE TABLE per table{more}")))
+    }
+
+    /// InnoDB: the purge first (it dirties pages the flush then writes, and ANALYZE then
+    /// sees the purged tables); MyRocks: the flushes and compactions after the maintenance's
+    /// memtable flush and L0 compaction.
+    fn post_write_maintenance(
+        &self,
+        tables: &[Table],
+        change_settings: bool,
+        until: Instant,
+    ) -> Result<(Option<String>, Option<crate::results::model::Settled>)> {
+        let settle = || settle::settle(&mut self.conn()?, self.engine, until);
+        Ok(match self.engine {
+            Engine::Innodb => {
+                let settled = settle()?;
+                (self.maintenance(tables, change_settings)?, Some(settled))
+            }
+            Engine::Rocksdb => {
+                let done = self.maintenance(tables, change_settings)?;
+                (done, Some(settle()?))
+            }
+        })
     }
 
     fn counters(&self) -> Result<BTreeMap<String, f64>> {

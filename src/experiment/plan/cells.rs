@@ -524,6 +524,7 @@ fn cell(
         statements,
         resources: &setup.resources,
         cooldown_s: w.cooldown.unwrap_or(0),
+        no_sampling: setup.no_sampling,
     };
     Cell {
         label: l.label.clone(),
@@ -552,5 +553,6 @@ fn cell(
         resources: setup.resources.clone(),
         external: None,
         allow_server_changes: false,
+        no_sampling: setup.no_sampling,
     }
 }
