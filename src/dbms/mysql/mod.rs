@@ -7,6 +7,7 @@
 //! Range queries name their covering index (`FORCE INDEX`), since the optimizer may otherwise
 //! pick the primary key for `ORDER BY ... LIMIT`.
 
+pub mod compaction;
 mod connection;
 mod galera;
 mod gauges;
