@@ -51,6 +51,8 @@ pub struct CacheSetting {
     /// The size in bytes of the setting's effective value as the DBMS reports it (`settings`
     /// holds every effective setting, for units that depend on another one).
     pub parse: fn(&str, &BTreeMap<String, String>) -> Option<u64>,
+    /// The size is each connection's (SQLite's page cache), not one cache of the DBMS's.
+    pub per_connection: bool,
 }
 
 /// Rates assumed for a DBMS on a 2-core machine, for experiment estimates: rows per second

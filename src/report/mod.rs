@@ -3,6 +3,8 @@
 
 pub mod cells;
 pub mod charts;
+pub mod client_hosts;
+pub mod compaction;
 pub mod compare;
 pub mod cost;
 pub mod figures;
@@ -11,6 +13,7 @@ pub mod group;
 pub mod html;
 pub mod markdown;
 pub mod marks;
+pub mod measured;
 pub mod micro;
 pub mod model;
 pub mod names;
@@ -19,6 +22,7 @@ pub mod per_second;
 pub mod render;
 pub mod replication;
 pub mod resources;
+pub mod seconds;
 pub mod select;
 pub mod settings;
 pub mod steady;

@@ -222,6 +222,9 @@ pub struct GroupStep {
     /// runs; absent when none had either.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pacing: Option<crate::report::pacing::Pacing>,
+    /// What the runs measured beyond these figures, run by run (`report/measured.rs`).
+    #[serde(skip_serializing_if = "crate::report::measured::Measured::is_empty")]
+    pub measured: crate::report::measured::Measured,
 }
 
 /// One step across the groups.
@@ -519,6 +522,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
     Ok(GroupStep {
         group: group.name.clone(),
         pacing: crate::report::pacing::Pacing::of(&steps),
+        measured: crate::report::measured::Measured::of(&runs, &steps),
         flags,
         servers: crate::report::replication::server_stats(&steps),
         counters,

@@ -569,6 +569,9 @@ pub fn sections(r: &Report) -> Vec<Section> {
         out.push(w);
     }
     out.extend(crate::report::replication::report_section(r));
+    out.extend(crate::report::seconds::report_section(r));
+    out.extend(crate::report::compaction::report_section(r));
+    out.extend(crate::report::client_hosts::report_section(r));
     if let Some(t) = select_min_table(r) {
         out.push(Section {
             id: "select-min".to_string(),

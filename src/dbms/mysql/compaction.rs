@@ -7,6 +7,8 @@
 //! then a row per level (`L0`..`L6`) and the `Sum` and `Int` (interval) rows. Columns are
 //! read by the header's names, so a RocksDB version that adds or drops columns still parses.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 /// One row of the per-level table (`L0`..`L6`, `Sum`, `Int`).
@@ -124,6 +126,35 @@ pub fn parse(text: &str) -> Option<CompactionStats> {
     })
 }
 
+/// The section of the stored engine status holding MyRocks' memory figures.
+pub const MEMORY_STATS: &str = "rocksdb MEMORY_STATS rocksdb";
+
+/// The bytes MyRocks' block cache held at the step's end (`Cache Total:` of the stored
+/// `MEMORY_STATS` section), when the step's engine status has them.
+pub fn block_cache_in_use(engine_status: &BTreeMap<String, String>) -> Option<u64> {
+    engine_status
+        .get(MEMORY_STATS)?
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Cache Total:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The per-level tables of every column family in a step's stored engine status
+/// (`rocksdb CF_COMPACTION <cf>` sections), column families without any level and MyRocks'
+/// own `__system__` (its data dictionary) left out.
+pub fn of_step(engine_status: &BTreeMap<String, String>) -> Vec<CompactionStats> {
+    engine_status
+        .iter()
+        .filter(|(k, _)| {
+            k.starts_with("rocksdb CF_COMPACTION ") && k.as_str() != "rocksdb CF_COMPACTION __system__"
+        })
+        .filter_map(|(_, text)| parse(text))
+        .filter(|s| s.rows.iter().any(|r| r.level.starts_with('L')))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,5 +207,19 @@ mod tests {
         let priority = "** Compaction Stats [default] **\nPriority    Files   Size\n----\n\
                         User      0/0    0.00 KB   0.0\n";
         assert_eq!(parse(priority), None);
+    }
+
+    #[test]
+    fn the_block_cache_in_use_from_memory_stats() {
+        let mut status = BTreeMap::new();
+        status.insert(
+            MEMORY_STATS.to_string(),
+            "\nMemTable Total: 803872\nCache Total: 17629608\nDefault Cache Capacity: 0\n"
+                .to_string(),
+        );
+        assert_eq!(block_cache_in_use(&status), Some(17_629_608));
+        status.insert("rocksdb CF_COMPACTION default".into(), STATUS.into());
+        assert_eq!(of_step(&status).len(), 1);
+        assert_eq!(block_cache_in_use(&BTreeMap::new()), None);
     }
 }

@@ -142,12 +142,14 @@ impl Descriptor for MysqlDescriptor {
                 min_bytes: 8 << 20,
                 format: |bytes| bytes.to_string(),
                 parse,
+                per_connection: false,
             },
             Engine::Rocksdb => CacheSetting {
                 name: "rocksdb_block_cache_size",
                 min_bytes: 1 << 20,
                 format: |bytes| bytes.to_string(),
                 parse,
+                per_connection: false,
             },
         }
     }

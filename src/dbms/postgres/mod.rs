@@ -122,6 +122,7 @@ impl Descriptor for PostgresDescriptor {
             min_bytes: 1 << 20,
             format: |bytes| format!("{}MB", bytes >> 20),
             parse: |raw, _| pg_size(raw),
+            per_connection: false,
         }
     }
 

@@ -200,6 +200,7 @@ impl Descriptor for RocksDescriptor {
             min_bytes: 1 << 20,
             format: |bytes| bytes.to_string(),
             parse: |raw, _| parse_size(raw),
+            per_connection: false,
         }
     }
 

@@ -113,6 +113,7 @@ impl Descriptor for SqliteDescriptor {
                     Some(n as u64 * page)
                 }
             },
+            per_connection: true,
         }
     }
 

@@ -1,0 +1,308 @@
+//! What a step's per-second cost series (`efficiency.per_second`) were, in a few figures per
+//! step: host and DBMS CPU, device MB/s and the DBMS's RSS, each as min / median / max over
+//! the step's seconds; and the DBMS's memory beyond its cache (RSS less the buffer pool,
+//! shared_buffers or block cache) where the cache's size is known. The terminal summary
+//! (`ibench show`) and the reports (Markdown, HTML) show them; the HTML charts draw the series.
+
+use serde::Serialize;
+
+use crate::report::cells::{Cell, Section, ViewTable};
+use crate::report::model::Report;
+use crate::report::table::Table;
+use crate::results::model::{RunResult, StepResult};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Min, median and max of a series over a step's seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    /// Smallest second.
+    pub min: f64,
+    /// Median second (the mean of the two middle ones for an even count).
+    pub median: f64,
+    /// Largest second.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `values`; `None` when there are none.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        let s = crate::report::model::Stat::of(values)?;
+        Some(Spread {
+            min: s.min,
+            median: s.median,
+            max: s.max,
+        })
+    }
+
+    /// `min/median/max` with `digits` decimals.
+    pub fn text(&self, digits: usize) -> String {
+        format!(
+            "{:.digits$}/{:.digits$}/{:.digits$}",
+            self.min, self.median, self.max
+        )
+    }
+}
+
+/// The DBMS's memory at a step and the part of it beyond its cache.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Memory {
+    /// Peak RSS of the DBMS's processes over the step, MiB.
+    pub rss_mib: Option<f64>,
+    /// Peak PSS, MiB.
+    pub pss_mib: Option<f64>,
+    /// The setting that sizes the cache (`innodb_buffer_pool_size`, `shared_buffers`...).
+    pub cache_setting: String,
+    /// Its value in the run's settings, MiB.
+    pub cache_mib: Option<f64>,
+    /// What the cache held at the step's end, MiB, where the DBMS says (MyRocks' block cache:
+    /// `Cache Total` of the stored MEMORY_STATS; embedded RocksDB: `rocksdb.block-cache-usage`).
+    pub cache_in_use_mib: Option<f64>,
+    /// The memory beyond the cache: `pss_mib` (several processes: PostgreSQL's shared memory
+    /// counts once) or `rss_mib` (one process), less `cache_in_use_mib` or else `cache_mib`.
+    pub beyond_cache_mib: Option<f64>,
+    /// Why there is no `beyond_cache_mib`, when there is none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub why_not: String,
+}
+
+/// One run's step in per-second figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepSeconds {
+    /// The run.
+    pub run_id: String,
+    /// Seconds in the series.
+    pub seconds: usize,
+    /// Host CPU busy, % of all its CPUs.
+    pub host_cpu_pct: Option<Spread>,
+    /// The DBMS's processes' CPU, % of one core (200: two cores busy).
+    pub dbms_cpu_pct: Option<Spread>,
+    /// Device MB read per second (the database's block device).
+    pub read_mb_s: Option<Spread>,
+    /// Device MB written per second.
+    pub write_mb_s: Option<Spread>,
+    /// The DBMS's RSS at the end of each second, MiB.
+    pub rss_mib: Option<Spread>,
+    /// The DBMS's memory beyond its cache.
+    pub memory: Memory,
+}
+
+/// The memory figures of `step` of `run`.
+fn memory(run: &RunResult, step: &StepResult) -> Memory {
+    let target = run.target();
+    let setting = target.kind.cache(&target.params);
+    let settings = &run.environment.dbms.settings;
+    let Some(e) = &step.efficiency else {
+        return Memory::default();
+    };
+    let rss = e.peak.dbms_rss_bytes.map(|b| b as f64 / MIB);
+    let pss = e.peak.dbms_pss_bytes.map(|b| b as f64 / MIB);
+    let cache = settings
+        .get(setting.name)
+        .and_then(|raw| (setting.parse)(raw.trim(), settings))
+        .map(|b| b as f64 / MIB);
+    let in_use = crate::dbms::mysql::compaction::block_cache_in_use(&step.engine_status)
+        .map(|b| b as f64)
+        .or_else(|| {
+            let g = e.per_second.gauges.get("rocksdb.block-cache-usage")?;
+            g.iter().rev().flatten().next().copied()
+        })
+        .map(|b| b / MIB);
+    let several = e.dbms.as_ref().is_some_and(|d| d.processes > 1);
+    let used = if several { pss.or(rss) } else { rss };
+    let mut m = Memory {
+        rss_mib: rss,
+        pss_mib: pss,
+        cache_setting: setting.name.to_string(),
+        cache_mib: cache,
+        cache_in_use_mib: in_use,
+        ..Memory::default()
+    };
+    match (used, in_use.or(cache)) {
+        _ if setting.per_connection => {
+            m.why_not = format!("{} is each connection's cache", setting.name)
+        }
+        (None, _) => m.why_not = "the DBMS's memory was not read".to_string(),
+        (_, None) => m.why_not = format!("{} is not in the run's settings", setting.name),
+        (Some(u), Some(c)) => m.beyond_cache_mib = Some(u - c),
+    }
+    m
+}
+
+impl StepSeconds {
+    /// The figures of `step` of `run`; `None` for a step without cost figures.
+    pub fn of(run: &RunResult, step: &StepResult) -> Option<StepSeconds> {
+        let e = step.efficiency.as_ref()?;
+        let p = &e.per_second;
+        let cores = run.environment.cpu_cores.max(1) as f64;
+        let pct =
+            |v: &[f64], of: f64| Spread::of(&v.iter().map(|x| 100.0 * x / of).collect::<Vec<_>>());
+        let mb = |v: &[f64]| {
+            e.device.as_ref()?;
+            Spread::of(&v.iter().map(|kb| kb / 1024.0).collect::<Vec<_>>())
+        };
+        let rss: Vec<f64> = p.dbms_rss_bytes.iter().map(|&b| b as f64 / MIB).collect();
+        Some(StepSeconds {
+            run_id: run.run_id.clone(),
+            seconds: p.host_cpu_s.len(),
+            host_cpu_pct: pct(&p.host_cpu_s, cores),
+            dbms_cpu_pct: e.dbms.as_ref().and_then(|_| pct(&p.dbms_cpu_s, 1.0)),
+            read_mb_s: mb(&p.device_kb_read),
+            write_mb_s: mb(&p.device_kb_written),
+            rss_mib: if rss.iter().any(|&v| v > 0.0) {
+                Spread::of(&rss)
+            } else {
+                None
+            },
+            memory: memory(run, step),
+        })
+    }
+}
+
+fn spread(s: &Option<Spread>, digits: usize) -> String {
+    s.as_ref()
+        .map_or_else(|| "-".to_string(), |s| s.text(digits))
+}
+
+fn mib(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"))
+}
+
+/// The per-second columns of one step's row.
+fn seconds_row(s: &StepSeconds) -> [String; 6] {
+    [
+        s.seconds.to_string(),
+        spread(&s.host_cpu_pct, 0),
+        spread(&s.dbms_cpu_pct, 0),
+        spread(&s.read_mb_s, 1),
+        spread(&s.write_mb_s, 1),
+        spread(&s.rss_mib, 1),
+    ]
+}
+
+/// The memory columns of one step's row.
+fn memory_row(m: &Memory) -> [String; 4] {
+    [
+        mib(m.rss_mib),
+        mib(m.pss_mib),
+        match (m.cache_mib, m.cache_in_use_mib) {
+            (c, Some(u)) => format!("{} ({} in use)", mib(c), mib(Some(u))),
+            (c, None) => mib(c),
+        },
+        match m.beyond_cache_mib {
+            Some(b) => mib(Some(b)),
+            None => format!("- ({})", m.why_not),
+        },
+    ]
+}
+
+const SECONDS_HEADER: [&str; 6] = [
+    "s",
+    "host CPU %",
+    "DBMS CPU %",
+    "rd MB/s",
+    "wr MB/s",
+    "RSS MiB",
+];
+
+fn memory_header(setting: &str) -> [String; 4] {
+    [
+        "RSS MiB".to_string(),
+        "PSS MiB".to_string(),
+        format!("{setting} MiB"),
+        "beyond cache MiB".to_string(),
+    ]
+}
+
+/// Says what the tables show, under them.
+pub const LEGEND: &str = "min/median/max over the step's seconds; host CPU: % of all its \
+    CPUs, DBMS CPU: % of one core; RSS and PSS: peak over the step; beyond cache: PSS \
+    (several processes) or RSS (one process) less the cache in use at the step's end where \
+    the DBMS says, else less its configured size (a cache not yet filled then makes it low, \
+    even negative)";
+
+/// The terminal summary's per-second and memory tables; empty for a run without cost
+/// figures.
+pub fn section(run: &RunResult) -> String {
+    let mut t = Table::new(std::iter::once("step").chain(SECONDS_HEADER));
+    let mut setting = String::new();
+    let mut mem_rows = Vec::new();
+    for s in &run.steps {
+        let Some(x) = StepSeconds::of(run, s) else {
+            continue;
+        };
+        let name = crate::output::escape::line(&s.name).into_owned();
+        t.row(std::iter::once(name.clone()).chain(seconds_row(&x)));
+        setting = x.memory.cache_setting.clone();
+        let [a, b, c, d] = memory_row(&x.memory);
+        mem_rows.push([name, a, b, c, d]);
+    }
+    if t.is_empty() {
+        return String::new();
+    }
+    let mut m = Table::new(std::iter::once("step".to_string()).chain(memory_header(&setting)));
+    for r in mem_rows {
+        m.row(r);
+    }
+    format!(
+        "\nPer second (docs/metrics.md)\n\n{}\n{}\n({LEGEND})\n",
+        t.to_text(),
+        m.to_text()
+    )
+}
+
+/// The report's section: a row per step, configuration and run.
+pub fn report_section(r: &Report) -> Option<Section> {
+    let mut head: Vec<String> = ["step", "config", "run"].map(String::from).to_vec();
+    let mut sec = head.clone();
+    sec.extend(SECONDS_HEADER.map(String::from));
+    head.extend(memory_header("cache"));
+    let (mut rows, mut mem) = (Vec::new(), Vec::new());
+    for step in &r.step_reports {
+        for (g, gs) in r.groups.iter().zip(&step.groups) {
+            for x in &gs.measured.seconds {
+                let id = [step.name.clone(), g.name.clone(), x.run_id.clone()];
+                rows.push(
+                    id.iter()
+                        .cloned()
+                        .chain(seconds_row(x))
+                        .map(Cell::plain)
+                        .collect(),
+                );
+                let [a, b, mut c, d] = memory_row(&x.memory);
+                if x.memory.cache_mib.is_some() {
+                    c = format!("{} {c}", x.memory.cache_setting);
+                }
+                mem.push(
+                    id.into_iter()
+                        .chain([a, b, c, d])
+                        .map(Cell::plain)
+                        .collect(),
+                );
+            }
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Section {
+        id: "per-second".to_string(),
+        title: "Host, device and memory per second".to_string(),
+        note: format!(
+            "The step's per-second series (efficiency.per_second) in three figures each: \
+             {LEGEND}."
+        ),
+        tables: vec![
+            ViewTable {
+                title: "per second: min/median/max".to_string(),
+                header: sec,
+                rows,
+            },
+            ViewTable {
+                title: "the DBMS's memory beyond its cache".to_string(),
+                header: head,
+                rows: mem,
+            },
+        ],
+    })
+}
