@@ -33,6 +33,10 @@ mod history;
 mod report;
 mod report_charts;
 
+/// What is measured and was hidden: per-second host CPU, device IO and RSS summarised per
+/// step in `ibench show` and the Markdown report, as the stored series give them (SQLite).
+mod measured;
+
 /// Honest marks: a relative cell marked only where compare's test supports it (A/A marks
 /// nothing; synchronous=FULL is marked worse where fsync binds), the headline, one run a side.
 mod marks;
