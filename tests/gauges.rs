@@ -413,4 +413,72 @@ fn tiny_level0_triggers_raise_myrocks_stall_gauges() {
     // Within the counters' own account of the step (read at its start and end).
     let counted = s.dbms_counters["Rocksdb_stall_total_slowdowns"];
     assert!(grew <= counted, "gauge +{grew}, counters +{counted}");
+    // The memtables flushed into L0 and compacted: levels in the status, shown per level.
+    compaction_and_memory_shown(&bench, &run);
+}
+
+/// `ibench show` of a MyRocks `run`: each step's compaction statistics per level, as the stored
+/// text has them (its Sum line's files), and the memory beyond the block cache (RSS less what
+/// the cache held at the step's end, from the stored MEMORY_STATS).
+fn compaction_and_memory_shown(
+    bench: &crate::common::Bench,
+    run: &ibench::results::model::RunResult,
+) {
+    let show = crate::report::cmd(&bench, &["show", &run.run_id]);
+    show.assert_success();
+    let mut tables = 0;
+    for s in &run.steps {
+        let cf = &s.engine_status["rocksdb CF_COMPACTION default"];
+        let sum = cf
+            .lines()
+            .find(|l| l.trim_start().starts_with("Sum"))
+            .unwrap();
+        let files = sum
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap();
+        let title = format!(
+            "{}: compaction statistics [default] at the step's end",
+            s.name
+        );
+        // A step whose data is all still in memtables has no level yet: no table.
+        let has_level = cf.lines().any(|l| {
+            let t = l.trim_start();
+            t.starts_with('L') && t[1..].starts_with(|c: char| c.is_ascii_digit())
+        });
+        match show.stdout.find(&title) {
+            Some(at) => {
+                let table = &show.stdout[at..];
+                let row = table.lines().find(|l| l.starts_with("Sum")).unwrap();
+                assert_eq!(row.split_whitespace().nth(1), Some(files), "{row} vs {sum}");
+                tables += 1;
+            }
+            None => assert!(!has_level, "no {title:?} for\n{cf}"),
+        }
+        let mem = &s.engine_status["rocksdb MEMORY_STATS rocksdb"];
+        let cache: f64 = mem
+            .lines()
+            .find_map(|l| l.strip_prefix("Cache Total:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let e = s.efficiency.as_ref().unwrap();
+        let rss = e.peak.dbms_rss_bytes.unwrap() as f64;
+        assert_eq!(e.dbms.as_ref().unwrap().processes, 1);
+        let beyond = format!("{:.1}", (rss - cache) / 1048576.0);
+        let line = show
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{} ", s.name)) && l.contains("in use)"))
+            .unwrap_or_else(|| panic!("no memory line of {}", s.name));
+        assert!(
+            line.ends_with(&format!(" {beyond}")),
+            "{line}: beyond {beyond}"
+        );
+    }
+    assert!(tables >= 1, "no compaction table in\n{}", show.stdout);
 }

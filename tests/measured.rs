@@ -47,7 +47,11 @@ fn expected(run: &RunResult, s: &StepResult) -> Vec<String> {
     vec![
         p.host_cpu_s.len().to_string(),
         dash(spread(&scaled(&p.host_cpu_s, 100.0 / cores), 0)),
-        dash(e.dbms.as_ref().and_then(|_| spread(&scaled(&p.dbms_cpu_s, 100.0), 0))),
+        dash(
+            e.dbms
+                .as_ref()
+                .and_then(|_| spread(&scaled(&p.dbms_cpu_s, 100.0), 0)),
+        ),
         dash(device(&p.device_kb_read)),
         dash(device(&p.device_kb_written)),
         dash(spread(&rss, 1).filter(|_| rss.iter().any(|&v| v > 0.0))),
@@ -88,7 +92,12 @@ fn per_second_host_cpu_device_and_rss_in_show_and_the_markdown_report() {
     for s in &run.steps {
         let cells = expected(&run, s);
         seconds_seen += s.efficiency.as_ref().unwrap().per_second.host_cpu_s.len();
-        let row = format!("| {} | m | {} | {} |", s.name, run.run_id, cells.join(" | "));
+        let row = format!(
+            "| {} | m | {} | {} |",
+            s.name,
+            run.run_id,
+            cells.join(" | ")
+        );
         assert!(section.contains(&row), "no row {row} in\n{section}");
         // The terminal's row: the same cells, spaced.
         let line = show
