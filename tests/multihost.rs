@@ -232,6 +232,44 @@ fn listed_once(bench: &Bench, t: &Target, parts: &[RunResult]) {
     report.assert_success();
     let r: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
     assert_eq!(r["groups"][0]["runs"].as_array().unwrap().len(), 1, "{r}");
+    hosts_in_the_markdown_report(bench, t);
+}
+
+/// The Markdown report has each host's part of each step, as the merged run stored it.
+fn hosts_in_the_markdown_report(bench: &Bench, t: &Target) {
+    let run = merged(bench, t, "trio");
+    let md = bench.run_raw(
+        &["report", "trio", "--format", "md", "--results", &t.url],
+        &[],
+    );
+    md.assert_success();
+    let at = md
+        .stdout
+        .find("## Client hosts")
+        .expect("client hosts section");
+    let section = &md.stdout[at..];
+    let group = run.group.as_ref().unwrap();
+    let mut rows = 0;
+    for s in &run.steps {
+        for m in &group.members {
+            let h = m.steps.iter().find(|h| h.name == s.name).unwrap();
+            let row = format!(
+                "| {} | trio | {} | {} | {} | {:.1} | {} | {} | {} | {} |",
+                s.name,
+                run.run_id,
+                m.index,
+                m.hostname,
+                h.start_offset_ms,
+                ibench::output::format::seconds(h.duration_s),
+                ibench::output::format::rate(h.inserts_per_s),
+                ibench::output::format::rate(h.deletes_per_s),
+                ibench::output::format::rate(h.queries_per_s),
+            );
+            assert!(section.contains(&row), "no {row} in\n{section}");
+            rows += 1;
+        }
+    }
+    assert_eq!(rows, 15, "5 steps x 3 hosts");
 }
 
 #[test]
