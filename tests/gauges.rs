@@ -284,6 +284,25 @@ fn myrocks_gauges_agree_with_the_server() {
     let sm = step(&run, "l.i2").select_min.as_ref().expect("select-min");
     let skipped = sm.perf_context["perf_context.INTERNAL_DELETE_SKIPPED_COUNT"];
     assert!(skipped > 0.0, "{:?}", sm.perf_context);
+    // `ibench show` and the Markdown report give the same count.
+    let show = crate::report::cmd(&bench, &["show", &run.run_id]);
+    show.assert_success();
+    let want = [
+        "l.i2",
+        "INTERNAL_DELETE_SKIPPED_COUNT",
+        &format!("{skipped:.0}"),
+    ];
+    assert!(
+        show.stdout
+            .lines()
+            .any(|l| l.split_whitespace().eq(want.iter().copied())),
+        "no {want:?} in\n{}",
+        show.stdout
+    );
+    let md = crate::report::cmd(&bench, &["report", &run.run_id, "--format", "md"]);
+    md.assert_success();
+    let row = format!("| INTERNAL_DELETE_SKIPPED_COUNT | {skipped:.0} |");
+    assert!(md.stdout.contains(&row), "no {row} in\n{}", md.stdout);
     // Memtable bytes in the readings of the steps long enough to have any.
     let mem: Vec<f64> = run
         .steps

@@ -19,6 +19,7 @@ pub mod model;
 pub mod names;
 pub mod pacing;
 pub mod per_second;
+pub mod perf_context;
 pub mod render;
 pub mod replication;
 pub mod resources;

@@ -239,6 +239,7 @@ fn summary_text(run: &RunResult) -> String {
     out.push_str(&crate::report::resources::section(run));
     out.push_str(&crate::report::seconds::section(run));
     out.push_str(&crate::report::compaction::section(run));
+    out.push_str(&crate::report::perf_context::section(run));
     out.push_str(&crate::report::pacing::section(run));
     out.push_str(&crate::report::pacing::pauses_section(run));
     out.push_str(&crate::report::replication::section(run));

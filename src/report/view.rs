@@ -571,6 +571,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
     out.extend(crate::report::replication::report_section(r));
     out.extend(crate::report::seconds::report_section(r));
     out.extend(crate::report::compaction::report_section(r));
+    out.extend(crate::report::perf_context::report_section(r));
     out.extend(crate::report::client_hosts::report_section(r));
     if let Some(t) = select_min_table(r) {
         out.push(Section {
