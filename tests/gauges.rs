@@ -443,7 +443,7 @@ fn compaction_and_memory_shown(
     bench: &crate::common::Bench,
     run: &ibench::results::model::RunResult,
 ) {
-    let show = crate::report::cmd(&bench, &["show", &run.run_id]);
+    let show = crate::report::cmd(bench, &["show", &run.run_id]);
     show.assert_success();
     let mut tables = 0;
     for s in &run.steps {
