@@ -139,3 +139,60 @@ fn per_second_host_cpu_device_and_rss_in_show_and_the_markdown_report() {
         "qr100 host CPU seconds {host:?}"
     );
 }
+
+/// A managed PostgreSQL: the memory beyond shared_buffers is PSS (its backends share the
+/// buffers: RSS summed over them counts them once per backend) less the smaller of
+/// shared_buffers, as the server itself gives it, and the database's size.
+#[test]
+fn memory_beyond_shared_buffers_on_a_managed_postgres() {
+    if !crate::common::have("postgres", "") {
+        return;
+    }
+    let bench = crate::common::server_bench();
+    let (run, kept) = bench.keep_server(
+        "postgres",
+        &[
+            "--steps",
+            "l.i0,l.x,qr100",
+            "--l0-rows",
+            "50000",
+            "--query-seconds",
+            "2",
+            "--label",
+            "pg",
+        ],
+    );
+    let url = crate::common::kept_url(&run);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let row = c
+        .query_one(
+            "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'",
+            &[],
+        )
+        .unwrap();
+    let buffers = row.get::<_, i64>(0) as f64 / 1048576.0;
+    drop(c);
+    kept.stop();
+    let md = cmd(&bench, &["report", "pg", "--format", "md"]);
+    md.assert_success();
+    for s in &run.steps {
+        let e = s.efficiency.as_ref().unwrap();
+        assert!(e.dbms.as_ref().unwrap().processes > 1);
+        let pss = e.peak.dbms_pss_bytes.expect("PSS") as f64 / 1048576.0;
+        let db = e.db_size.dbms_bytes.unwrap() as f64 / 1048576.0;
+        let counted = buffers.min(db);
+        let cache = if db < buffers {
+            format!("shared_buffers {buffers:.1} (db {db:.1})")
+        } else {
+            format!("shared_buffers {buffers:.1}")
+        };
+        let row = format!(
+            "| {} | pg | {} | {:.1} | {pss:.1} | {cache} | {:.1} |",
+            s.name,
+            run.run_id,
+            e.peak.dbms_rss_bytes.unwrap() as f64 / 1048576.0,
+            pss - counted
+        );
+        assert!(md.stdout.contains(&row), "no {row} in\n{}", md.stdout);
+    }
+}

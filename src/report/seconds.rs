@@ -58,8 +58,14 @@ pub struct Memory {
     /// What the cache held at the step's end, MiB, where the DBMS says (MyRocks' block cache:
     /// `Cache Total` of the stored MEMORY_STATS; embedded RocksDB: `rocksdb.block-cache-usage`).
     pub cache_in_use_mib: Option<f64>,
+    /// The database's size at the step's end, MiB, when it bounds what a cache of pages can
+    /// hold (its use not known, the database smaller than the cache).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_bound_mib: Option<f64>,
     /// The memory beyond the cache: `pss_mib` (several processes: PostgreSQL's shared memory
-    /// counts once) or `rss_mib` (one process), less `cache_in_use_mib` or else `cache_mib`.
+    /// counts once) or `rss_mib` (one process), less `cache_in_use_mib`, or else the smaller
+    /// of `cache_mib` and the database's size (a cache of pages holds no more than the
+    /// database: `db_bound_mib`).
     pub beyond_cache_mib: Option<f64>,
     /// Why there is no `beyond_cache_mib`, when there is none.
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -118,7 +124,14 @@ fn memory(run: &RunResult, step: &StepResult) -> Memory {
         cache_in_use_mib: in_use,
         ..Memory::default()
     };
-    match (used, in_use.or(cache)) {
+    // Without its use, a cache of the database's pages (buffer pool, shared_buffers) holds
+    // no more than the database; a block cache's use is known (its blocks are uncompressed:
+    // they may exceed the files' size).
+    let db = e.db_size.dbms_bytes.map(|b| b as f64 / MIB);
+    if in_use.is_none() {
+        m.db_bound_mib = db.filter(|d| cache.is_some_and(|c| *d < c));
+    }
+    match (used, in_use.or(m.db_bound_mib).or(cache)) {
         _ if setting.per_connection => {
             m.why_not = format!("{} is each connection's cache", setting.name)
         }
@@ -185,9 +198,10 @@ fn memory_row(m: &Memory) -> [String; 4] {
     [
         mib(m.rss_mib),
         mib(m.pss_mib),
-        match (m.cache_mib, m.cache_in_use_mib) {
-            (c, Some(u)) => format!("{} ({} in use)", mib(c), mib(Some(u))),
-            (c, None) => mib(c),
+        match (m.cache_mib, m.cache_in_use_mib, m.db_bound_mib) {
+            (c, Some(u), _) => format!("{} ({} in use)", mib(c), mib(Some(u))),
+            (c, None, Some(d)) => format!("{} (db {})", mib(c), mib(Some(d))),
+            (c, None, None) => mib(c),
         },
         match m.beyond_cache_mib {
             Some(b) => mib(Some(b)),
@@ -218,8 +232,8 @@ fn memory_header(setting: &str) -> [String; 4] {
 pub const LEGEND: &str = "min/median/max over the step's seconds; host CPU: % of all its \
     CPUs, DBMS CPU: % of one core; RSS and PSS: peak over the step; beyond cache: PSS \
     (several processes) or RSS (one process) less the cache in use at the step's end where \
-    the DBMS says, else less its configured size (a cache not yet filled then makes it low, \
-    even negative)";
+    the DBMS says, else less the smaller of its configured size and the database's (db): a \
+    cache not yet filled makes it low, even negative";
 
 /// The terminal summary's per-second and memory tables; empty for a run without cost
 /// figures.
