@@ -130,6 +130,25 @@ fn per_second_host_cpu_device_and_rss_in_show_and_the_markdown_report() {
             "{mem_row}"
         );
     }
+    // The JSON report model carries the series themselves, for charts drawn from it alone.
+    let json = cmd(&bench, &["report", "m", "--format", "json"]);
+    json.assert_success();
+    let r: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    for s in &run.steps {
+        let g = crate::report::group_step(&r, &s.name, "m");
+        let series = &g["measured"]["seconds"][0]["series"];
+        let host: Vec<f64> = serde_json::from_value(series["host_cpu_pct"].clone()).unwrap();
+        let stored = &s.efficiency.as_ref().unwrap().per_second.host_cpu_s;
+        assert_eq!(host.len(), stored.len(), "{}", s.name);
+        let cores = run.environment.cpu_cores as f64;
+        for (a, b) in host.iter().zip(stored) {
+            assert!(
+                (a - 100.0 * b / cores).abs() < 1e-9,
+                "{}: {a} vs {b}",
+                s.name
+            );
+        }
+    }
     // The load and the query step ran for seconds: the table summarises real series.
     assert!(seconds_seen >= 4, "{seconds_seen} seconds in all");
     let qr = run.steps.iter().find(|s| s.name == "qr100").unwrap();

@@ -91,6 +91,25 @@ pub struct StepSeconds {
     pub rss_mib: Option<Spread>,
     /// The DBMS's memory beyond its cache.
     pub memory: Memory,
+    /// The series the spreads are of, second by second (index i: second [i, i+1) of the
+    /// step), for charts drawn from the report model alone.
+    pub series: Series,
+}
+
+/// A step's per-second series in the units the report shows (empty where not measured: no
+/// block device, no DBMS process, no RSS read).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Series {
+    /// Host CPU busy, % of all its CPUs.
+    pub host_cpu_pct: Vec<f64>,
+    /// The DBMS's CPU, % of one core.
+    pub dbms_cpu_pct: Vec<f64>,
+    /// Device MB read per second.
+    pub read_mb_s: Vec<f64>,
+    /// Device MB written per second.
+    pub write_mb_s: Vec<f64>,
+    /// The DBMS's RSS at the end of each second, MiB.
+    pub rss_mib: Vec<f64>,
 }
 
 /// The memory figures of `step` of `run`.
@@ -148,26 +167,36 @@ impl StepSeconds {
         let e = step.efficiency.as_ref()?;
         let p = &e.per_second;
         let cores = run.environment.cpu_cores.max(1) as f64;
-        let pct =
-            |v: &[f64], of: f64| Spread::of(&v.iter().map(|x| 100.0 * x / of).collect::<Vec<_>>());
-        let mb = |v: &[f64]| {
-            e.device.as_ref()?;
-            Spread::of(&v.iter().map(|kb| kb / 1024.0).collect::<Vec<_>>())
+        let scaled = |v: &[f64], f: f64| v.iter().map(|x| x * f).collect::<Vec<f64>>();
+        let device = |v: &[f64]| match e.device {
+            Some(_) => scaled(v, 1.0 / 1024.0),
+            None => Vec::new(),
         };
         let rss: Vec<f64> = p.dbms_rss_bytes.iter().map(|&b| b as f64 / MIB).collect();
+        let series = Series {
+            host_cpu_pct: scaled(&p.host_cpu_s, 100.0 / cores),
+            dbms_cpu_pct: match e.dbms {
+                Some(_) => scaled(&p.dbms_cpu_s, 100.0),
+                None => Vec::new(),
+            },
+            read_mb_s: device(&p.device_kb_read),
+            write_mb_s: device(&p.device_kb_written),
+            rss_mib: if rss.iter().any(|&v| v > 0.0) {
+                rss
+            } else {
+                Vec::new()
+            },
+        };
         Some(StepSeconds {
             run_id: run.run_id.clone(),
             seconds: p.host_cpu_s.len(),
-            host_cpu_pct: pct(&p.host_cpu_s, cores),
-            dbms_cpu_pct: e.dbms.as_ref().and_then(|_| pct(&p.dbms_cpu_s, 1.0)),
-            read_mb_s: mb(&p.device_kb_read),
-            write_mb_s: mb(&p.device_kb_written),
-            rss_mib: if rss.iter().any(|&v| v > 0.0) {
-                Spread::of(&rss)
-            } else {
-                None
-            },
+            host_cpu_pct: Spread::of(&series.host_cpu_pct),
+            dbms_cpu_pct: Spread::of(&series.dbms_cpu_pct),
+            read_mb_s: Spread::of(&series.read_mb_s),
+            write_mb_s: Spread::of(&series.write_mb_s),
+            rss_mib: Spread::of(&series.rss_mib),
             memory: memory(run, step),
+            series,
         })
     }
 }
