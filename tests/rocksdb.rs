@@ -172,6 +172,31 @@ fn queue_invariant_and_index_families_hold_after_l_i1_and_l_i2() {
         perf["perf_context.INTERNAL_DELETE_SKIPPED_COUNT"] > 0.0,
         "{perf:?}"
     );
+    // `ibench show` lists the counter, and the memory beyond the block cache: RSS less the
+    // block cache's use at the step's end (the rocksdb.block-cache-usage gauge's last reading).
+    let show = crate::report::cmd(&bench, &["show", &run.run_id]);
+    show.assert_success();
+    let skipped = format!("{:.0}", perf["perf_context.INTERNAL_DELETE_SKIPPED_COUNT"]);
+    let want = ["l.i2", "INTERNAL_DELETE_SKIPPED_COUNT", skipped.as_str()];
+    assert!(
+        show.stdout
+            .lines()
+            .any(|l| l.split_whitespace().eq(want.iter().copied())),
+        "no {want:?} in\n{}",
+        show.stdout
+    );
+    let e = l2.efficiency.as_ref().unwrap();
+    if let Some(usage) = e.per_second.gauges.get("rocksdb.block-cache-usage") {
+        let used = usage.iter().rev().flatten().next().copied().unwrap();
+        let rss = e.peak.dbms_rss_bytes.unwrap() as f64;
+        let beyond = format!("{:.1}", (rss - used) / 1048576.0);
+        let line = show
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("l.i2 ") && l.contains("in use)"))
+            .unwrap_or_else(|| panic!("no memory line in\n{}", show.stdout));
+        assert!(line.ends_with(&format!(" {beyond}")), "{line}: {beyond}");
+    }
     let db = open_own(&dir);
     for t in ["pi1", "pi2"] {
         check_table(&db, t, ROWS, ROWS + MORE + MORE / 4);
