@@ -188,6 +188,10 @@ pub struct SetupTable {
     /// (`--client-nodes`).
     #[serde(default)]
     pub client_nodes: Option<Spanned<String>>,
+    /// What a replica or Galera node that dies during a step does: `fail` (default) or
+    /// `continue` (`--on-node-failure`).
+    #[serde(default)]
+    pub on_node_failure: Option<Spanned<String>>,
 }
 
 /// Which workload an experiment's cells run (`[workload] kind`).

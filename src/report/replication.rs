@@ -4,7 +4,7 @@
 
 use crate::output::escape;
 use crate::report::table::Table;
-use crate::results::model::RunResult;
+use crate::results::model::{RunResult, StepResult};
 
 /// The section, empty for a run without replicas.
 pub fn section(run: &RunResult) -> String {
@@ -39,4 +39,32 @@ pub fn section(run: &RunResult) -> String {
          at each step's end\n\n{}",
         t.to_text()
     )
+}
+
+/// What step `s` says of its cluster beyond the lag table: each node that died during it
+/// (which, when, how it was seen, what it did to the step), and the errors of a kind of
+/// their own (Galera's certification failures and brute-force aborts).
+pub fn step_faults(s: &StepResult) -> String {
+    let mut out = String::new();
+    let step = escape::line(&s.name);
+    for d in &s.node_failures {
+        out.push_str(&format!(
+            "\nwarning: {step}: {} ({}): {}\n",
+            escape::line(&d.message),
+            escape::line(&d.seen),
+            escape::line(&d.outcome)
+        ));
+    }
+    if !s.errors.is_empty() {
+        let kinds: Vec<String> = s
+            .errors
+            .iter()
+            .map(|(k, n)| format!("{n} {}", escape::line(k)))
+            .collect();
+        out.push_str(&format!(
+            "\n{step}: errors {} (retried as deadlocks; docs/replication.md)\n",
+            kinds.join(", ")
+        ));
+    }
+    out
 }

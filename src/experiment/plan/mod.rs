@@ -388,6 +388,7 @@ fn default_setup() -> SetupTable {
         read_from: None,
         galera: None,
         client_nodes: None,
+        on_node_failure: None,
         client_cpus: None,
     }
 }
