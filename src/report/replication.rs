@@ -55,7 +55,7 @@ pub fn step_faults(s: &StepResult) -> String {
             escape::line(&d.outcome)
         ));
     }
-    if !s.errors.is_empty() {
+    if s.errors.values().any(|&n| n > 0) {
         let kinds: Vec<String> = s
             .errors
             .iter()
