@@ -140,8 +140,14 @@ pub fn on_node_failure(
     names: ClusterNames,
 ) -> Result<NodeFailure, String> {
     if !cluster {
+        // `--galera N` on the command line, `galera = N` in an experiment file.
+        let n = if names.galera.starts_with("--") {
+            " N"
+        } else {
+            " = N"
+        };
         return Err(format!(
-            "{} {} is for a cluster: add {} N or {} N (a single server has no other node)",
+            "{} {} is for a cluster: add {}{n} or {}{n} (a single server has no other node)",
             names.on_node_failure,
             policy.name(),
             names.replicas,
