@@ -388,6 +388,12 @@ fn galera_node_killed_mid_step_continue_goes_on_without_it() {
         out.stdout
     );
     assert!(qp.queries > 0);
+    // The report lists the death too.
+    let html = bench.html_report(&bench.out().join("results.db"));
+    assert!(
+        html.contains("Cluster nodes that died") && html.contains("galera node n2 (pid"),
+        "no node failure in the report"
+    );
     let password = kept_password(&run);
     let ports = ports(&run);
     let order = "transactionid";

@@ -213,6 +213,10 @@ pub struct GroupStep {
     /// (`report/steady.rs`): a relative value of a flagged step is not marked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<crate::report::steady::StepFlag>,
+    /// The replicas or Galera nodes that died during the step in the group's runs: (run,
+    /// the line said of the death and what it did to the step).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub node_failures: Vec<(String, String)>,
 }
 
 /// One step across the groups.
@@ -425,6 +429,15 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .iter()
         .filter_map(|r| Some((r, r.steps.iter().find(|s| s.name == step)?)))
         .unzip();
+    let node_failures = runs
+        .iter()
+        .zip(&steps)
+        .flat_map(|(r, s)| {
+            s.node_failures
+                .iter()
+                .map(|d| (r.run_id.clone(), format!("{}: {}", d.message, d.outcome)))
+        })
+        .collect();
     let incomplete = steps
         .iter()
         .filter(|s| s.status != RunStatus::Complete)
@@ -513,6 +526,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         counters,
         waits,
         incomplete,
+        node_failures,
         throughput: metric_stats(THROUGHPUT, &steps),
         efficiency: metric_stats(EFFICIENCY, &steps),
         micro: if crate::report::names::parse_step(step).is_some() {

@@ -68,3 +68,43 @@ pub fn step_faults(s: &StepResult) -> String {
     }
     out
 }
+
+/// The report's section of the cluster nodes that died during steps (`--on-node-failure`): a
+/// row per step, configuration, run and death; `None` when no node died.
+pub fn faults_section(r: &crate::report::model::Report) -> Option<crate::report::cells::Section> {
+    use crate::report::cells::{Cell, Section, ViewTable};
+    let rows: Vec<Vec<Cell>> = r
+        .step_reports
+        .iter()
+        .flat_map(|s| {
+            s.groups.iter().flat_map(move |g| {
+                g.node_failures.iter().map(move |(run, line)| {
+                    vec![
+                        Cell::plain(s.name.clone()),
+                        Cell::plain(g.group.clone()),
+                        Cell::plain(run.clone()),
+                        Cell::marked(line.clone(), "fail"),
+                    ]
+                })
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Section {
+        id: "node-failures".to_string(),
+        title: "Cluster nodes that died".to_string(),
+        note: "Replicas or Galera nodes whose process was gone during a step: which, when \
+               (seconds into the step), and what it did to the step (--on-node-failure; \
+               docs/replication.md)."
+            .to_string(),
+        tables: vec![ViewTable {
+            title: "node failures".to_string(),
+            header: ["step", "config", "run", "what happened"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        }],
+    })
+}
