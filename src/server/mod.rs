@@ -505,7 +505,13 @@ impl ManagedServer {
                 ));
             }
         }
-        (self.child.take().map(|c| c.id()), note)
+        // A server that died during the run (a cluster's node, `--on-node-failure continue`)
+        // is not left running: it is reaped, and no pid is said of it.
+        let running = self
+            .child
+            .take()
+            .and_then(|mut c| matches!(c.try_wait(), Ok(None)).then(|| c.id()));
+        (running, note)
     }
 
     /// The account ibench switched to to run it (as root), for what runs beside it (its
