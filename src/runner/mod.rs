@@ -154,7 +154,7 @@ impl client::Observer for Watcher<'_> {
         // Before the sampler, which would read a dead node's gauges.
         let failure = self
             .nodes
-            .and_then(|(nodes, dbms)| nodes.check(self.step, elapsed, dbms));
+            .and_then(|(nodes, dbms)| nodes.check(self.step, Some(elapsed), dbms));
         if let Some(s) = &mut self.sampler {
             s.tick(elapsed);
         }

@@ -77,10 +77,10 @@ impl NodeWatch {
         })
     }
 
-    /// Looks at every node still up, `elapsed` into step `step`; a node found dead is
-    /// recorded (and, with `continue`, taken out of `dbms`'s rotation). Returns the line the
-    /// step fails with when a death must fail it.
-    pub fn check(&self, step: &str, elapsed: Duration, dbms: &dyn Dbms) -> Option<String> {
+    /// Looks at every node still up, `elapsed` into step `step` (`None`: before it starts); a
+    /// node found dead is recorded (and, with `continue`, taken out of `dbms`'s rotation).
+    /// Returns the line the step fails with when a death must fail it.
+    pub fn check(&self, step: &str, elapsed: Option<Duration>, dbms: &dyn Dbms) -> Option<String> {
         let mut down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         let mut failure = None;
         for node in &self.nodes {
@@ -88,8 +88,11 @@ impl NodeWatch {
                 continue;
             }
             down.push(node.name.clone());
-            let at_s = (elapsed.as_secs_f64() * 10.0).round() / 10.0;
-            let line = format!("{} died {at_s:.1} s into {step}", node.label());
+            let at_s = elapsed.map_or(0.0, |e| (e.as_secs_f64() * 10.0).round() / 10.0);
+            let line = match elapsed {
+                Some(_) => format!("{} died {at_s:.1} s into {step}", node.label()),
+                None => format!("{} died before {step}", node.label()),
+            };
             let fails = self.policy == NodeFailure::Fail || node.first;
             let outcome = if fails {
                 if node.first && self.policy == NodeFailure::Continue {
