@@ -356,11 +356,11 @@ fn galera_node_killed_mid_step_fails_the_run_naming_it() {
     );
 }
 
-/// n2 killed mid-step with `--on-node-failure continue`: the run completes on n1 and n3,
-/// qp100 records n2's death (and the summary says it), and n1 and n3 hold the same rows,
-/// which are the run's.
+/// n2 killed mid-step with `--on-node-failure continue`: the step goes on on n1 and n3, qp100
+/// records n2's death (and the summary and the report say it), n2 is started again at the
+/// step's end and synced, and every node then holds the same rows, which are the run's.
 #[test]
-fn galera_node_killed_mid_step_continue_goes_on_without_it() {
+fn galera_node_killed_mid_step_continue_goes_on_and_it_rejoins() {
     if !have("mariadb", "") {
         return;
     }
@@ -376,12 +376,29 @@ fn galera_node_killed_mid_step_continue_goes_on_without_it() {
             signal: "TERM",
         },
     ];
-    assert_eq!(out.code, Some(0), "{}", out.describe());
     let run = ibench::results::file::load(&out.new_results[0]).unwrap();
-    assert_eq!(run.status, ibench::results::model::RunStatus::Complete);
     let qp = &run.steps[2];
+    // n2 started again (and left running by --keep-server): stopped whatever happens below.
+    let rejoin = qp.node_failures.first().and_then(|d| d.rejoin.clone());
+    let _n2 = rejoin
+        .as_ref()
+        .and_then(|r| r.pid)
+        .map(|pid| crate::common::Kept {
+            pid,
+            signal: "TERM",
+        });
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    assert_eq!(run.status, ibench::results::model::RunStatus::Complete);
     check_death(qp, &before);
     assert!(qp.node_failures[0].outcome.contains("went on"), "{qp:?}");
+    let rejoin = rejoin.expect("n2 started again");
+    assert!(rejoin.error.is_none(), "{rejoin:?}");
+    assert!(rejoin.synced_s.unwrap() > 0.0, "{rejoin:?}");
+    assert!(
+        crate::common::alive(rejoin.pid.unwrap()),
+        "n2 runs again: {rejoin:?}"
+    );
+    assert!(out.stdout.contains("synced again in"), "{}", out.stdout);
     assert!(
         out.stdout.contains("warning: qp100: galera node n2 (pid"),
         "{}",
@@ -399,8 +416,10 @@ fn galera_node_killed_mid_step_continue_goes_on_without_it() {
     let order = "transactionid";
     let columns = "transactionid, price, customerid";
     let n1 = contents(&mut connect(ports[0], &password), columns, order);
+    let n2 = contents(&mut connect(ports[1], &password), columns, order);
     let n3 = contents(&mut connect(ports[2], &password), columns, order);
     assert_eq!(n1, n3, "n1 and n3 hold the same rows");
+    assert_eq!(n1, n2, "n2 caught up after it rejoined");
     let total: u64 = n1.iter().map(|r| r.1).sum();
     let inserted: u64 = run.steps.iter().map(|s| s.rows_inserted).sum();
     let deleted: u64 = run.steps.iter().map(|s| s.rows_deleted).sum();

@@ -186,6 +186,10 @@ pub trait Dbms: Send + Sync {
     /// client connections no longer go to it, its gauges are no longer read.
     fn node_down(&self, _name: &str) {}
 
+    /// A node taken out by [`Dbms::node_down`] is back (started again and synced): client
+    /// connections go to it again.
+    fn node_up(&self, _name: &str) {}
+
     /// Errors of a kind of their own over a step, by kind, from the step's differences of
     /// [`Dbms::counters`] (Galera: `cert_failure`, `bf_abort`, summed over the nodes).
     /// Default: none.

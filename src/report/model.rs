@@ -433,9 +433,13 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .iter()
         .zip(&steps)
         .flat_map(|(r, s)| {
-            s.node_failures
-                .iter()
-                .map(|d| (r.run_id.clone(), format!("{}: {}", d.message, d.outcome)))
+            s.node_failures.iter().map(|d| {
+                let rejoin = crate::report::replication::rejoin_text(d);
+                (
+                    r.run_id.clone(),
+                    format!("{}: {}{rejoin}", d.message, d.outcome),
+                )
+            })
         })
         .collect();
     let incomplete = steps

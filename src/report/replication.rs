@@ -49,10 +49,11 @@ pub fn step_faults(s: &StepResult) -> String {
     let step = escape::line(&s.name);
     for d in &s.node_failures {
         out.push_str(&format!(
-            "\nwarning: {step}: {} ({}): {}\n",
+            "\nwarning: {step}: {} ({}): {}{}\n",
             escape::line(&d.message),
             escape::line(&d.seen),
-            escape::line(&d.outcome)
+            escape::line(&d.outcome),
+            escape::line(&rejoin_text(d))
         ));
     }
     if s.errors.values().any(|&n| n > 0) {
@@ -107,4 +108,17 @@ pub fn faults_section(r: &crate::report::model::Report) -> Option<crate::report:
             rows,
         }],
     })
+}
+
+/// What became of a node started again after it died: `; synced again in 3.2 s (pid 123)`, or
+/// why it stays down; empty when it was not started again.
+pub fn rejoin_text(d: &crate::results::model::NodeDeath) -> String {
+    match &d.rejoin {
+        None => String::new(),
+        Some(r) => match (r.synced_s, r.pid, &r.error) {
+            (Some(s), Some(pid), _) => format!("; synced again in {s:.1} s (pid {pid})"),
+            (_, _, Some(e)) => format!("; could not rejoin, it stays down: {e}"),
+            _ => "; could not rejoin, it stays down".to_string(),
+        },
+    }
 }

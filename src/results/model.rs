@@ -392,6 +392,20 @@ pub struct NodeDeath {
     pub outcome: String,
     /// The line said of it (`galera node n2 (pid .., port ..) died 4.2 s into l.i1`).
     pub message: String,
+    /// With `continue`, a Galera node started again at the step's end: how it rejoined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejoin: Option<NodeRejoin>,
+}
+
+/// A node started again after it died (`--on-node-failure continue`, Galera).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeRejoin {
+    /// Its new server's pid.
+    pub pid: Option<u32>,
+    /// Seconds from starting it until it was `Synced` with the cluster again.
+    pub synced_s: Option<f64>,
+    /// Why it could not be started or did not sync (then it stays down).
+    pub error: Option<String>,
 }
 
 /// What a step's warm-up did; none of it is counted in the step's figures.

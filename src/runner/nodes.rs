@@ -5,32 +5,46 @@
 //! the remaining nodes (`continue`: the node stays down for the rest of the run; new client
 //! connections no longer go to it). The first node (Galera's n1, a replicated server's
 //! primary) carries ibench's own connection: its death fails the step whatever the policy.
+//! With `continue`, a Galera node that died is started again at the step's end and the time
+//! it took to be synced with the cluster again is recorded; a replica stays down.
 
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::server::replicas::galera::Rejoin;
 
 use crate::dbms::Dbms;
-use crate::results::model::{ManagedServerInfo, NodeDeath};
+use crate::results::model::{ManagedServerInfo, NodeDeath, NodeRejoin};
 use crate::spec::{NodeFailure, ServerSpec};
 
 /// One node of the cluster, as the results name it.
-#[derive(Clone, Debug)]
 struct Node {
     /// `n1` .. `nN`, `primary`, `r1` .. `rN`.
     name: String,
     /// `galera node`, `primary`, `replica`.
     role: &'static str,
-    pid: u32,
+    /// Its server's pid (another once it was started again).
+    pid: AtomicU32,
     port: u16,
     /// ibench's own connection is to it: its death always fails the step.
     first: bool,
+    /// How to start it again after it died (Galera's joined nodes).
+    rejoin: Option<Arc<Rejoin>>,
 }
 
 impl Node {
+    fn pid(&self) -> u32 {
+        self.pid.load(Ordering::Relaxed)
+    }
+
     fn label(&self) -> String {
         format!(
             "{} {} (pid {}, port {})",
-            self.role, self.name, self.pid, self.port
+            self.role,
+            self.name,
+            self.pid(),
+            self.port
         )
     }
 }
@@ -46,9 +60,15 @@ pub struct NodeWatch {
 }
 
 impl NodeWatch {
-    /// The nodes of the cluster `server` (as recorded, with `info`'s pids and ports), or
-    /// `None` for a single server. `port` is the first node's.
-    pub fn of(server: &ServerSpec, info: &ManagedServerInfo, port: u16) -> Option<NodeWatch> {
+    /// The nodes of the cluster `server` (as recorded, with `info`'s pids and ports; how to
+    /// start each of the others again, in `rejoins`), or `None` for a single server. `port`
+    /// is the first node's.
+    pub fn of(
+        server: &ServerSpec,
+        info: &ManagedServerInfo,
+        port: u16,
+        rejoins: Vec<Option<Arc<Rejoin>>>,
+    ) -> Option<NodeWatch> {
         if info.replicas.is_empty() {
             return None;
         }
@@ -56,17 +76,19 @@ impl NodeWatch {
         let mut nodes = vec![Node {
             name: if galera { "n1" } else { "primary" }.to_string(),
             role: if galera { "galera node" } else { "primary" },
-            pid: info.pid?,
+            pid: AtomicU32::new(info.pid?),
             port,
             first: true,
+            rejoin: None,
         }];
-        for r in &info.replicas {
+        for (i, r) in info.replicas.iter().enumerate() {
             nodes.push(Node {
                 name: r.name.clone(),
                 role: if galera { "galera node" } else { "replica" },
-                pid: r.pid?,
+                pid: AtomicU32::new(r.pid?),
                 port: r.port,
                 first: false,
+                rejoin: rejoins.get(i).cloned().flatten(),
             });
         }
         Some(NodeWatch {
@@ -84,7 +106,7 @@ impl NodeWatch {
         let mut down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         let mut failure = None;
         for node in &self.nodes {
-            if down.contains(&node.name) || alive(node.pid) {
+            if down.contains(&node.name) || alive(node.pid()) {
                 continue;
             }
             down.push(node.name.clone());
@@ -102,8 +124,12 @@ impl NodeWatch {
                 }
             } else {
                 dbms.node_down(&node.name);
-                "the step went on on the other nodes; it stays down for the rest of the run"
-                    .to_string()
+                if node.rejoin.is_some() {
+                    "the step went on on the other nodes; started again at its end".to_string()
+                } else {
+                    "the step went on on the other nodes; it stays down for the rest of the run"
+                        .to_string()
+                }
             };
             if fails && failure.is_none() {
                 failure = Some(line.clone());
@@ -114,16 +140,53 @@ impl NodeWatch {
                 .push(NodeDeath {
                     node: node.name.clone(),
                     role: node.role.to_string(),
-                    pid: node.pid,
+                    pid: node.pid(),
                     port: node.port,
                     step: step.to_string(),
                     at_s,
                     seen: "process gone".to_string(),
                     outcome,
                     message: line,
+                    rejoin: None,
                 });
         }
         failure
+    }
+
+    /// With `continue`: starts each node of `deaths` that can be started again (Galera's
+    /// joined nodes) and waits until it is synced with the cluster; records on its death how
+    /// long that took (or why it could not), and takes it back into `dbms`'s rotation.
+    pub fn rejoin(&self, deaths: &mut [NodeDeath], dbms: &dyn Dbms) {
+        if self.policy != NodeFailure::Continue {
+            return;
+        }
+        for d in deaths.iter_mut() {
+            let Some(node) = self.nodes.iter().find(|n| n.name == d.node) else {
+                continue;
+            };
+            let Some(rejoin) = &node.rejoin else { continue };
+            let start = Instant::now();
+            d.rejoin = Some(match rejoin.start() {
+                Ok(pid) => {
+                    node.pid.store(pid, Ordering::Relaxed);
+                    self.down
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .retain(|n| n != &node.name);
+                    dbms.node_up(&node.name);
+                    NodeRejoin {
+                        pid: Some(pid),
+                        synced_s: Some(start.elapsed().as_secs_f64()),
+                        error: None,
+                    }
+                }
+                Err(e) => NodeRejoin {
+                    pid: None,
+                    synced_s: None,
+                    error: Some(format!("{e:#}")),
+                },
+            });
+        }
     }
 
     /// The deaths seen since the last call.

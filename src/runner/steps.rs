@@ -129,7 +129,8 @@ fn record_node_deaths(step: &mut StepResult, costs: Option<&CostWatch>) {
     };
     let end = Duration::from_secs_f64(step.duration_s.max(0.0));
     nodes.check(&step.name, Some(end), c.dbms.as_ref());
-    let deaths = nodes.take();
+    let mut deaths = nodes.take();
+    nodes.rejoin(&mut deaths, c.dbms.as_ref());
     if nodes.fails(&deaths) {
         let fatal = deaths.iter().find(|d| nodes.fails(std::slice::from_ref(d)));
         let first = &fatal.unwrap_or(&deaths[0]).message;
@@ -144,8 +145,13 @@ fn record_node_deaths(step: &mut StepResult, costs: Option<&CostWatch>) {
         }
     }
     for d in &deaths {
-        step.notes
-            .push(format!("{} ({}): {}", d.message, d.seen, d.outcome));
+        step.notes.push(format!(
+            "{} ({}): {}{}",
+            d.message,
+            d.seen,
+            d.outcome,
+            crate::report::replication::rejoin_text(d)
+        ));
     }
     step.node_failures = deaths;
 }
@@ -340,7 +346,13 @@ fn run_steps_inner(
                 eprintln!("{:>7} {}", "", replica_line(r));
             }
             for d in &step.node_failures {
-                eprintln!("{:>7} {}: {}", "", d.message, d.outcome);
+                eprintln!(
+                    "{:>7} {}: {}{}",
+                    "",
+                    d.message,
+                    d.outcome,
+                    crate::report::replication::rejoin_text(d)
+                );
             }
         }
         let (status, error) = (step.status, step.error.clone());

@@ -88,16 +88,16 @@ impl Nodes {
         self.nodes.first()
     }
 
-    /// Node `name` (`n2`) died: no connection goes to it from now on, its gauges are no
-    /// longer read. True when it is one of these nodes.
-    pub(super) fn set_down(&self, name: &str) -> bool {
+    /// Node `name` (`n2`) died (`down`): no connection goes to it from now on, its gauges
+    /// are no longer read; or it is back. True when it is one of these nodes.
+    pub(super) fn set_down(&self, name: &str, down: bool) -> bool {
         let index = name
             .strip_prefix('n')
             .and_then(|n| n.parse::<usize>().ok())
             .and_then(|n| n.checked_sub(1));
         match index.and_then(|i| self.down.get(i)) {
             Some(flag) => {
-                flag.store(true, Ordering::Relaxed);
+                flag.store(down, Ordering::Relaxed);
                 true
             }
             None => false,

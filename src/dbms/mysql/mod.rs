@@ -410,9 +410,13 @@ impl Dbms for Mysql {
     }
 
     fn node_down(&self, name: &str) {
-        if !self.nodes.set_down(name) {
+        if !self.nodes.set_down(name, true) {
             self.replicas.set_down(name);
         }
+    }
+
+    fn node_up(&self, name: &str) {
+        self.nodes.set_down(name, false);
     }
 
     fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {
