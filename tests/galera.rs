@@ -255,7 +255,7 @@ fn bad_galera_flags_exit_2() {
 /// waits until qp100 has run queries, kills n2 with SIGKILL (its pid from the results the
 /// run saved after l.x) and waits for ibench to end. Returns the outcome, the run as saved
 /// before the kill, and the server processes' marker (the results directory).
-fn kill_n2_mid_step(bench: &Bench, extra: &[&str]) -> (crate::common::Outcome, RunResult, String) {
+fn kill_n2_mid_step(bench: &Bench, extra: &[&str]) -> Killed {
     let out = bench.out();
     let mut args = vec![
         "--server",
@@ -276,6 +276,25 @@ fn kill_n2_mid_step(bench: &Bench, extra: &[&str]) -> (crate::common::Outcome, R
         &["run", "--out", path_str(&out), "--report-interval", "1"],
         &args,
     );
+    // The cluster as the run recorded it at its start: with --keep-server, n1 and n3 are
+    // stopped by the test whatever happens next (n2 is killed below).
+    let saved = || {
+        crate::common::json_files(&out)
+            .first()
+            .and_then(|f| ibench::results::file::load(f).ok())
+            .filter(|r| r.managed_server.is_some())
+    };
+    child.wait_for_stderr(std::time::Duration::from_secs(300), |_| saved().is_some());
+    let mut kept = Vec::new();
+    if extra.contains(&"--keep-server") {
+        let started = saved().unwrap();
+        kept.push(crate::common::Kept::of(&started, "mariadb"));
+        let n3 = started.managed_server.as_ref().unwrap().replicas[1].pid;
+        kept.push(crate::common::Kept {
+            pid: n3.unwrap(),
+            signal: "TERM",
+        });
+    }
     child.wait_for_stderr(std::time::Duration::from_secs(300), |line| {
         // "[   2.0s]  qp100 q/s 1.2k": a live line of qp100 with queries in it.
         let rest = line.split_once("s] ").map_or("", |(_, r)| r);
@@ -293,7 +312,22 @@ fn kill_n2_mid_step(bench: &Bench, extra: &[&str]) -> (crate::common::Outcome, R
         .unwrap();
     assert!(killed.success());
     let outcome = child.finish(std::time::Duration::from_secs(300));
-    (outcome, before, path_str(&out).to_string())
+    Killed {
+        outcome,
+        before,
+        marker: path_str(&out).to_string(),
+        _kept: kept,
+    }
+}
+
+/// What [`kill_n2_mid_step`] saw: ibench's outcome, the run as saved before the kill, the
+/// server processes' marker (the results directory), and the nodes a kept cluster left
+/// running (stopped when dropped).
+struct Killed {
+    outcome: crate::common::Outcome,
+    before: RunResult,
+    marker: String,
+    _kept: Vec<crate::common::Kept>,
 }
 
 /// The step's record of n2's death: which node, its pid and port, when, how it was seen.
@@ -325,7 +359,12 @@ fn galera_node_killed_mid_step_fails_the_run_naming_it() {
         return;
     }
     let bench = Bench::new();
-    let (out, before, marker) = kill_n2_mid_step(&bench, &[]);
+    let Killed {
+        outcome: out,
+        before,
+        marker,
+        ..
+    } = kill_n2_mid_step(&bench, &[]);
     assert_eq!(out.code, Some(1), "{}", out.describe());
     let errors: Vec<&str> = out
         .stderr
@@ -365,17 +404,8 @@ fn galera_node_killed_mid_step_continue_goes_on_and_it_rejoins() {
         return;
     }
     let bench = Bench::new();
-    let (out, before, _) =
-        kill_n2_mid_step(&bench, &["--on-node-failure", "continue", "--keep-server"]);
-    let server = before.managed_server.clone().unwrap();
-    // n1 and n3 are left running: stopped whatever the checks below do.
-    let _kept = [
-        crate::common::Kept::of(&before, "mariadb"),
-        crate::common::Kept {
-            pid: server.replicas[1].pid.unwrap(),
-            signal: "TERM",
-        },
-    ];
+    let killed = kill_n2_mid_step(&bench, &["--on-node-failure", "continue", "--keep-server"]);
+    let (out, before) = (&killed.outcome, &killed.before);
     let run = ibench::results::file::load(&out.new_results[0]).unwrap();
     let qp = &run.steps[2];
     // n2 started again (and left running by --keep-server): stopped whatever happens below.
@@ -389,7 +419,7 @@ fn galera_node_killed_mid_step_continue_goes_on_and_it_rejoins() {
         });
     assert_eq!(out.code, Some(0), "{}", out.describe());
     assert_eq!(run.status, ibench::results::model::RunStatus::Complete);
-    check_death(qp, &before);
+    check_death(qp, before);
     assert!(qp.node_failures[0].outcome.contains("went on"), "{qp:?}");
     let rejoin = rejoin.expect("n2 started again");
     assert!(rejoin.error.is_none(), "{rejoin:?}");

@@ -402,6 +402,7 @@ impl ManagedServer {
         if let Some(r) = &spec.replicas {
             server.replicas = family.start_replicas(&server, &ctx, r)?;
         }
+        server.set_keep(spec.keep);
         server.preload = preload;
         server.restored = restored;
         if server.keep {
@@ -441,13 +442,23 @@ impl ManagedServer {
             replicas: Vec::new(),
             rejoin: None,
             family,
-            keep: ctx.spec.keep,
+            // Kept (`--keep-server`) only once the whole cluster runs (`start_in`): a start
+            // that fails stops every server it made.
+            keep: false,
         }
     }
 
     /// Process id of the server (postmaster / mariadbd).
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())
+    }
+
+    /// Leaves it and its replicas running when dropped (`--keep-server`), or not.
+    fn set_keep(&mut self, keep: bool) {
+        self.keep = keep;
+        for r in &mut self.replicas {
+            r.set_keep(keep);
+        }
     }
 
     /// Takes over the server started again after this one died ([`ManagedServer::rejoin`]),
