@@ -116,8 +116,8 @@ pub struct TargetArgs {
     pub client_nodes: Option<ClientNodes>,
     /// What a replica or Galera node that dies during a step does: `fail` (the default) fails
     /// the step and the run with a line naming the node; `continue` goes on on the remaining
-    /// nodes and records the death on the step (the node stays down). With `--replicas` or
-    /// `--galera` only.
+    /// nodes and records the death on the step (a Galera node is started again at the step's
+    /// end, a replica stays down). With `--replicas` or `--galera` only.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub on_node_failure: Option<NodeFailure>,
     /// Record `perf record -g` of the DBMS's processes (ibench's own for an embedded DBMS)

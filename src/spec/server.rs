@@ -114,8 +114,8 @@ pub enum NodeFailure {
     /// The step and the run fail with one line naming the node.
     #[default]
     Fail,
-    /// The step goes on on the remaining nodes; the death is recorded on the step and the
-    /// node stays down for the rest of the run.
+    /// The step goes on on the remaining nodes; the death is recorded on the step, and a
+    /// Galera node is started again at the step's end (a replica stays down).
     Continue,
 }
 
