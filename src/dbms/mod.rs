@@ -195,6 +195,21 @@ pub trait Dbms: Send + Sync {
         self.connect_insert_benchmark()
     }
 
+    /// A node of the managed cluster (`n2`, `r1`) died and the run goes on without it: new
+    /// client connections no longer go to it, its gauges are no longer read.
+    fn node_down(&self, _name: &str) {}
+
+    /// A node taken out by [`Dbms::node_down`] is back (started again and synced): client
+    /// connections go to it again.
+    fn node_up(&self, _name: &str) {}
+
+    /// Errors of a kind of their own over a step, by kind, from the step's differences of
+    /// [`Dbms::counters`] (Galera: `cert_failure`, `bf_abort`, summed over the nodes).
+    /// Default: none.
+    fn error_counts(&self, _deltas: &BTreeMap<String, f64>) -> BTreeMap<String, u64> {
+        BTreeMap::new()
+    }
+
     /// With streaming replicas: the primary's WAL position now, then per replica (by name)
     /// the seconds until it had replayed up to it (`None`: not within `timeout`). Empty
     /// without replicas.

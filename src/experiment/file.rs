@@ -221,6 +221,10 @@ pub struct SetupTable {
     /// No once-a-second sampling during steps (`--no-sampling`), any workload.
     #[serde(default)]
     pub no_sampling: Option<Spanned<bool>>,
+    /// What a replica or Galera node that dies during a step does: `fail` (default) or
+    /// `continue` (`--on-node-failure`).
+    #[serde(default)]
+    pub on_node_failure: Option<Spanned<String>>,
 }
 
 /// Which workload an experiment's cells run (`[workload] kind`).

@@ -431,6 +431,16 @@ impl Dbms for Mysql {
         }
     }
 
+    fn node_down(&self, name: &str) {
+        if !self.nodes.set_down(name, true) {
+            self.replicas.set_down(name);
+        }
+    }
+
+    fn node_up(&self, name: &str) {
+        self.nodes.set_down(name, false);
+    }
+
     fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {
         if self.replicas.is_empty() {
             return Ok(Vec::new());
@@ -513,10 +523,19 @@ impl Dbms for Mysql {
 
     fn counters(&self) -> Result<BTreeMap<String, f64>> {
         let rows: Vec<(String, String)> = self.conn()?.query("SHOW GLOBAL STATUS")?;
-        Ok(rows
+        let mut counters: BTreeMap<String, f64> = rows
             .into_iter()
             .filter_map(|(k, v)| Some((k, v.parse::<f64>().ok()?)))
-            .collect())
+            .collect();
+        if !self.nodes.is_empty() {
+            self.nodes.conflict_counters(&mut counters);
+        }
+        Ok(counters)
+    }
+
+    /// Galera: each node's certification failures and brute-force aborts over the step.
+    fn error_counts(&self, deltas: &BTreeMap<String, f64>) -> BTreeMap<String, u64> {
+        galera::error_counts(deltas)
     }
 
     fn is_key_counter(&self, name: &str) -> bool {

@@ -405,6 +405,10 @@ impl Dbms for Postgres {
         Ok(Box::new(PgConnection::new(wire, self.plain)))
     }
 
+    fn node_down(&self, name: &str) {
+        self.replicas.set_down(name);
+    }
+
     fn replica_catch_up(
         &self,
         timeout: std::time::Duration,

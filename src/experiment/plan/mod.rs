@@ -404,6 +404,7 @@ fn default_setup() -> SetupTable {
         read_from: None,
         galera: None,
         client_nodes: None,
+        on_node_failure: None,
         client_cpus: None,
         post_write_pause: None,
         random_pk_rows: None,
