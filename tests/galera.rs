@@ -125,6 +125,17 @@ fn check_gauges(run: &RunResult) {
         }
     }
     assert!(timed > 0, "no step of 1.5 s or more");
+    // Each node on its own: every node applied l.i0's write-sets (CPU and written bytes),
+    // and the nodes add up to the DBMS figures.
+    let e = run.steps[0].efficiency.as_ref().unwrap();
+    let names: Vec<&str> = e.servers.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["n1", "n2", "n3"]);
+    for w in &e.servers {
+        assert!(w.work.cpu_s > 0.0 && w.work.work.write_bytes > 0, "{w:?}");
+    }
+    let sum: f64 = e.servers.iter().map(|w| w.work.cpu_s).sum();
+    let total = e.dbms.as_ref().unwrap().cpu_s;
+    assert!((sum - total).abs() < 1e-6, "nodes {sum} s, DBMS {total} s");
 }
 
 /// The Insert Benchmark with its 3 clients' connections spread over 3 nodes.
