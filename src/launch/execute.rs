@@ -170,7 +170,8 @@ fn execute_into(
 fn cluster_nodes(spec: &RunSpec, prepared: &Prepared) -> Option<crate::runner::nodes::NodeWatch> {
     let (server, info) = (spec.server.as_ref()?, prepared.managed.as_ref()?);
     let port = prepared.resolved.target.url.as_ref()?.url().port()?;
-    crate::runner::nodes::NodeWatch::of(server, info, port, prepared.rejoins())
+    let pids = &prepared.watch.0.more_pids;
+    crate::runner::nodes::NodeWatch::of(server, info, port, prepared.rejoins(), pids)
 }
 
 /// The results document of a run starting now on `db`: the request, what it resolved to,

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use crate::server::replicas::galera::Rejoin;
 
 use crate::dbms::Dbms;
+use crate::metrics::proc::SharedPid;
 use crate::results::model::{ManagedServerInfo, NodeDeath, NodeRejoin};
 use crate::spec::{NodeFailure, ServerSpec};
 
@@ -24,8 +25,8 @@ struct Node {
     name: String,
     /// `galera node`, `primary`, `replica`.
     role: &'static str,
-    /// Its server's pid (another once it was started again).
-    pid: AtomicU32,
+    /// Its server's pid (another once it was started again), shared with the cost sampler.
+    pid: SharedPid,
     port: u16,
     /// ibench's own connection is to it: its death always fails the step.
     first: bool,
@@ -62,12 +63,13 @@ pub struct NodeWatch {
 impl NodeWatch {
     /// The nodes of the cluster `server` (as recorded, with `info`'s pids and ports; how to
     /// start each of the others again, in `rejoins`), or `None` for a single server. `port`
-    /// is the first node's.
+    /// is the first node's; `pids`, the other nodes' pids the cost sampler reads, by name.
     pub fn of(
         server: &ServerSpec,
         info: &ManagedServerInfo,
         port: u16,
         rejoins: Vec<Option<Arc<Rejoin>>>,
+        pids: &[(String, SharedPid)],
     ) -> Option<NodeWatch> {
         if info.replicas.is_empty() {
             return None;
@@ -76,7 +78,7 @@ impl NodeWatch {
         let mut nodes = vec![Node {
             name: if galera { "n1" } else { "primary" }.to_string(),
             role: if galera { "galera node" } else { "primary" },
-            pid: AtomicU32::new(info.pid?),
+            pid: Arc::new(AtomicU32::new(info.pid?)),
             port,
             first: true,
             rejoin: None,
@@ -85,7 +87,10 @@ impl NodeWatch {
             nodes.push(Node {
                 name: r.name.clone(),
                 role: if galera { "galera node" } else { "replica" },
-                pid: AtomicU32::new(r.pid?),
+                pid: match pids.iter().find(|(n, _)| n == &r.name) {
+                    Some((_, shared)) => Arc::clone(shared),
+                    None => Arc::new(AtomicU32::new(r.pid?)),
+                },
                 port: r.port,
                 first: false,
                 rejoin: rejoins.get(i).cloned().flatten(),
