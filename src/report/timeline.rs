@@ -177,7 +177,13 @@ fn op_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
                 continue;
             };
             let m = per_second::maxima(&s.max_us, w.step.duration_s);
-            b.push(ri, op, oi, false, m.samples.iter().map(|p| p.value).collect());
+            b.push(
+                ri,
+                op,
+                oi,
+                false,
+                m.samples.iter().map(|p| p.value).collect(),
+            );
         }
     }
     out.extend(b.chart("max response time", "us", "", true));

@@ -56,7 +56,11 @@ fn step_seconds(group: &Group, step: &str) -> Option<StepSeconds> {
         let name = ["query", "insert"]
             .into_iter()
             .find(|o| ops.contains_key(*o))
-            .or_else(|| ops.keys().find(|o| o.as_str() != "getmin").map(|o| o.as_str()))?;
+            .or_else(|| {
+                ops.keys()
+                    .find(|o| o.as_str() != "getmin")
+                    .map(|o| o.as_str())
+            })?;
         let series = &ops[name];
         for p in per_second::rates(&series.rows, s.duration_s).samples {
             if !p.partial {
@@ -194,7 +198,12 @@ fn zero_cell(r: &Report, gi: usize) -> Cell {
         .steps
         .iter()
         .filter(|s| s.zero_seconds > 0)
-        .map(|s| format!("{} {} s of {} ({})", s.step, s.zero_seconds, s.full_seconds, s.op))
+        .map(|s| {
+            format!(
+                "{} {} s of {} ({})",
+                s.step, s.zero_seconds, s.full_seconds, s.op
+            )
+        })
         .collect();
     if zero.is_empty() {
         let full: usize = v.steps.iter().map(|s| s.full_seconds).sum();
@@ -332,7 +341,9 @@ fn steps_table(r: &Report) -> ViewTable {
                 secs.and_then(|x| x.p99_of_p50_pct)
                     .map_or_else(|| "-".to_string(), |p| format!("{p:.0}%")),
             ));
-            let op = secs.map(|x| x.op.clone()).or_else(|| g.ops.keys().next().cloned());
+            let op = secs
+                .map(|x| x.op.clone())
+                .or_else(|| g.ops.keys().next().cloned());
             match op.as_ref().and_then(|o| Some((o, g.ops.get(o)?))) {
                 Some((o, a)) => {
                     row.push(Cell::plain(o.clone()));
