@@ -23,7 +23,8 @@ use crate::results::model::StepResult;
 /// One series of a chart: one value per second of the step's time axis.
 #[derive(Clone, Debug, Serialize)]
 pub struct TimeSeries {
-    /// What it is (`query`, `host CPU`; with the run's name when the report has several runs).
+    /// What it is (`query`, `host`; after the run's configuration, `base #2 query`, when the
+    /// report has several runs).
     pub label: String,
     /// CSS colour.
     pub color: String,
@@ -281,18 +282,22 @@ pub fn build(groups: &[Group], steps: &[String]) -> Vec<StepTimeline> {
     steps
         .iter()
         .map(|step| {
-            let several = groups.iter().any(|g| g.runs.len() > 1);
             let runs: Vec<Who> = step_of_runs(groups, step)
                 .into_iter()
-                .map(|(gi, id, s)| Who {
-                    group: gi,
-                    run_id: id.to_string(),
-                    name: if several {
-                        format!("{} {id}", groups[gi].name)
-                    } else {
-                        groups[gi].name.clone()
-                    },
-                    step: s,
+                .map(|(gi, id, s)| {
+                    let g = &groups[gi];
+                    // A repeat is named by its place among its configuration's runs (the
+                    // overview lists their ids): `base #2`.
+                    let name = match g.runs.iter().position(|r| r.run_id == id) {
+                        Some(k) if g.runs.len() > 1 => format!("{} #{}", g.name, k + 1),
+                        _ => g.name.clone(),
+                    };
+                    Who {
+                        group: gi,
+                        run_id: id.to_string(),
+                        name,
+                        step: s,
+                    }
                 })
                 .collect();
             let n = seconds(&runs);
