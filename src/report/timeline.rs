@@ -60,6 +60,8 @@ pub struct StepTimeline {
     pub x: Vec<f64>,
     /// The charts, in page order.
     pub charts: Vec<TimeChart>,
+    /// The DBMS's gauges that were zero throughout (not drawn).
+    pub flat_gauges: Vec<String>,
 }
 
 /// Who a series belongs to: the run (with its group's colour), or nobody when the report has
@@ -171,6 +173,17 @@ fn op_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
             b.push(ri, op, oi, right, v);
         }
     }
+    // The background writer's target rate, dashed, where its rates are drawn.
+    let target = b.runs.iter().find_map(|w| w.step.sla.as_ref());
+    if let Some(sla) = target.filter(|_| !b.series.is_empty()) {
+        b.series.push(TimeSeries {
+            label: "writer target".to_string(),
+            color: "#555555".to_string(),
+            dash: true,
+            right: unit == "queries/s",
+            values: vec![Some(round4(sla.target_inserts_per_s)); b.n],
+        });
+    }
     out.extend(b.chart("throughput", unit, "rows/s", false));
     for (ri, w) in b.runs.iter().enumerate() {
         for (oi, op) in ops.iter().enumerate() {
@@ -234,8 +247,14 @@ fn cost_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
 }
 
 /// One chart per DBMS gauge that moved (`report::gauges`).
-fn gauge_charts(groups: &[Group], step: &str, b: &mut Builder, out: &mut Vec<TimeChart>) {
-    let (charts, _flat) = gauges::gauge_charts(groups, step);
+/// Returns the gauges left out, zero throughout.
+fn gauge_charts(
+    groups: &[Group],
+    step: &str,
+    b: &mut Builder,
+    out: &mut Vec<TimeChart>,
+) -> Vec<String> {
+    let (charts, flat) = gauges::gauge_charts(groups, step);
     for c in charts {
         for line in &c.lines {
             let Some(ri) = b.runs.iter().position(|w| w.run_id == line.run_id) else {
@@ -251,6 +270,7 @@ fn gauge_charts(groups: &[Group], step: &str, b: &mut Builder, out: &mut Vec<Tim
         };
         out.extend(b.chart(&c.op, unit, "", false));
     }
+    flat
 }
 
 /// The seconds on a step's axis: the longest run's drawn seconds (its ops' rates, else its
@@ -309,11 +329,12 @@ pub fn build(groups: &[Group], steps: &[String]) -> Vec<StepTimeline> {
             let mut charts = Vec::new();
             op_charts(&mut b, &mut charts);
             cost_charts(&mut b, &mut charts);
-            gauge_charts(groups, step, &mut b, &mut charts);
+            let flat_gauges = gauge_charts(groups, step, &mut b, &mut charts);
             StepTimeline {
                 step: step.clone(),
                 x: (0..n).map(|i| i as f64).collect(),
                 charts,
+                flat_gauges,
             }
         })
         .collect()

@@ -49,19 +49,23 @@
   }
 
   function draw(step, si, host) {
-    var cols = Math.max(1, Math.floor((host.clientWidth + 10) / 190));
-    var width = Math.floor((host.clientWidth - 10 * (cols - 1)) / cols);
     var plots = [];
-    step.charts.forEach(function (c) {
+    // The boxes first: the page's grid decides how many fit a row, and each chart takes its
+    // box's width.
+    var boxes = step.charts.map(function () {
       var box = document.createElement("div");
       box.className = "tchart";
-      box.style.width = width + "px";
+      host.appendChild(box);
+      return box;
+    });
+    step.charts.forEach(function (c, ci) {
+      var box = boxes[ci];
+      var width = box.clientWidth;
       var title = document.createElement("div");
       title.className = "ttitle";
       title.textContent = c.title + " (" + c.unit + (c.right_unit ? " | right: " + c.right_unit : "") + ")";
       title.title = title.textContent;
       box.appendChild(title);
-      host.appendChild(box);
       var f = fmt(c.unit);
       var series = [{ label: "s", value: function (u, v) { return v == null ? "-" : v; } }];
       c.series.forEach(function (s) {
@@ -78,7 +82,7 @@
       });
       var axes = [
         { size: 24, space: 30, font: FONT, incrs: XINCRS, values: function (u, vs) { return vs.map(function (v) { return trim(v, 1); }); } },
-        { scale: "y", size: 46, font: FONT, values: function (u, vs) { return vs.map(function (v) { return v == null ? "" : f(v); }); } },
+        { scale: "y", size: 52, font: FONT, values: function (u, vs) { return vs.map(function (v) { return v == null ? "" : f(v); }); } },
       ];
       if (c.right_unit) {
         axes.push({ scale: "r", side: 1, size: 40, font: FONT, grid: { show: false }, values: function (u, vs) { return vs.map(function (v) { return v == null ? "" : num(v); }); } });
@@ -99,6 +103,11 @@
       };
       var data = [step.x].concat(c.series.map(function (s) { return s.values; }));
       plots.push(new uPlot(opts, data, box));
+    });
+    window.addEventListener("resize", function () {
+      plots.forEach(function (p, i) {
+        p.setSize({ width: boxes[i].clientWidth, height: 130 });
+      });
     });
   }
 
