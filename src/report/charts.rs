@@ -9,7 +9,6 @@ use anyhow::{Result, anyhow};
 use plotters::coord::combinators::IntoLogRange;
 use plotters::prelude::*;
 
-
 /// Series colours; group i of the report is drawn in `PALETTE[i % len]`.
 pub const PALETTE: [(u8, u8, u8); 8] = [
     (31, 119, 180),

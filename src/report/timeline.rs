@@ -206,7 +206,9 @@ fn op_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
 /// Host, DBMS and client CPU, device KB/s and the DBMS's RSS (`efficiency.per_second`).
 fn cost_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
     type Pick = fn(&crate::results::model::EfficiencySeries) -> Vec<f64>;
-    let charts: [(&str, &str, &[(&str, Pick)]); 3] = [
+    /// A chart: title, unit, and its series by name.
+    type CostChart<'a> = (&'a str, &'a str, &'a [(&'a str, Pick)]);
+    let charts: [CostChart; 3] = [
         (
             "CPU",
             "cores",

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::output::format::{micros, rate};
 use crate::report::cells::{Cell, Section, ViewTable, primary};
+use crate::report::compare::stats::MIN_SECONDS;
 use crate::report::model::{Report, Stat};
 use crate::report::per_second;
 use crate::report::select::Group;
@@ -62,13 +63,20 @@ fn step_seconds(group: &Group, step: &str) -> Option<StepSeconds> {
                     .map(|o| o.as_str())
             })?;
         let series = &ops[name];
+        let mut run_full = 0;
         for p in per_second::rates(&series.rows, s.duration_s).samples {
             if !p.partial {
-                full += 1;
+                run_full += 1;
                 zero += usize::from(p.value == Some(0.0));
             }
         }
-        if let Some(rp) = s.rate_percentiles.get(name).filter(|rp| rp.p50 > 0) {
+        full += run_full;
+        // Percentiles of one or two seconds say nothing of stability.
+        if let Some(rp) = s
+            .rate_percentiles
+            .get(name)
+            .filter(|rp| rp.p50 > 0 && run_full >= MIN_SECONDS)
+        {
             stable.push(100.0 * rp.p99 as f64 / rp.p50 as f64);
         }
         op = Some(name.to_string());
