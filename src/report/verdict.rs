@@ -4,6 +4,9 @@
 //! each step's rate was steady), and one line per step of the figures that explain it (rate,
 //! p50/p99/max response time, CPU, IO and context switches per op, RSS, database size).
 //!
+//! A verdict that calls for a look (an SLA failed, seconds without an op) is marked `alert`:
+//! coloured in HTML, not bold in Markdown, where bold means a change the runs support.
+//!
 //! The model part ([`ConfigVerdict`]) holds what the report's other figures lack, read from
 //! the runs; the tables are built here from it and the steps' figures.
 
@@ -194,7 +197,7 @@ fn sla_cell(r: &Report, gi: usize) -> Cell {
             "pass in all {steps} query steps (fewest seconds at 95% of the target rate: \
              {met:.0}%, {step})"
         )),
-        _ => Cell::marked(failed.join("; "), "fail"),
+        _ => Cell::marked(failed.join("; "), "alert"),
     }
 }
 
@@ -217,7 +220,7 @@ fn zero_cell(r: &Report, gi: usize) -> Cell {
         let full: usize = v.steps.iter().map(|s| s.full_seconds).sum();
         Cell::plain(format!("none in {full} full seconds"))
     } else {
-        Cell::marked(zero.join("; "), "worse")
+        Cell::marked(zero.join("; "), "alert")
     }
 }
 
