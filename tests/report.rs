@@ -219,8 +219,11 @@ fn report_aggregates_repeats_relative_to_a_base_in_every_format() {
 /// Opens the report in headless Chromium 1,400 px wide: no console errors (a load the page's
 /// Content Security Policy refused would be one), every chart laid out with a non-zero size,
 /// and a screenshot. Returns the probe: `height` and `width` of the page with its sections
-/// closed, `plots` (the uPlot charts' canvas sizes), then, every section opened, `sizes` (the
-/// SVG charts') and `lines`.
+/// closed, `plots` (the uPlot charts' canvas sizes), `hover` (the mouse over the middle of
+/// the first chart of a step of three seconds or more: each of the step's charts' cursor index
+/// `idx` and legend values `legends`, and the step's `full` time range), `zoom` (each chart's
+/// time range after a drag across the middle half of that chart), then, every section opened,
+/// `sizes` (the SVG charts') and `lines`.
 pub(crate) fn check_in_chromium(bench: &Bench, report: &Path) -> Value {
     let Some(chromium) = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .iter()
@@ -243,10 +246,31 @@ window.addEventListener('load', () => setTimeout(() => {
   const height = document.documentElement.scrollHeight;
   const width = document.documentElement.scrollWidth;
   const plots = [...document.querySelectorAll('.uplot canvas')].map(size);
-  document.querySelectorAll('details').forEach(d => d.open = true);
-  const sizes = [...document.querySelectorAll('.chart svg')].map(size);
-  const lines = document.querySelectorAll('.chart svg polyline').length;
-  document.body.setAttribute('data-probe', JSON.stringify({height, width, plots, sizes, lines, errors: window.__errors}));
+  // The first step with two charts or more and three seconds: hover the middle of its first
+  // chart, then drag across its middle half.
+  const step = (window.ibenchPlots || []).find(p => p && p.length >= 2 && p[0].data[0].length >= 3);
+  let hover = null;
+  if (step) {
+    const over = step[0].over, r = over.getBoundingClientRect();
+    const at = f => ({clientX: r.left + r.width * f, clientY: r.top + r.height / 2, bubbles: true, button: 0, movementX: 1, movementY: 1});
+    over.dispatchEvent(new MouseEvent('mouseenter', at(0.5)));
+    over.dispatchEvent(new MouseEvent('mousemove', at(0.5)));
+    hover = {
+      idx: step.map(p => p.cursor.idx),
+      legends: step.map(p => [...p.root.querySelectorAll('.u-value')].slice(1).map(v => v.textContent)),
+      full: [step[0].data[0][0], step[0].data[0][step[0].data[0].length - 1]],
+    };
+    over.dispatchEvent(new MouseEvent('mousedown', at(0.25)));
+    over.dispatchEvent(new MouseEvent('mousemove', at(0.75)));
+    over.dispatchEvent(new MouseEvent('mouseup', at(0.75)));
+  }
+  setTimeout(() => {
+    const zoom = step ? step.map(p => [p.scales.x.min, p.scales.x.max]) : null;
+    document.querySelectorAll('details').forEach(d => d.open = true);
+    const sizes = [...document.querySelectorAll('.chart svg')].map(size);
+    const lines = document.querySelectorAll('.chart svg polyline').length;
+    document.body.setAttribute('data-probe', JSON.stringify({height, width, plots, hover, zoom, sizes, lines, errors: window.__errors}));
+  }, 50);
 }, 0));
 </script>"#;
     let page = fs::read_to_string(report).unwrap();
