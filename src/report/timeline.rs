@@ -345,6 +345,7 @@ pub fn build(groups: &[Group], steps: &[String]) -> Vec<StepTimeline> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::model::{RunResult, Series, Sla};
 
     #[test]
     fn values_keep_four_digits_and_fit_the_axis() {
@@ -356,5 +357,102 @@ mod tests {
             [Some(1.0), None, Some(3.0)]
         );
         assert_eq!(on_axis([Some(1.0)], 2), [Some(1.0), None]);
+    }
+
+    /// A run whose one step is a query step of `seconds`: queries at 1,000/s and the writer's
+    /// inserts at 100/s, a second without an insert at second 1.
+    fn query_run(id: &str, seconds: usize) -> RunResult {
+        let text = include_str!("../../tests/fixtures/results-v1.json");
+        let mut run: RunResult = serde_json::from_str(text).unwrap();
+        run.run_id = id.to_string();
+        let step = &mut run.steps[0];
+        step.name = "qr100".to_string();
+        step.duration_s = seconds as f64;
+        let series = |rate: u64| Series {
+            ops: vec![rate; seconds],
+            rows: vec![rate; seconds],
+            max_us: vec![500; seconds],
+            ..Default::default()
+        };
+        let mut inserts = series(100);
+        (inserts.rows[1], inserts.ops[1], inserts.max_us[1]) = (0, 0, 0);
+        step.per_second.total.ops = [
+            ("query".to_string(), series(1_000)),
+            ("insert".to_string(), inserts),
+        ]
+        .into();
+        step.sla = Some(Sla {
+            target_inserts_per_s: 100.0,
+            missed_insert_batches: 0,
+            inserts_per_s: 75.0,
+            deletes_per_s: 0.0,
+            ratio: 0.75,
+            seconds_met_share: 0.75,
+            pass: false,
+        });
+        run
+    }
+
+    #[test]
+    fn a_query_step_draws_the_writer_on_the_right_and_every_second() {
+        let groups = [Group {
+            name: "base".to_string(),
+            runs: vec![query_run("r1", 4)],
+        }];
+        let tl = &build(&groups, &["qr100".to_string()])[0];
+        assert_eq!(tl.x, [0.0, 1.0, 2.0, 3.0]);
+        let rates = &tl.charts[0];
+        assert_eq!(
+            (rates.title.as_str(), rates.unit.as_str()),
+            ("throughput", "queries/s")
+        );
+        assert_eq!(rates.right_unit, "rows/s");
+        let by = |label: &str| rates.series.iter().find(|s| s.label == label).unwrap();
+        assert!(!by("query").right && by("insert").right && by("writer target").right);
+        assert_eq!(by("query").values, [Some(1_000.0); 4]);
+        assert_eq!(
+            by("insert").values,
+            [Some(100.0), Some(0.0), Some(100.0), Some(100.0)],
+            "no insert in second 1 is a real 0"
+        );
+        let max = &tl.charts[1];
+        assert!(max.log);
+        let insert_max = &max
+            .series
+            .iter()
+            .find(|s| s.label == "insert")
+            .unwrap()
+            .values;
+        assert_eq!(insert_max[1], None, "a second without an op is a gap");
+    }
+
+    #[test]
+    fn runs_of_several_configurations_are_named_and_padded_to_the_longest() {
+        let groups = [
+            Group {
+                name: "a".to_string(),
+                runs: vec![query_run("r1", 4), query_run("r2", 3)],
+            },
+            Group {
+                name: "b".to_string(),
+                runs: vec![query_run("r3", 4)],
+            },
+        ];
+        let tl = &build(&groups, &["qr100".to_string()])[0];
+        assert_eq!(tl.x.len(), 4);
+        let rates = &tl.charts[0];
+        let labels: Vec<&str> = rates.series.iter().map(|s| s.label.as_str()).collect();
+        assert!(
+            labels.contains(&"a #2 query") && labels.contains(&"b query"),
+            "{labels:?}"
+        );
+        let a2 = rates
+            .series
+            .iter()
+            .find(|s| s.label == "a #2 query")
+            .unwrap();
+        assert_eq!(a2.values[3], None, "a shorter run is padded");
+        let b = rates.series.iter().find(|s| s.label == "b query").unwrap();
+        assert_eq!(b.color, css_color(1), "a configuration's colour");
     }
 }

@@ -394,3 +394,58 @@ pub fn section(r: &Report) -> Section {
         tables: vec![verdict_table(r), steps_table(r)],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::model::{RunResult, Series};
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(duration(42.14), "42.1s");
+        assert_eq!(duration(185.0), "3m 05s");
+        assert_eq!(duration(3_725.0), "1h 02m");
+    }
+
+    #[test]
+    fn a_full_second_without_an_op_of_the_main_type_is_counted() {
+        let text = include_str!("../../tests/fixtures/results-v1.json");
+        let mut run: RunResult = serde_json::from_str(text).unwrap();
+        let step = &mut run.steps[0];
+        step.duration_s = 4.5;
+        // Queries are the main op: 0 in seconds 1 and 2; the partial last second is not full.
+        let queries = vec![10, 0, 0, 10, 0];
+        step.per_second.total.ops = [
+            (
+                "query".to_string(),
+                Series {
+                    ops: queries.clone(),
+                    rows: queries,
+                    max_us: vec![9; 5],
+                    ..Default::default()
+                },
+            ),
+            (
+                "insert".to_string(),
+                Series {
+                    ops: vec![1; 5],
+                    rows: vec![1; 5],
+                    max_us: vec![9; 5],
+                    ..Default::default()
+                },
+            ),
+        ]
+        .into();
+        let g = Group {
+            name: "x".to_string(),
+            runs: vec![run],
+        };
+        let s = step_seconds(&g, "l.i0").unwrap();
+        assert_eq!(
+            (s.op.as_str(), s.zero_seconds, s.full_seconds),
+            ("query", 2, 4)
+        );
+        let v = &build(&[g], &["l.i0".to_string()])[0];
+        assert_eq!(v.rows.as_ref().unwrap().median, 2_000.0);
+    }
+}
