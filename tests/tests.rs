@@ -118,6 +118,10 @@ mod import;
 /// validation with file:line, and the dry-run estimate.
 mod experiment;
 
+/// Experiments over a server given by URL (the local PostgreSQL service): two setups, resumed
+/// after Ctrl-C without rerunning the complete cell; a server option refused unless allowed.
+mod experiment_url;
+
 /// Runs from several hosts: `ibench report --by host` with prices per hour (recorded with
 /// a run, or set on a host in the store) gives throughput per unit of cost.
 mod hosts;
@@ -192,6 +196,10 @@ mod conformance;
 /// own reading, options RocksDB refuses, the default step sequence, report and compare columns.
 #[cfg(feature = "rocksdb")]
 mod rocksdb;
+
+/// The run conditions as experiment keys: `post_write_pause`, `random_pk_rows`,
+/// `no_sampling` and `scan_clients` in effect in the stored runs, a bad value one line.
+mod experiment_conditions;
 
 /// Runs across several client hosts (`--group`): three ibench processes in network
 /// namespaces make one run (counts, merged histograms and the tables' rows agree), a host

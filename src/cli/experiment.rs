@@ -31,6 +31,12 @@ pub struct ExperimentArgs {
     /// No progress bars or step lines; one line per cell.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Let the cells change settings of the servers given by URL (`url` targets), as
+    /// `ibench run --allow-server-changes` does for one run: the file's
+    /// `allow_server_changes = true` (a config's options on such a target become settings of
+    /// ibench's sessions; the maintenance pause may change global settings for a moment).
+    #[arg(long)]
+    pub allow_server_changes: bool,
     /// Provenance tag KEY=VALUE stored with every run this invocation makes (repeatable;
     /// e.g. commit=3f2a9c1). See `ibench run --help`.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::spec::tags::parse)]
@@ -48,7 +54,7 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
         .into());
     }
     let tags = crate::spec::tags::collect(&args.tags).map_err(UsageError::new)?;
-    let plan = experiment::load(&args.file, args.scale)?;
+    let plan = experiment::load(&args.file, args.scale, args.allow_server_changes)?;
     let out = args
         .out
         .clone()

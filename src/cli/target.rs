@@ -576,25 +576,7 @@ impl TargetArgs {
     pub fn external_pid(&self) -> Result<Option<u32>, UsageError> {
         match (&self.server_pid, &self.server_pid_file) {
             (Some(pid), _) => Ok(Some(*pid)),
-            (None, Some(file)) => {
-                let text = crate::bounded::read_to_string(file, 4096).map_err(|e| {
-                    UsageError::new(format!(
-                        "cannot read --server-pid-file {}: {e}",
-                        file.display()
-                    ))
-                })?;
-                let pid = text
-                    .lines()
-                    .next()
-                    .and_then(|l| l.trim().parse().ok())
-                    .ok_or_else(|| {
-                        UsageError::new(format!(
-                            "--server-pid-file {} does not start with a pid",
-                            file.display()
-                        ))
-                    })?;
-                Ok(Some(pid))
-            }
+            (None, Some(file)) => crate::launch::pid_from_file(file, "--server-pid-file").map(Some),
             (None, None) => Ok(None),
         }
     }

@@ -113,6 +113,25 @@ pub trait Descriptor: Sync {
         ""
     }
 
+    /// The URL `url` of a server ibench did not start, whose every session (the benchmark's
+    /// and ibench's own) starts with `settings` set for that session only: a config's options
+    /// on an experiment's URL target, where the user allowed server changes. `Err` says why
+    /// it cannot (one line). Default: none taken.
+    fn with_session_settings(
+        &self,
+        url: crate::dbms::url::ServerUrl,
+        settings: &[(String, String)],
+    ) -> Result<crate::dbms::url::ServerUrl, String> {
+        if settings.is_empty() {
+            return Ok(url);
+        }
+        Err(format!(
+            "ibench sets no session settings on a {} server it did not start: set them on the \
+             server yourself",
+            self.name()
+        ))
+    }
+
     /// The workloads' operation sets its connections implement.
     fn capabilities(&self) -> &'static [Capability];
 

@@ -149,6 +149,19 @@ pub trait Dbms: Send + Sync {
         Ok(None)
     }
 
+    /// The pause after writes: [`Dbms::maintenance`] and a wait (at most until `until`) for
+    /// the engine's background work to settle (InnoDB's purge before it, MyRocks' compactions
+    /// after it), with what was waited for and how long. Default: the maintenance alone.
+    fn post_write_maintenance(
+        &self,
+        tables: &[Table],
+        change_settings: bool,
+        until: std::time::Instant,
+    ) -> Result<(Option<String>, Option<crate::results::model::Settled>)> {
+        let _ = until;
+        Ok((self.maintenance(tables, change_settings)?, None))
+    }
+
     /// The DBMS's own cumulative counters (pg_stat_*, SHOW GLOBAL STATUS), by name; the runner
     /// reads them at step start and end and stores the differences. Default: none.
     fn counters(&self) -> Result<BTreeMap<String, f64>> {

@@ -108,6 +108,33 @@ impl ServerUrl {
         self
     }
 
+    /// This URL with query parameter `key` set to `value`, appended to what the URL gives it
+    /// (joined by a space) when it gives one.
+    pub fn with_query_appended(mut self, key: &str, value: &str) -> Self {
+        let mut pairs: Vec<(String, String)> = self
+            .url
+            .query_pairs()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        match pairs.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = format!("{v} {value}"),
+            None => pairs.push((key.to_string(), value.to_string())),
+        }
+        // Percent-encoded, a space as %20: PostgreSQL's clients do not read `+` as a space.
+        const SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+            .remove(b'-')
+            .remove(b'_')
+            .remove(b'.')
+            .remove(b'~');
+        let encode = |t: &str| percent_encoding::utf8_percent_encode(t, SET).to_string();
+        let query: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+            .collect();
+        self.url.set_query(Some(&query.join("&")));
+        self
+    }
+
     /// The URL scheme (`postgres`, `postgresql`, `mysql`, `mariadb`).
     pub fn scheme(&self) -> &str {
         self.url.scheme()

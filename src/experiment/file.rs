@@ -34,6 +34,13 @@ pub struct ExperimentFile {
     /// first cell).
     #[serde(default)]
     pub base: Option<Spanned<String>>,
+    /// Let cells change settings of the servers given by URL (`url` targets), as
+    /// `ibench run --allow-server-changes` does for one run: a config's options on such a target
+    /// are accepted (sent as settings of ibench's own sessions), and the maintenance pause may
+    /// change the server's global settings for a moment. Default false: such a config is
+    /// refused. `ibench experiment --allow-server-changes` sets it.
+    #[serde(default)]
+    pub allow_server_changes: Option<Spanned<bool>>,
     /// Allocators of the managed servers (default: glibc only).
     #[serde(default)]
     pub allocators: Option<Spanned<Vec<Spanned<Malloc>>>>,
@@ -51,14 +58,25 @@ pub struct ExperimentFile {
     pub setups: Vec<SetupTable>,
 }
 
-/// `[[target]]`: a DBMS, the binaries to use and, for MariaDB, the engine.
+/// `[[target]]`: a DBMS, the binaries to use and, for MariaDB, the engine; or a server
+/// given by URL, which ibench does not start.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetTable {
     /// Name used in cell names.
     pub name: Spanned<String>,
-    /// The DBMS, by its server name (`mariadb`, `postgres`) or name (`sqlite`).
-    pub dbms: Spanned<DbmsKind>,
+    /// The DBMS, by its server name (`mariadb`, `postgres`) or name (`sqlite`); optional with
+    /// `url` (its scheme names it).
+    #[serde(default)]
+    pub dbms: Option<Spanned<DbmsKind>>,
+    /// A server ibench does not start, as `ibench run --url` takes it (password from the
+    /// DBMS's environment variable, never from the file).
+    #[serde(default)]
+    pub url: Option<Spanned<String>>,
+    /// With `url`: the file holding the server's pid (postmaster.pid, mysqld.pid) on this host,
+    /// for its CPU, IO and memory per operation (`--server-pid-file`).
+    #[serde(default)]
+    pub server_pid_file: Option<Spanned<String>>,
     /// Storage engine of the tables: innodb (default) or rocksdb; MariaDB only.
     #[serde(default)]
     pub engine: Option<Spanned<String>>,
@@ -73,7 +91,8 @@ pub struct TargetTable {
     #[serde(default)]
     pub start_timeout_seconds: Option<Spanned<u64>>,
     /// Directory the server's data directory is created in (a mount of the file system or
-    /// device under study; relative to the experiment file); a setup's wins.
+    /// device under study; relative to the experiment file); a setup's wins. With `url`: the
+    /// server's own data directory, for its size and device (`--data-dir`).
     #[serde(default)]
     pub data_dir: Option<Spanned<String>>,
     /// Account the server runs as (default: `ibench-server` when ibench runs as root, else
@@ -188,6 +207,20 @@ pub struct SetupTable {
     /// (`--client-nodes`).
     #[serde(default)]
     pub client_nodes: Option<Spanned<String>>,
+    // Run conditions, over the workload's.
+    /// Microbenchmarks: seconds of the post-write pause from its start (`--post-write-pause`).
+    #[serde(default)]
+    pub post_write_pause: Option<Spanned<u64>>,
+    /// Microbenchmarks: rows `prepare` loads into each insert-random-pk table
+    /// (`--random-pk-rows`), before `scale`.
+    #[serde(default)]
+    pub random_pk_rows: Option<Spanned<u64>>,
+    /// The Insert Benchmark: concurrent scanners of the scan step (`--scan-clients`).
+    #[serde(default)]
+    pub scan_clients: Option<Spanned<usize>>,
+    /// No once-a-second sampling during steps (`--no-sampling`), any workload.
+    #[serde(default)]
+    pub no_sampling: Option<Spanned<bool>>,
 }
 
 /// Which workload an experiment's cells run (`[workload] kind`).
@@ -371,6 +404,20 @@ pub struct WorkloadTable {
     /// pause between cells is the top level's `cooldown_seconds`).
     #[serde(default, skip_serializing)]
     pub cooldown: Option<u64>,
+    // Run conditions a setup may give too (the setup's win).
+    /// Microbenchmarks: seconds of the post-write pause from its start (`--post-write-pause`).
+    #[serde(default, skip_serializing)]
+    pub post_write_pause: Option<Spanned<u64>>,
+    /// Microbenchmarks: rows `prepare` loads into each insert-random-pk table
+    /// (`--random-pk-rows`), before `scale`.
+    #[serde(default, skip_serializing)]
+    pub random_pk_rows: Option<Spanned<u64>>,
+    /// The Insert Benchmark: concurrent scanners of the scan step (`--scan-clients`).
+    #[serde(default, skip_serializing)]
+    pub scan_clients: Option<Spanned<usize>>,
+    /// No once-a-second sampling during steps (`--no-sampling`), any workload.
+    #[serde(default, skip_serializing)]
+    pub no_sampling: Option<Spanned<bool>>,
 }
 
 /// `benchmarks`: given as `["point-query", "scan"]` or `"point-query,scan"`.
@@ -484,15 +531,36 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Parses the experiment file; a syntax error, an unknown key or a wrong type is one problem.
+/// Parses the experiment file; a syntax error, an unknown key or a wrong type is one problem,
+/// named by its key when the message does not name it (`no_sampling: invalid type: ...`).
 pub fn parse(source: &Source) -> Result<ExperimentFile, Problem> {
-    toml::from_str(&source.text).map_err(|e| Problem {
-        at: match e.span() {
-            Some(span) => source.at_span(span),
-            None => format!("{}", source.path.display()),
-        },
-        message: e.message().trim().replace('\n', " "),
+    toml::from_str(&source.text).map_err(|e| {
+        let message = e.message().trim().replace('\n', " ");
+        let key = e.span().and_then(|span| key_at(&source.text, span.start));
+        Problem {
+            at: match e.span() {
+                Some(span) => source.at_span(span),
+                None => format!("{}", source.path.display()),
+            },
+            message: match key {
+                Some(k) if !message.contains(k) => format!("{k}: {message}"),
+                _ => message,
+            },
+        }
     })
+}
+
+/// The key a `key = value` line holding byte `offset` sets, if the line is one.
+fn key_at(text: &str, offset: usize) -> Option<&str> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let (key, _) = text[start..].split_once('=')?;
+    let key = key.trim();
+    let bare = !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    bare.then_some(key)
 }
 
 #[cfg(test)]
@@ -532,6 +600,17 @@ mod tests {
         let p = parse(&src("name = \"e\"\n[workload]\nsteps = [\"l.i9\"]\n")).unwrap_err();
         assert_eq!(p.at, "x.toml:3");
         assert!(p.message.contains("unknown step"), "{}", p.message);
+    }
+
+    #[test]
+    fn a_wrong_type_names_its_key() {
+        let p = parse(&src("name = \"e\"\n[workload]\nno_sampling = \"yes\"\n")).unwrap_err();
+        assert_eq!(p.at, "x.toml:3");
+        assert!(
+            p.message.starts_with("no_sampling: invalid type"),
+            "{}",
+            p.message
+        );
     }
 
     #[test]

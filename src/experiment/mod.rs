@@ -29,14 +29,18 @@ pub use plan::{Cell, Plan};
 
 /// Reads, validates and expands the experiment at `path`, and asks the servers about its
 /// settings. Every problem found is one line `file:line: message` of the returned usage error.
-pub fn load(path: &Path, scale: Option<f64>) -> Result<Plan> {
+/// `allow_server_changes` (`--allow-server-changes`) sets the file's key of that name.
+pub fn load(path: &Path, scale: Option<f64>, allow_server_changes: bool) -> Result<Plan> {
     let source = Source::read(path).map_err(|e| {
         UsageError::new(format!(
             "cannot read experiment file {}: {e}",
             path.display()
         ))
     })?;
-    let parsed = file::parse(&source).map_err(|p| problems(vec![p]))?;
+    let mut parsed = file::parse(&source).map_err(|p| problems(vec![p]))?;
+    if allow_server_changes {
+        parsed.allow_server_changes = Some(toml::Spanned::new(0..0, true));
+    }
     let (plan, mut found) = plan::build(parsed, source, scale);
     // Asking the servers whether they know every setting (each family's own binaries).
     for p in crate::server::check::check_all(&plan.server_checks) {

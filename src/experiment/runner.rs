@@ -403,10 +403,17 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
         fingerprint: cell.fingerprint.clone(),
         cache: None,
     };
+    let external = cell.external.as_ref();
     let run_options = RunOptions {
         quiet: options.quiet,
         summary: false,
         experiment: Some(tag),
+        // A server given by URL: its processes and data directory for the host figures.
+        server_pid: match external {
+            Some(e) => e.pid()?,
+            None => None,
+        },
+        data_dir: external.and_then(|e| e.data_dir.clone()),
         ..RunOptions::default()
     };
     let (run, outcome) = run_to_file(&spec, &file, &run_options);

@@ -198,3 +198,19 @@ pub fn run_to_file(
     let finished = prepared.finish();
     (run, result.and(finished))
 }
+
+/// The pid on the first line of `file` (postmaster.pid, mysqld.pid: an external server's);
+/// `what` names where the file was given (`--server-pid-file`) in the one-line error.
+pub fn pid_from_file(file: &Path, what: &str) -> Result<u32, UsageError> {
+    let text = crate::bounded::read_to_string(file, 4096)
+        .map_err(|e| UsageError::new(format!("cannot read {what} {}: {e}", file.display())))?;
+    text.lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| {
+            UsageError::new(format!(
+                "{what} {} does not start with a pid",
+                file.display()
+            ))
+        })
+}

@@ -217,6 +217,11 @@ pub struct GroupStep {
     /// (`report/replication.rs`); empty for single servers.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub servers: BTreeMap<String, BTreeMap<String, Stat>>,
+    /// What ran before the step's measured part and is in none of its figures: the warm-up
+    /// and the pause before the step (`--warmup`, `--cooldown`), medians over the group's
+    /// runs; absent when none had either.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<crate::report::pacing::Pacing>,
 }
 
 /// One step across the groups.
@@ -519,6 +524,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .collect();
     Ok(GroupStep {
         group: group.name.clone(),
+        pacing: crate::report::pacing::Pacing::of(&steps),
         flags,
         servers: crate::report::replication::server_stats(&steps),
         counters,

@@ -238,6 +238,7 @@ fn summary_text(run: &RunResult) -> String {
     out.push_str(&crate::report::tpcc::section(run));
     out.push_str(&crate::report::resources::section(run));
     out.push_str(&crate::report::pacing::section(run));
+    out.push_str(&crate::report::pacing::pauses_section(run));
     out.push_str(&crate::report::replication::section(run));
     out.push_str(&crate::report::replication::servers_section(run));
     for s in &run.steps {

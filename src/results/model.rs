@@ -257,6 +257,28 @@ pub struct Maintenance {
     pub actions: String,
     /// How long it took, seconds.
     pub duration_s: f64,
+    /// The wait for the engine's background work after writes (a post-write pause), when
+    /// the DBMS has some to wait for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<Settled>,
+}
+
+/// A post-write pause's wait for the engine's background work (InnoDB purge, MyRocks
+/// compactions), within the pause.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settled {
+    /// What was waited for, in words.
+    pub waited_for: String,
+    /// The figure watched (`Innodb_history_list_length`, `Rocksdb_compact_write_bytes`).
+    pub figure: String,
+    /// Its value when the wait began.
+    pub start: f64,
+    /// Its value when the wait ended.
+    pub end: f64,
+    /// Seconds waited.
+    pub seconds: f64,
+    /// How the wait ended: settled (and how), or the pause ended first.
+    pub outcome: String,
 }
 
 /// What one step measured.

@@ -13,7 +13,7 @@ pub mod session;
 pub mod steps;
 mod workload;
 
-pub use workload::Workload;
+pub use workload::{Pause, Workload};
 
 use std::sync::Arc;
 use std::time::Duration;

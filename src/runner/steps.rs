@@ -213,15 +213,17 @@ fn run_steps_inner(
         let mut maintenance = || -> Result<()> {
             if pause.enabled && workload.maintenance_before(index) {
                 let start = Instant::now();
-                if let Some(actions) = workload.maintenance(pause.change_settings)? {
+                if let Some(done) = workload.maintenance(pause.change_settings)? {
                     let duration_s = start.elapsed().as_secs_f64();
                     if !display.quiet {
+                        let actions = &done.actions;
                         eprintln!("{:>7} {actions} ({})", "pause", format::seconds(duration_s));
                     }
                     run.maintenance.push(Maintenance {
                         before_step: name.clone(),
-                        actions,
+                        actions: done.actions,
                         duration_s,
+                        settled: done.settled,
                     });
                 }
             }

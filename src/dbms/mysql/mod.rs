@@ -11,6 +11,8 @@ mod connection;
 mod galera;
 mod gauges;
 mod replication;
+mod session;
+mod settle;
 mod status;
 mod waits;
 pub mod wire;
@@ -76,6 +78,15 @@ impl Descriptor for MysqlDescriptor {
 
     fn password_env(&self) -> &'static str {
         "MYSQL_PWD"
+    }
+
+    /// `?sessionVariables=name=value,...`, set with `SET SESSION` on every connection.
+    fn with_session_settings(
+        &self,
+        url: ServerUrl,
+        settings: &[(String, String)],
+    ) -> std::result::Result<ServerUrl, String> {
+        session::with_settings(url, settings)
     }
 
     fn capabilities(&self) -> &'static [Capability] {
@@ -200,6 +211,7 @@ impl Engine {
 const VERSION: &str = "SELECT concat(@@version, ' ', @@version_comment)";
 const CONNECTION_LIMIT: &str = "SELECT @@max_connections";
 const SHOW_VARIABLES: &str = "SHOW GLOBAL VARIABLES";
+const SHOW_SESSION_VARIABLES: &str = "SHOW SESSION VARIABLES";
 const ENGINE_SUPPORT: &str = "SELECT support FROM information_schema.engines WHERE engine = ?";
 /// InnoDB: the allocated size of the schema's tablespace files, as InnoDB reports them
 /// (information_schema.tables' data_length comes from persistent statistics, which lag a load
@@ -267,7 +279,14 @@ pub struct Mysql {
 /// Connection options of the server at `url` (with its password): TCP unless the URL names a
 /// socket.
 fn opts_of(url: &ServerUrl) -> Result<Opts> {
-    let mut text = url.without_password();
+    let invalid = |e: String| UsageError::new(format!("invalid MySQL URL {}: {e}", url.redacted()));
+    // Session variables are ibench's to set, not the client library's parameter.
+    let (rest, vars) = session::split(url.url()).map_err(invalid)?;
+    let mut text = if vars.is_empty() {
+        url.without_password()
+    } else {
+        rest.to_string()
+    };
     if let Some(rest) = text.strip_prefix("mariadb:") {
         text = format!("mysql:{rest}");
     }
@@ -278,6 +297,9 @@ fn opts_of(url: &ServerUrl) -> Result<Opts> {
     // not to; a benchmark uses the transport the URL names (?socket=... for a socket).
     if !text.contains("prefer_socket=") {
         builder = builder.prefer_socket(false);
+    }
+    if let Some(sql) = session::statement(&vars) {
+        builder = builder.init(vec![sql]);
     }
     Ok(builder.into())
 }
@@ -431,8 +453,20 @@ impl Dbms for Mysql {
     }
 
     fn settings(&self) -> Result<BTreeMap<String, String>> {
-        let rows: Vec<(String, String)> = self.conn()?.query(SHOW_VARIABLES)?;
-        Ok(rows.into_iter().collect())
+        let mut conn = self.conn()?;
+        let rows: Vec<(String, String)> = conn.query(SHOW_VARIABLES)?;
+        let mut settings: BTreeMap<String, String> = rows.into_iter().collect();
+        // The session variables of a URL's `sessionVariables`: as ibench's sessions had them.
+        if !self.opts.get_init().is_empty() {
+            let (_, vars) = session::split(self.url.url()).map_err(UsageError::new)?;
+            let session: Vec<(String, String)> = conn.query(SHOW_SESSION_VARIABLES)?;
+            for (name, value) in session {
+                if vars.iter().any(|(v, _)| v.eq_ignore_ascii_case(&name)) {
+                    settings.insert(name, value);
+                }
+            }
+        }
+        Ok(settings)
     }
 
     fn maintenance(&self, tables: &[Table], change_settings: bool) -> Result<Option<String>> {
@@ -453,6 +487,28 @@ impl Dbms for Mysql {
             },
         };
         Ok(Some(format!("ANALYZE TABLE per table{more}")))
+    }
+
+    /// InnoDB: the purge first (it dirties pages the flush then writes, and ANALYZE then
+    /// sees the purged tables); MyRocks: the flushes and compactions after the maintenance's
+    /// memtable flush and L0 compaction.
+    fn post_write_maintenance(
+        &self,
+        tables: &[Table],
+        change_settings: bool,
+        until: Instant,
+    ) -> Result<(Option<String>, Option<crate::results::model::Settled>)> {
+        let settle = || settle::settle(&mut self.conn()?, self.engine, until);
+        Ok(match self.engine {
+            Engine::Innodb => {
+                let settled = settle()?;
+                (self.maintenance(tables, change_settings)?, Some(settled))
+            }
+            Engine::Rocksdb => {
+                let done = self.maintenance(tables, change_settings)?;
+                (done, Some(settle()?))
+            }
+        })
     }
 
     fn counters(&self) -> Result<BTreeMap<String, f64>> {

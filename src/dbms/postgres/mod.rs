@@ -57,6 +57,35 @@ impl Descriptor for PostgresDescriptor {
         "PGPASSWORD"
     }
 
+    /// `-c name=value` in the URL's `options`, which the server applies to each session at
+    /// connect (a setting it cannot change per session fails the connect, in its words).
+    fn with_session_settings(
+        &self,
+        url: ServerUrl,
+        settings: &[(String, String)],
+    ) -> std::result::Result<ServerUrl, String> {
+        if settings.is_empty() {
+            return Ok(url);
+        }
+        let mut options = Vec::new();
+        for (name, value) in settings {
+            let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.');
+            if name.is_empty() || !name.chars().all(plain) {
+                return Err(format!("{name:?} is not a PostgreSQL parameter name"));
+            }
+            // In `options`, a space or a backslash in a value is escaped by a backslash.
+            let mut escaped = String::new();
+            for c in value.chars() {
+                if c == ' ' || c == '\\' {
+                    escaped.push('\\');
+                }
+                escaped.push(c);
+            }
+            options.push(format!("-c {name}={escaped}"));
+        }
+        Ok(url.with_query_appended("options", &options.join(" ")))
+    }
+
     fn capabilities(&self) -> &'static [Capability] {
         &[Capability::InsertBenchmark, Capability::Micro]
     }

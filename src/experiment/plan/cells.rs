@@ -14,7 +14,9 @@ use super::fingerprint::{self, Definition};
 use super::problems::Problems;
 use super::setups::{self, Setup};
 use super::targets::{self, Target};
+use super::url::{External, UrlCell};
 use super::{Cell, SettingsCheck};
+use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Params, Setting, StatementMode, TargetSpec};
 use crate::server::{Located, Refusal, ServerSettings};
 use crate::spec::{Malloc, ServerSpec};
@@ -108,6 +110,8 @@ pub(super) struct Matrix<'a> {
     pub allocators: &'a [Spanned<Malloc>],
     pub setups: &'a [Setup],
     pub targets: &'a [Target],
+    /// Whether the cells may change servers given by URL (`allow_server_changes`).
+    pub allow: bool,
 }
 
 /// Builds each labelled cell once (repeat 1), and the server configurations to check (each
@@ -176,7 +180,7 @@ impl<'a> Parts<'a> {
     }
 
     fn kind(&self) -> DbmsKind {
-        *self.table.dbms.get_ref()
+        self.target.kind
     }
 }
 
@@ -244,6 +248,20 @@ fn build_cell(
     check_keys: &mut BTreeSet<String>,
 ) -> Cell {
     let parts = Parts::of(p, m, l);
+    if let Some(external) = &parts.target.external {
+        let url = url_cell(m.allow, &parts, external).url(p, parts.setup);
+        let params = parts.target.params.clone();
+        let mut cell = cell(m.workload, l, &parts, None, params, &[], Some(&url));
+        cell.target.url = Some(url);
+        // No server to start and stop.
+        let server_s = parts.kind().assumed_rates(&cell.target.params).server_s;
+        cell.estimate = cell
+            .estimate
+            .saturating_sub(std::time::Duration::from_secs_f64(server_s));
+        cell.external = Some(external.clone());
+        cell.allow_server_changes = m.allow;
+        return cell;
+    }
     let settings = CellSettings::of(p, &parts);
     let (server, params, pragmas) = match parts.target.family {
         None => {
@@ -255,7 +273,26 @@ fn build_cell(
             (Some(spec), parts.target.params.clone(), Vec::new())
         }
     };
-    cell(m.workload, l, &parts, server, params, &pragmas)
+    cell(m.workload, l, &parts, server, params, &pragmas, None)
+}
+
+/// What a URL target's cell is checked with: its config's fragments and options as written.
+fn url_cell<'a>(allow: bool, parts: &'a Parts<'_>, external: &'a External) -> UrlCell<'a> {
+    UrlCell {
+        target: parts.table.name.get_ref(),
+        kind: parts.kind(),
+        url: &external.url,
+        config: parts.config.name.get_ref(),
+        config_at: &parts.config_at,
+        fragments: parts
+            .resolved
+            .fragments
+            .iter()
+            .map(|f| format!("{}:{}", f.path, f.first_line))
+            .collect(),
+        options: &parts.resolved.options,
+        allow,
+    }
 }
 
 /// An embedded target's parameters with the cell's options (its own settings: SQLite
@@ -444,7 +481,8 @@ fn check_pooler(p: &mut Problems<'_>, parts: &Parts<'_>) {
 }
 
 /// The cell of label `l` from its parts: the workload's run settings, the estimate, and the
-/// fingerprint of everything that defines its results.
+/// fingerprint of everything that defines its results (for a server given by URL, `url`:
+/// the URL it connects with, its password left out).
 fn cell(
     w: &WorkloadTable,
     l: &Label,
@@ -452,7 +490,9 @@ fn cell(
     server: Option<ServerSpec>,
     params: Params,
     pragmas: &[(String, String)],
+    url: Option<&ServerUrl>,
 ) -> Cell {
+    let url_text = url.map(ServerUrl::without_password);
     let (kind, setup) = (parts.kind(), parts.setup);
     let maintenance = w.maintenance.unwrap_or(true);
     let statements = if w.plain_sql == Some(true) {
@@ -476,6 +516,7 @@ fn cell(
         replicas: server.as_ref().and_then(|s| s.replicas.as_ref()),
         galera: server.as_ref().and_then(|s| s.galera.as_ref()),
         version: parts.table.version.as_ref().map(|v| v.get_ref().as_str()),
+        url: url_text.as_deref(),
         pragmas,
         dataset: setup.dataset.as_deref(),
         workload: &setup.workload,
@@ -483,6 +524,7 @@ fn cell(
         statements,
         resources: &setup.resources,
         cooldown_s: w.cooldown.unwrap_or(0),
+        no_sampling: setup.no_sampling,
     };
     Cell {
         label: l.label.clone(),
@@ -509,5 +551,8 @@ fn cell(
         cooldown_s: w.cooldown.unwrap_or(0),
         dataset: setup.dataset.clone(),
         resources: setup.resources.clone(),
+        external: None,
+        allow_server_changes: false,
+        no_sampling: setup.no_sampling,
     }
 }

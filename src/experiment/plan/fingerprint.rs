@@ -24,6 +24,10 @@ pub(super) struct Definition<'a> {
     pub dbms: &'static str,
     pub server: Option<ServerDefinition<'a>>,
     pub version: Option<&'a str>,
+    /// A server given by URL: the URL without its password (session settings included);
+    /// absent for the other targets, so that their experiments resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<&'a str>,
     /// Where the data directory goes: absent (and so not hashed) by default, so that older
     /// experiments resume.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -52,6 +56,9 @@ pub(super) struct Definition<'a> {
     /// The pause before each step (`[workload] cooldown`): hashed only when set.
     #[serde(skip_serializing_if = "is_zero")]
     pub cooldown_s: u64,
+    /// No once-a-second sampling (`no_sampling`): hashed only when set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_sampling: bool,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -20,6 +20,9 @@ mod targets;
 mod tests;
 #[cfg(test)]
 mod tests_micro;
+#[cfg(test)]
+mod tests_url;
+mod url;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -34,6 +37,7 @@ use crate::server::{Refusal, ServerSettings};
 use crate::spec::{Malloc, RunSpec, ServerSpec, WorkloadSpec};
 use problems::{Problems, check_name, unique};
 pub use setups::{estimated_loaded_bytes, key_name, parse_size};
+pub use url::External;
 
 /// Largest number of cells an experiment may have.
 pub const MAX_CELLS: usize = 10_000;
@@ -93,6 +97,12 @@ pub struct Cell {
     pub estimate: Duration,
     /// Memory cap, IO limits, CPUs, OS cache mode (the setup's).
     pub resources: crate::spec::Resources,
+    /// A server given by URL (its URL is the target's): its pid file and data directory.
+    pub external: Option<External>,
+    /// The run may change the server's settings (`allow_server_changes`; a URL target's).
+    pub allow_server_changes: bool,
+    /// No once-a-second sampling during steps (`no_sampling`).
+    pub no_sampling: bool,
 }
 
 impl Cell {
@@ -117,7 +127,7 @@ impl Cell {
             statements: self.statements,
             drop_existing: false,
             write_existing: false,
-            allow_server_changes: false,
+            allow_server_changes: self.allow_server_changes,
             client_threads: None,
             client_io: None,
             per_client_series: false,
@@ -126,7 +136,7 @@ impl Cell {
             tags: Default::default(),
             resources: self.resources.clone(),
             cooldown_s: self.cooldown_s,
-            no_sampling: false,
+            no_sampling: self.no_sampling,
         }
     }
 }
@@ -215,6 +225,10 @@ pub fn build(
         allocators: &allocators,
         setups: &setups,
         targets: &targets,
+        allow: file
+            .allow_server_changes
+            .as_ref()
+            .is_some_and(|a| *a.get_ref()),
     };
     let (cells_once, server_checks) = cells::build(&mut p, &matrix, &labels);
     let cells = repeat(&mut p, &cells_once, repeats);
@@ -273,17 +287,19 @@ fn check_targets(
         .map(|t| targets::check(p, t, dir))
         .collect();
     for (t, checked) in file.targets.iter().zip(&targets) {
-        if checked.family.is_some() {
-            continue;
-        }
+        let why = match (&checked.external, checked.family) {
+            (Some(_), _) => "is a server given by url, which ibench does not start",
+            (None, None) => "runs inside ibench",
+            (None, Some(_)) => continue,
+        };
         for a in allocators.iter().filter(|a| *a.get_ref() != Malloc::Glibc) {
-            p.at(
-                &t.dbms,
+            p.push(
+                p.source.at_span(url::kind_span(t)),
                 format!(
-                    "target {}: {} runs inside ibench, so allocator {} cannot apply (use a \
-                     separate experiment for the allocators of server targets)",
+                    "target {} ({}) {why}, so allocator {} cannot apply (use a separate \
+                     experiment for the allocators of managed server targets)",
                     t.name.get_ref(),
-                    t.dbms.get_ref(),
+                    checked.kind,
                     a.get_ref().name()
                 ),
             );
@@ -389,6 +405,10 @@ fn default_setup() -> SetupTable {
         galera: None,
         client_nodes: None,
         client_cpus: None,
+        post_write_pause: None,
+        random_pk_rows: None,
+        scan_clients: None,
+        no_sampling: None,
     }
 }
 
@@ -449,7 +469,7 @@ fn check_workload(
         return;
     }
     for (t, checked) in file.targets.iter().zip(targets) {
-        if !t.dbms.get_ref().combined_index_ddl(&checked.params) {
+        if !checked.kind.combined_index_ddl(&checked.params) {
             p.push(
                 workload_at.to_string(),
                 format!(

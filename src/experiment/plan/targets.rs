@@ -5,11 +5,16 @@ use std::path::{Path, PathBuf};
 
 use super::super::file::TargetTable;
 use super::problems::Problems;
-use crate::dbms::{Params, Setting, TargetSettings};
+use super::url::{self, External};
+use crate::dbms::{DbmsKind, Params, Setting, TargetSettings};
 use crate::server::{Binaries, BinaryField, Refusal, ServerFamily, ServerSetting, ServerSettings};
 
 /// A target, checked.
 pub(super) struct Target {
+    /// The DBMS: `dbms`, else what `url`'s scheme names.
+    pub kind: DbmsKind,
+    /// A server given by URL, which ibench does not start (`None`: managed or embedded).
+    pub external: Option<External>,
     /// The DBMS's parameters from the target table alone (an embedded DBMS's options come
     /// from the config, per cell).
     pub params: Params,
@@ -61,14 +66,14 @@ pub(super) fn settings(t: &TargetTable) -> TargetSettings {
 /// Checks `t`'s parameters, binaries, version and plugin; `dir` is the experiment file's
 /// directory (a relative `bin_dir` is relative to it).
 pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target {
-    let kind = *t.dbms.get_ref();
+    let (kind, server_url) = url::kind(p, t);
     let name = t.name.get_ref();
     let params = match kind.params(&settings(t)) {
         Ok(params) => params,
         Err(e) => {
             let at = match (&e.setting, &t.engine) {
                 (Setting::Engine, Some(engine)) => p.source.at_span(engine.span()),
-                _ => p.source.at_span(t.dbms.span()),
+                _ => p.source.at_span(url::kind_span(t)),
             };
             p.push(at, format!("target {name}: {}", e.message));
             Params::new()
@@ -89,12 +94,19 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
     let family = crate::server::family(kind);
     let data_dir = data_dir(p, t.data_dir.as_ref(), dir);
     let mut target = Target {
+        kind,
+        external: None,
         params,
         family,
         bin_dir: None,
         data_dir,
         user: None,
     };
+    if let Some(server_url) = server_url {
+        target.external = Some(url::external(p, t, server_url, target.data_dir.take(), dir));
+        return target;
+    }
+    url::refuse_url_keys(p, t);
     let Some(family) = family else {
         // Embedded: nothing to find.
         for (value, what) in [
@@ -120,7 +132,7 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
             let at = match (e.field, &t.bin_dir, &t.version) {
                 (BinaryField::BinDir, Some(b), _) => p.source.at_span(b.span()),
                 (BinaryField::Version, _, Some(v)) => p.source.at_span(v.span()),
-                _ => p.source.at_span(t.dbms.span()),
+                _ => p.source.at_span(url::kind_span(t)),
             };
             p.push(at, format!("target {name}: {}", e.message));
         }
@@ -143,7 +155,7 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
             p.at(user, format!("target {name}: server_user {msg}"));
             target.user = None;
         } else {
-            let at = t.engine.as_ref().map_or(t.dbms.span(), |e| e.span());
+            let at = t.engine.as_ref().map_or(url::kind_span(t), |e| e.span());
             p.push(p.source.at_span(at), format!("target {name}: {msg}"));
         }
     }

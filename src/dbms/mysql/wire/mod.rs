@@ -151,6 +151,10 @@ impl MyWire {
             types: Vec::new(),
         };
         c.handshake(opts, unix)?;
+        // What every connection runs first (the URL's session variables).
+        for sql in opts.get_init() {
+            c.query(&sql, |_| Ok(()))?;
+        }
         Ok(c)
     }
 
