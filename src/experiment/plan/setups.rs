@@ -163,7 +163,8 @@ pub(super) fn setup(
         if scale != 1.0 {
             message.push_str(&format!(" (rows and seconds after scale {scale})"));
         }
-        let at = condition_at(workload, s, e.field).map_or(at.clone(), |span| p.source.at_span(span));
+        let at =
+            condition_at(workload, s, e.field).map_or(at.clone(), |span| p.source.at_span(span));
         p.push(at, message);
     }
     let cache = match &s.dbms_cache {
