@@ -216,29 +216,8 @@ fn report_aggregates_repeats_relative_to_a_base_in_every_format() {
     );
 }
 
-/// Opens the report in headless Chromium 1,400 px wide: no console errors (a load the page's
-/// Content Security Policy refused would be one), every chart laid out with a non-zero size,
-/// and a screenshot. Returns the probe: `height` and `width` of the page with its sections
-/// closed, `plots` (the uPlot charts' canvas sizes), `hover` (the mouse over the middle of
-/// the first chart of a step of three seconds or more: each of the step's charts' cursor index
-/// `idx` and legend values `legends`, and the step's `full` time range), `zoom` (each chart's
-/// time range after a drag across the middle half of that chart), then, every section opened,
-/// `sizes` (the SVG charts') and `lines`.
-pub(crate) fn check_in_chromium(bench: &Bench, report: &Path) -> Value {
-    let Some(chromium) = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-    else {
-        let msg = "chromium not found: install Debian's chromium package (.ci/run does)";
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{msg}");
-        }
-        crate::common::skip(&format!("the browser check: {msg}"));
-        return Value::Null;
-    };
-    // A copy of the page with a probe that records errors and chart sizes into the DOM.
-    let probe = r#"<script>
+/// What [`check_in_chromium`] runs in the page once loaded (its returned probe).
+const PROBE: &str = r#"<script>
 window.__errors = [];
 window.addEventListener('error', e => window.__errors.push(String(e.message)));
 window.addEventListener('load', () => setTimeout(() => {
@@ -273,6 +252,30 @@ window.addEventListener('load', () => setTimeout(() => {
   }, 50);
 }, 0));
 </script>"#;
+
+/// Opens the report in headless Chromium 1,400 px wide: no console errors (a load the page's
+/// Content Security Policy refused would be one), every chart laid out with a non-zero size,
+/// and a screenshot. Returns the probe: `height` and `width` of the page with its sections
+/// closed, `plots` (the uPlot charts' canvas sizes), `hover` (the mouse over the middle of
+/// the first chart of a step of three seconds or more: each of the step's charts' cursor index
+/// `idx` and legend values `legends`, and the step's `full` time range), `zoom` (each chart's
+/// time range after a drag across the middle half of that chart), then, every section opened,
+/// `sizes` (the SVG charts') and `lines`.
+pub(crate) fn check_in_chromium(bench: &Bench, report: &Path) -> Value {
+    let Some(chromium) = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+    else {
+        let msg = "chromium not found: install Debian's chromium package (.ci/run does)";
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{msg}");
+        }
+        crate::common::skip(&format!("the browser check: {msg}"));
+        return Value::Null;
+    };
+    // A copy of the page with a probe that records errors and chart sizes into the DOM.
+    let probe = PROBE;
     let page = fs::read_to_string(report).unwrap();
     let probed = bench.path("probed.html");
     fs::write(

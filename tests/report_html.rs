@@ -160,6 +160,37 @@ fn check_timelines(run: &RunResult, timelines: &Value) -> usize {
     charts
 }
 
+/// Hovering one chart puts every chart of its step at the same second, each legend showing its
+/// values there; a drag across one chart zooms them all to the same span (the probe of
+/// [`check_in_chromium`]).
+fn check_hover_and_zoom(probe: &Value) {
+    let hover = &probe["hover"];
+    let idx = hover["idx"].as_array().expect("a step to hover");
+    assert!(idx.len() >= 5, "{probe}");
+    assert!(
+        idx[0].is_u64() && idx.iter().all(|i| *i == idx[0]),
+        "{probe}"
+    );
+    for legend in hover["legends"].as_array().unwrap() {
+        let values = legend.as_array().unwrap();
+        assert!(
+            values.iter().any(|v| v != "-" && v != ""),
+            "{legend} in {probe}"
+        );
+    }
+    let full = (
+        hover["full"][0].as_f64().unwrap(),
+        hover["full"][1].as_f64().unwrap(),
+    );
+    let zoom = probe["zoom"].as_array().unwrap();
+    assert!(zoom.iter().all(|z| *z == zoom[0]), "{probe}");
+    let (lo, hi) = (zoom[0][0].as_f64().unwrap(), zoom[0][1].as_f64().unwrap());
+    assert!(
+        full.0 < lo && lo < hi && hi < full.1,
+        "zoomed to {lo}-{hi} of {full:?}"
+    );
+}
+
 #[test]
 fn a_default_runs_page_puts_the_verdict_first_charts_every_second_and_stays_short() {
     let bench = Bench::new();
@@ -235,31 +266,5 @@ fn a_default_runs_page_puts_the_verdict_first_charts_every_second_and_stays_shor
     // Every chart drawn: uPlot draws each on one canvas.
     let plots = probe["plots"].as_array().unwrap().len();
     assert_eq!(plots, charts, "a uPlot chart per chart in the JSON");
-    // Hovering one chart puts every chart of the step at the same second, each legend showing
-    // its values there; a drag across one chart zooms them all to the same span.
-    let hover = &probe["hover"];
-    let idx = hover["idx"].as_array().expect("a step to hover");
-    assert!(idx.len() >= 5, "{probe}");
-    assert!(
-        idx[0].is_u64() && idx.iter().all(|i| *i == idx[0]),
-        "{probe}"
-    );
-    for legend in hover["legends"].as_array().unwrap() {
-        let values = legend.as_array().unwrap();
-        assert!(
-            values.iter().any(|v| v != "-" && v != ""),
-            "{legend} in {probe}"
-        );
-    }
-    let full = (
-        hover["full"][0].as_f64().unwrap(),
-        hover["full"][1].as_f64().unwrap(),
-    );
-    let zoom = probe["zoom"].as_array().unwrap();
-    assert!(zoom.iter().all(|z| *z == zoom[0]), "{probe}");
-    let (lo, hi) = (zoom[0][0].as_f64().unwrap(), zoom[0][1].as_f64().unwrap());
-    assert!(
-        full.0 < lo && lo < hi && hi < full.1,
-        "zoomed to {lo}-{hi} of {full:?}"
-    );
+    check_hover_and_zoom(&probe);
 }
