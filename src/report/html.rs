@@ -51,6 +51,26 @@ fn script_json<T: Serialize>(value: &T) -> Result<String> {
         .replace('&', "\\u0026"))
 }
 
+/// What the page's markup needs of a step's timeline (the series go in as JSON).
+#[derive(Serialize)]
+struct TimelineView<'a> {
+    step: &'a str,
+    charts: bool,
+    flat_gauges: &'a [String],
+}
+
+fn timeline_views(report: &Report) -> Vec<TimelineView<'_>> {
+    report
+        .timelines
+        .iter()
+        .map(|t| TimelineView {
+            step: &t.step,
+            charts: !t.charts.is_empty(),
+            flat_gauges: &t.flat_gauges,
+        })
+        .collect()
+}
+
 #[derive(Serialize)]
 struct OpView {
     name: String,
@@ -221,7 +241,7 @@ pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
         several => report.groups.len() > 1,
         open_sections => open_sections(report),
         charts_open => report.timelines.len() <= MAX_OPEN_STEPS,
-        timelines => Value::from(Serde(&report.timelines)),
+        timelines => Value::from(Serde(timeline_views(report))),
         timelines_json => script_json(&report.timelines)?,
         uplot_js => UPLOT_JS,
         uplot_css => UPLOT_CSS,
