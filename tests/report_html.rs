@@ -133,7 +133,7 @@ fn check_timelines(run: &RunResult, timelines: &Value) -> usize {
                 );
             }
             assert!(drawn[rates.samples.len()..].iter().all(Value::is_null));
-            let max = series(chart(tl, "max response time").unwrap(), op);
+            let max = series(chart(tl, "response time (max; p95 dashed)").unwrap(), op);
             for (i, &m) in series_of
                 .max_us
                 .iter()

@@ -191,6 +191,7 @@ fn op_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
                 continue;
             };
             let m = per_second::maxima(&s.max_us, w.step.duration_s);
+            let before = b.series.len();
             b.push(
                 ri,
                 op,
@@ -198,9 +199,28 @@ fn op_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
                 false,
                 m.samples.iter().map(|p| p.value).collect(),
             );
+            // Its p95 in each second, dashed in the same colour (where the run recorded it).
+            let Some(max) = b.series.get(before).map(|l| l.color.clone()) else {
+                continue;
+            };
+            let before = b.series.len();
+            let p = per_second::maxima(&s.p95_us, w.step.duration_s);
+            let p95 = format!("{op} p95");
+            b.push(
+                ri,
+                &p95,
+                oi,
+                false,
+                p.samples.iter().map(|p| p.value).collect(),
+            );
+            if b.series.len() > before
+                && let Some(l) = b.series.last_mut()
+            {
+                (l.color, l.dash) = (max, true);
+            }
         }
     }
-    out.extend(b.chart("max response time", "us", "", true));
+    out.extend(b.chart("response time (max; p95 dashed)", "us", "", true));
 }
 
 /// Host, DBMS and client CPU, device KB/s and the DBMS's RSS (`efficiency.per_second`).
@@ -376,8 +396,10 @@ mod tests {
         };
         let mut inserts = series(100);
         (inserts.rows[1], inserts.ops[1], inserts.max_us[1]) = (0, 0, 0);
+        let mut queries = series(1_000);
+        queries.p95_us = vec![300; seconds];
         step.per_second.total.ops = [
-            ("query".to_string(), series(1_000)),
+            ("query".to_string(), queries),
             ("insert".to_string(), inserts),
         ]
         .into();
@@ -424,6 +446,14 @@ mod tests {
             .unwrap()
             .values;
         assert_eq!(insert_max[1], None, "a second without an op is a gap");
+        let by = |label: &str| max.series.iter().find(|s| s.label == label).unwrap();
+        assert_eq!(by("query p95").values, [Some(300.0); 4]);
+        assert!(by("query p95").dash && !by("query").dash);
+        assert_eq!(by("query p95").color, by("query").color, "an op's colour");
+        assert!(
+            max.series.iter().all(|s| s.label != "insert p95"),
+            "none recorded"
+        );
     }
 
     #[test]
