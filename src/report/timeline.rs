@@ -89,8 +89,8 @@ fn on_axis(values: impl IntoIterator<Item = Option<f64>>, n: usize) -> Vec<Optio
     v
 }
 
-/// Builds series: one per (run, name) with `values`; colours by run when several runs, by
-/// series otherwise. `right` says which names go on the right-hand axis.
+/// Builds series: one per (run, name) with `values`; coloured by the run's configuration
+/// (a second name of a run dashed) when several runs, by the name's index otherwise.
 struct Builder<'a> {
     runs: &'a [Who<'a>],
     n: usize,
@@ -103,7 +103,8 @@ impl Builder<'_> {
             return;
         }
         let (label, color, dash) = if self.runs.len() == 1 {
-            (name.to_string(), css_color(self.series.len()), false)
+            // Colour by what it is (an op keeps its colour from chart to chart).
+            (name.to_string(), css_color(idx), false)
         } else {
             let who = &self.runs[run];
             (
