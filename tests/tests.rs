@@ -32,6 +32,7 @@ mod history;
 /// Reports over stored runs (HTML, Markdown, JSON; repeats, base, escaping, Chromium).
 mod report;
 mod report_charts;
+mod report_html;
 
 /// Honest marks: a relative cell marked only where compare's test supports it (A/A marks
 /// nothing; synchronous=FULL is marked worse where fsync binds), the headline, one run a side.

@@ -259,6 +259,12 @@ pub struct Report {
     pub headline: Vec<crate::report::marks::Headline>,
     /// Figures per step.
     pub step_reports: Vec<StepReport>,
+    /// Per configuration, what its verdict needs beyond the steps' figures (`verdict.rs`).
+    pub verdicts: Vec<crate::report::verdict::ConfigVerdict>,
+    /// Per step, its per-second series on one time axis: the HTML report's interactive
+    /// charts (`timeline.rs`); not in the JSON report (the runs' documents have them).
+    #[serde(skip)]
+    pub timelines: Vec<crate::report::timeline::StepTimeline>,
 }
 
 fn group_info(base: &Group, group: &Group) -> ConfigInfo {
@@ -630,10 +636,12 @@ pub fn build(groups: &[Group]) -> Result<Report> {
         base: base.name.clone(),
         groups: groups.iter().map(|g| group_info(base, g)).collect(),
         hosts: hosts(groups),
-        steps,
         left_out,
         bucket_labels: BUCKET_LABELS.iter().map(|s| s.to_string()).collect(),
         step_reports,
+        verdicts: crate::report::verdict::build(groups, &steps),
+        timelines: crate::report::timeline::build(groups, &steps),
+        steps,
     })
 }
 
