@@ -198,6 +198,7 @@ fn summary_text(run: &RunResult) -> String {
         let tags = crate::spec::tags::text(&run.config.tags);
         out.push_str(&format!("tags: {}\n\n", escape::line(&tags)));
     }
+    out.push_str(&crate::report::verdict::run_lines(run));
     out.push_str(&throughput_table(run).to_text());
     if run.steps.iter().any(|s| s.sla.is_some()) {
         out.push('\n');

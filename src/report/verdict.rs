@@ -18,6 +18,7 @@ use crate::report::compare::stats::MIN_SECONDS;
 use crate::report::model::{Report, Stat};
 use crate::report::per_second;
 use crate::report::select::Group;
+use crate::results::model::RunResult;
 
 /// One step of one configuration: what its per-second series say.
 #[derive(Clone, Debug, Serialize)]
@@ -242,15 +243,18 @@ fn max_cell(r: &Report, gi: usize) -> Cell {
 }
 
 fn steady_cell(r: &Report, gi: usize) -> Cell {
-    let flags: Vec<String> = r
-        .step_reports
-        .iter()
-        .flat_map(|s| {
-            s.groups[gi]
-                .flags
-                .iter()
-                .map(move |f| format!("{}: {}", s.name, f.text))
-        })
+    // Steps with the same flag are named together: `l.i0, l.i1: too short to compare: ...`.
+    let mut flags: Vec<(String, Vec<&str>)> = Vec::new();
+    for s in &r.step_reports {
+        for f in &s.groups[gi].flags {
+            match flags.iter_mut().find(|(text, _)| text == &f.text) {
+                Some((_, steps)) => steps.push(&s.name),
+                None => flags.push((f.text.clone(), vec![&s.name])),
+            }
+        }
+    }
+    let flags: Vec<String> = (flags.iter())
+        .map(|(text, steps)| format!("{}: {text}", steps.join(", ")))
         .collect();
     if flags.is_empty() {
         return Cell::plain(format!(
@@ -396,6 +400,33 @@ pub fn section(r: &Report) -> Section {
             .join("\n"),
         tables: vec![verdict_table(r), steps_table(r)],
     }
+}
+
+/// The verdict of one run as lines for the terminal summary's top (`Verdict:` and a line per
+/// item: the writer's SLA, seconds without an op, the largest response time, stability);
+/// empty when the run cannot be reported on (no step).
+pub fn run_lines(run: &RunResult) -> String {
+    let groups = [Group {
+        name: run.run_id.clone(),
+        runs: vec![run.clone()],
+    }];
+    let Ok(report) = crate::report::model::build(&groups) else {
+        return String::new();
+    };
+    let table = verdict_table(&report);
+    let mut out = String::from("Verdict:\n");
+    for row in &table.rows {
+        let (Some(name), Some(value)) = (row.first(), row.get(1)) else {
+            continue;
+        };
+        let mut text = value.text.clone();
+        if !value.sub.is_empty() {
+            text.push_str(&format!(" ({})", value.sub));
+        }
+        out.push_str(&format!("  {}: {text}\n", name.text));
+    }
+    out.push('\n');
+    out
 }
 
 #[cfg(test)]
