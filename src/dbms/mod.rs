@@ -182,6 +182,19 @@ pub trait Dbms: Send + Sync {
         self.connect_insert_benchmark()
     }
 
+    /// A connection for `client` of a read-only microbenchmark (`ibench micro`): a
+    /// replica's, round-robin, when the run reads from replicas; else [`Dbms::connect_micro`].
+    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+        let _ = client;
+        self.connect_micro()
+    }
+
+    /// How many replicas the readers ([`Dbms::connect_reader`],
+    /// [`Dbms::connect_micro_reader`]) connect to: 0 when they read from the primary.
+    fn read_replicas(&self) -> usize {
+        0
+    }
+
     /// With streaming replicas: the primary's WAL position now, then per replica (by name)
     /// the seconds until it had replayed up to it (`None`: not within `timeout`). Empty
     /// without replicas.

@@ -127,7 +127,8 @@ pub enum ClientNodes {
 /// Most replicas `--replicas` starts (each is a whole server on this host).
 pub const MAX_REPLICAS: usize = 8;
 
-/// Where the Insert Benchmark's query steps read (`--read-from`).
+/// Where the Insert Benchmark's query steps and the read-only microbenchmarks read
+/// (`--read-from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReadFrom {
     /// The primary, as the writers.
@@ -143,7 +144,8 @@ pub struct ReplicaSpec {
     pub count: usize,
     /// The first this many are synchronous standbys (`FIRST K (r1, ..)`).
     pub sync: usize,
-    /// The Insert Benchmark's query steps read from the replicas, round-robin per client.
+    /// The Insert Benchmark's query steps and the read-only microbenchmarks read from the
+    /// replicas, round-robin per client.
     pub read_from_replicas: bool,
 }
 

@@ -430,6 +430,17 @@ impl Dbms for Mysql {
         }
     }
 
+    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+        match self.replicas.reader(client) {
+            Some((opts, url)) => Ok(Box::new(self.connection_to(opts, url)?)),
+            None => self.connect_micro(),
+        }
+    }
+
+    fn read_replicas(&self) -> usize {
+        self.replicas.readers()
+    }
+
     fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {
         if self.replicas.is_empty() {
             return Ok(Vec::new());
