@@ -128,6 +128,11 @@ pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), Str
                 t.seconds
             ),
         };
+        let what = if cell.external.as_ref().is_some_and(|e| e.drop_existing) {
+            format!("{what}, replaces tables ibench did not create (drop_existing)")
+        } else {
+            what
+        };
         let what = match cell.resources.memory_limit {
             Some(m) => format!("{what}, memory cap {} MiB", m >> 20),
             None => what,

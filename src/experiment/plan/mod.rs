@@ -123,7 +123,7 @@ impl Cell {
             workload: self.workload.clone(),
             server: self.server.clone(),
             statements: self.statements,
-            drop_existing: false,
+            drop_existing: self.external.as_ref().is_some_and(|e| e.drop_existing),
             write_existing: false,
             allow_server_changes: self.allow_server_changes,
             client_threads: None,
