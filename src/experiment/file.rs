@@ -142,6 +142,10 @@ pub struct SetupTable {
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
+    /// Targets this setup applies to (default: all), as a config's `targets`: a cluster's
+    /// keys that only some targets take (`galera`) go in a setup of their own.
+    #[serde(default)]
+    pub targets: Option<Vec<Spanned<String>>>,
     /// Clients (default: the workload's, else 2; for microbenchmarks, one client count
     /// instead of the workload's list).
     #[serde(default)]

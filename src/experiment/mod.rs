@@ -70,13 +70,14 @@ fn problems(list: Vec<Problem>) -> anyhow::Error {
 pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), String>) -> String {
     let mut s = String::new();
     let [t, c, a, u] = plan.dimensions;
+    // Configs and setups may each apply to some targets only: the combinations are counted.
     let _ = writeln!(
         s,
-        "experiment {}: {} cells ({} target/config pairs x {a} allocator(s) x {u} setup(s) x {} \
-         repeat(s); {t} target(s), {c} config(s)), scale {}, base {}",
+        "experiment {}: {} cells ({} combinations x {} repeat(s); {t} target(s), {c} \
+         config(s), {a} allocator(s), {u} setup(s)), scale {}, base {}",
         plan.name,
         plan.cells.len(),
-        plan.cells.len() / (a * u * plan.repeats as usize).max(1),
+        plan.cells.len() / (plan.repeats as usize).max(1),
         plan.repeats,
         plan.scale,
         plan.base
