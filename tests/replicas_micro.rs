@@ -163,3 +163,45 @@ fn micro_reads_from_the_replica_after_it_replayed_the_writes() {
     );
     nodes.stop();
 }
+
+/// TPC-C runs every transaction on the primary: `ibench tpcc --read-from replicas` and an
+/// experiment's `read_from = "replicas"` for TPC-C cells are one line each, exit 2.
+#[test]
+fn tpcc_refuses_reads_from_replicas() {
+    let bench = crate::common::Bench::new();
+    let out = bench.run_raw(
+        &["tpcc", "--out", path_str(&bench.out())],
+        &[
+            "--server",
+            "postgres",
+            "--replicas",
+            "1",
+            "--read-from",
+            "replicas",
+        ],
+    );
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("--read-from replicas: reads from replicas are for the Insert"),
+        "{}",
+        out.describe()
+    );
+    let file = bench.path("t.toml");
+    std::fs::write(
+        &file,
+        "name = \"t\"\n[workload]\nkind = \"tpcc\"\n[[target]]\nname = \"pg\"\n\
+         dbms = \"postgres\"\n[[setup]]\nname = \"r\"\nreplicas = 1\nread_from = \"replicas\"\n",
+    )
+    .unwrap();
+    let out = bench.run_raw(&["experiment", path_str(&file), "--dry-run"], &[]);
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("t.toml:10: read_from = \"replicas\": reads from replicas are for"),
+        "{}",
+        out.describe()
+    );
+}

@@ -137,6 +137,12 @@ pub enum ReadFrom {
     Replicas,
 }
 
+/// Why `--read-from replicas` (`read_from = "replicas"`) is refused for TPC-C: every one of
+/// its transactions, the read-only ones included, runs on the primary.
+pub const TPCC_READS_ON_PRIMARY: &str = "reads from replicas are for the Insert Benchmark's \
+     query steps and the microbenchmarks that only read: TPC-C's transactions all run on the \
+     primary";
+
 /// Replicas of a managed server (`--replicas N --sync-replicas K --read-from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplicaSpec {

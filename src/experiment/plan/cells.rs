@@ -433,6 +433,12 @@ fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -
     if let Some(count) = &s.replicas {
         let sync = s.sync_replicas.as_ref().map_or(0, |v| *v.get_ref());
         let read = choice(p, &s.read_from, "read_from", ["primary", "replicas"]).unwrap_or(false);
+        if let (true, Some(v), crate::spec::WorkloadSpec::Tpcc(_)) =
+            (read, &s.read_from, &parts.setup.workload)
+        {
+            let why = crate::spec::server::TPCC_READS_ON_PRIMARY;
+            p.at(v, format!("read_from = \"replicas\": {why}"));
+        }
         let kind = spec.kind;
         match replica_spec(kind, *count.get_ref(), sync, read, ClusterNames::KEYS) {
             Ok(r) => spec.replicas = Some(r),
