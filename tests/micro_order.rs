@@ -106,6 +106,14 @@ fn sqlite_pre_and_post_reads_are_apart_in_reports_and_compare() {
         assert!(stats > 0, "no sqlite_stat1 rows for sbtest1");
         runs.push(run);
     }
+    // show lists the pauses: what each did and waited for.
+    let shown = stored(&bench, &["show", &runs[0].run_id]);
+    assert!(
+        shown.contains("Maintenance pauses")
+            && shown.contains("before point-query.c1")
+            && shown.contains("post-write wait 2s"),
+        "{shown}"
+    );
     let md = stored(&bench, &["report", "a", "b", "--format", "md"]);
     let rows = |bench: &str| {
         md.lines()
@@ -265,6 +273,168 @@ fn postgres_post_write_pause_vacuums_between_the_writes_and_the_reads() {
     let inserted = step(&run, "insert-random-pk.c1").queries;
     assert!(inserted > 0);
     assert_eq!(prefilled as u64, 2 * 300 + inserted);
+    drop(c);
+    kept.stop();
+}
+
+/// The reference order on a managed MariaDB InnoDB with a short post-write pause, while the
+/// test holds a read view open from the first read on (so purge cannot remove the writes'
+/// undo): the pause waits for the purge before its ANALYZE, finds the history list length
+/// high and no longer falling, and records that; closed, the history is purged.
+#[test]
+fn mariadb_reference_order_pause_waits_for_innodb_purge() {
+    use mysql::prelude::Queryable;
+    if !have("mariadb", "") {
+        return;
+    }
+    let bench = server_bench();
+    let out = bench.out();
+    let running = bench.spawn_raw(
+        &["micro", "--out", path_str(&out), "-q"],
+        &[
+            "--server",
+            "mariadb",
+            "--keep-server",
+            "--tables",
+            "1",
+            "--table-rows",
+            "2000",
+            "--clients",
+            "1",
+            "--seconds",
+            "1",
+            "--post-write-pause",
+            "8",
+            "--benchmarks",
+            "all",
+        ],
+    );
+    // prepare done: the .pre reads run, the writes have not begun.
+    crate::common::wait_for_steps(&out, 1);
+    let partial = crate::common::json_files(&out)
+        .first()
+        .and_then(|f| ibench::results::file::load(f).ok())
+        .expect("the run's results so far");
+    let url = crate::common::kept_url(&partial);
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+    // A read view from now on, reading no table (no metadata lock for ANALYZE to wait on).
+    c.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        .unwrap();
+    let o = running.finish(std::time::Duration::from_secs(900));
+    let run = o.result();
+    let kept = Kept::of(&run, "mariadb");
+    let names: Vec<&str> = run.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names[1], "point-query.pre.c1", "{names:?}");
+    let pre = ibench::workload::micro::PRE_WRITE_READS.len();
+    assert_eq!(names[pre + 1], "update-inlist.c1", "{names:?}");
+    let pauses: Vec<&str> = run
+        .maintenance
+        .iter()
+        .map(|m| m.before_step.as_str())
+        .collect();
+    assert_eq!(pauses, ["point-query.pre.c1", "point-query.c1"]);
+    assert!(
+        run.maintenance[0].settled.is_none(),
+        "{:?}",
+        run.maintenance
+    );
+    let post = &run.maintenance[1];
+    let s = post.settled.as_ref().expect("the purge wait recorded");
+    assert_eq!(s.figure, "Innodb_history_list_length");
+    // Every write since the read view left undo purge could not remove: at least one
+    // history entry per committed write transaction of update-one, say.
+    let update_one = step(&run, "update-one.c1").queries as f64;
+    assert!(s.start >= 100.0 && s.start >= update_one, "{s:?}");
+    assert!(s.end >= 100.0, "{s:?}");
+    assert!(s.outcome.contains("no longer falling"), "{s:?}");
+    assert!((5.0..=8.5).contains(&s.seconds), "{s:?}");
+    assert!(
+        post.actions.contains("InnoDB purge") && post.actions.contains("post-write wait 8s"),
+        "{post:?}"
+    );
+    assert!(post.duration_s >= 8.0, "{post:?}");
+    // The read view closed, purge catches up (what the pause would have waited for).
+    drop(c);
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let history = loop {
+        let row: Option<(String, u64)> = c
+            .query_first("SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'")
+            .unwrap();
+        let h = row.map_or(0, |r| r.1);
+        if h < 100 || std::time::Instant::now() > deadline {
+            break h;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert!(
+        history < 100,
+        "history list length {history} a minute after"
+    );
+    drop(c);
+    kept.stop();
+}
+
+/// On a managed MyRocks: the post-write pause, after its memtable flush and L0 compaction,
+/// waits until nothing is pending and no compaction byte is written, and records the
+/// compaction bytes it saw written (the server's own counter has at least as many after).
+#[test]
+fn myrocks_post_write_pause_waits_for_compactions() {
+    use mysql::prelude::Queryable;
+    if !have("mariadb", "rocksdb") {
+        return;
+    }
+    let bench = server_bench();
+    let run = micro(
+        &bench,
+        &[
+            "--server",
+            "mariadb",
+            "--engine",
+            "rocksdb",
+            "--keep-server",
+            "--tables",
+            "1",
+            "--table-rows",
+            "5000",
+            "--clients",
+            "1",
+            "--seconds",
+            "2",
+            "--post-write-pause",
+            "6",
+            "--benchmarks",
+            "point-query.pre,update-index,point-query",
+        ],
+    );
+    let kept = Kept::of(&run, "mariadb");
+    let url = crate::common::kept_url(&run);
+    let post = &run.maintenance[1];
+    assert_eq!(post.before_step, "point-query.c1");
+    let s = post.settled.as_ref().expect("the compaction wait recorded");
+    assert_eq!(s.figure, "Rocksdb_compact_write_bytes");
+    assert!(
+        post.actions
+            .starts_with("ANALYZE TABLE per table, flushed memtable and compacted L0")
+            && post.actions.contains("MyRocks flushes and compactions"),
+        "{post:?}"
+    );
+    // Settled on a quiet server (at least the idle time) before the pause's end.
+    assert!(
+        s.outcome.contains("no flush or compaction pending"),
+        "{s:?}"
+    );
+    assert!((2.0..6.5).contains(&s.seconds), "{s:?}");
+    assert!(s.end >= s.start, "{s:?}");
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+    let row: Option<(String, f64)> = c
+        .query_first("SHOW GLOBAL STATUS LIKE 'Rocksdb_compact_write_bytes'")
+        .unwrap();
+    let now = row.expect("the counter").1;
+    assert!(
+        now >= s.end && s.end > 0.0,
+        "server says {now}, the pause {s:?}"
+    );
     drop(c);
     kept.stop();
 }

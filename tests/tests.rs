@@ -196,6 +196,10 @@ mod conformance;
 #[cfg(feature = "rocksdb")]
 mod rocksdb;
 
+/// The run conditions as experiment keys: `post_write_pause`, `random_pk_rows`,
+/// `no_sampling` and `scan_clients` in effect in the stored runs, a bad value one line.
+mod experiment_conditions;
+
 /// Runs across several client hosts (`--group`): three ibench processes in network
 /// namespaces make one run (counts, merged histograms and the tables' rows agree), a host
 /// killed mid-step fails the step for the group naming it, a host that never joins fails the

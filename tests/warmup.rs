@@ -324,3 +324,75 @@ fn warm_up_without_a_step_to_warm_up_is_refused() {
         assert!(o.new_results.is_empty(), "nothing ran");
     }
 }
+
+/// The Markdown and HTML reports say each step's warm-up (seconds, statements, not counted)
+/// and the pause before it, as the run recorded them.
+#[test]
+fn reports_name_the_warm_up_and_the_cool_down() {
+    let bench = Bench::new();
+    let out = bench.out();
+    let run = bench
+        .run_raw(
+            &["micro", "--out", path_str(&out), "-q"],
+            &[
+                "--path",
+                path_str(&bench.db()),
+                "--tables",
+                "1",
+                "--table-rows",
+                "200",
+                "--benchmarks",
+                "point-query",
+                "--clients",
+                "1,2",
+                "--seconds",
+                "1",
+                "--warmup",
+                "1",
+                "--cooldown",
+                "1",
+            ],
+        )
+        .result();
+    let store = out.join("results.db");
+    let md = bench.run_raw(
+        &[
+            "report",
+            &run.run_id,
+            "--results",
+            path_str(&store),
+            "--format",
+            "md",
+        ],
+        &[],
+    );
+    md.assert_success();
+    let md = md.stdout;
+    assert!(md.contains("Warm-up and cool-down"), "{md}");
+    for name in ["point-query.c1", "point-query.c2"] {
+        let s = step(&run, name);
+        let warm = s.warmup.as_ref().expect("a warm-up");
+        let queries = warm.ops["query"];
+        assert!(queries > 0 && warm.seconds >= 1.0, "{warm:?}");
+        // The step's row: its pause, its warm-up's seconds and statements, as recorded.
+        let row = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {name} |")) && l.contains("query)"))
+            .unwrap_or_else(|| panic!("no warm-up row of {name}: {md}"));
+        assert!(row.contains(&format!("{queries} query")), "{row}: {warm:?}");
+        assert!(
+            row.contains(&ibench::output::format::seconds(warm.seconds)),
+            "{row}: {warm:?}"
+        );
+        let paused = s.cooldown_s.expect("a pause before the step");
+        assert!(
+            row.contains(&ibench::output::format::seconds(paused)),
+            "{row}: {paused}"
+        );
+    }
+    let html = bench.html_report(&store);
+    assert!(
+        html.contains("Warm-up and cool-down"),
+        "no section in the HTML"
+    );
+}

@@ -149,6 +149,19 @@ pub trait Dbms: Send + Sync {
         Ok(None)
     }
 
+    /// The pause after writes: [`Dbms::maintenance`] and a wait (at most until `until`) for
+    /// the engine's background work to settle (InnoDB's purge before it, MyRocks' compactions
+    /// after it), with what was waited for and how long. Default: the maintenance alone.
+    fn post_write_maintenance(
+        &self,
+        tables: &[Table],
+        change_settings: bool,
+        until: std::time::Instant,
+    ) -> Result<(Option<String>, Option<crate::results::model::Settled>)> {
+        let _ = until;
+        Ok((self.maintenance(tables, change_settings)?, None))
+    }
+
     /// The DBMS's own cumulative counters (pg_stat_*, SHOW GLOBAL STATUS), by name; the runner
     /// reads them at step start and end and stores the differences. Default: none.
     fn counters(&self) -> Result<BTreeMap<String, f64>> {
@@ -193,6 +206,21 @@ pub trait Dbms: Send + Sync {
     /// [`Dbms::connect_micro_reader`]) connect to: 0 when they read from the primary.
     fn read_replicas(&self) -> usize {
         0
+    }
+
+    /// A node of the managed cluster (`n2`, `r1`) died and the run goes on without it: new
+    /// client connections no longer go to it, its gauges are no longer read.
+    fn node_down(&self, _name: &str) {}
+
+    /// A node taken out by [`Dbms::node_down`] is back (started again and synced): client
+    /// connections go to it again.
+    fn node_up(&self, _name: &str) {}
+
+    /// Errors of a kind of their own over a step, by kind, from the step's differences of
+    /// [`Dbms::counters`] (Galera: `cert_failure`, `bf_abort`, summed over the nodes).
+    /// Default: none.
+    fn error_counts(&self, _deltas: &BTreeMap<String, f64>) -> BTreeMap<String, u64> {
+        BTreeMap::new()
     }
 
     /// With streaming replicas: the primary's WAL position now, then per replica (by name)

@@ -62,23 +62,44 @@ pub fn micro(kind: DbmsKind, params: &Params, m: &MicroSpec, maintenance: bool) 
     let r = kind.assumed_rates(params);
     let rows = m.tables as f64 * m.table_rows as f64;
     let mut s = r.server_s;
-    let mut pauses = 0;
     if m.prepare {
         s += rows / r.load + rows / r.index;
-        pauses += 1;
     }
-    for name in &m.benchmarks {
-        let writes = crate::workload::micro::find(name).is_some_and(|b| b.writes);
-        pauses += usize::from(writes);
+    for _ in &m.benchmarks {
         // Connecting the clients, sampling, saving the results; an insert step's tables.
         s += m.clients.len() as f64 * ((m.warmup + m.seconds) as f64 + 0.8);
     }
     if maintenance {
-        s += pauses as f64 * r.pause_s;
+        let (pauses, post_write) = micro_pauses(m);
+        // A post-write pause lasts its wait from its start, maintenance included.
+        let wait = (m.post_write_wait() as f64).max(r.pause_s);
+        s += (pauses - post_write) as f64 * r.pause_s + post_write as f64 * wait;
     }
     Duration::try_from_secs_f64(s)
         .unwrap_or(MAX_ESTIMATE)
         .min(MAX_ESTIMATE)
+}
+
+/// The maintenance pauses of a microbenchmark run and how many of them follow writes (and so
+/// wait), as the workload places them: after the load before the first benchmark, and before
+/// a read that follows writes.
+fn micro_pauses(m: &MicroSpec) -> (usize, usize) {
+    let (mut pauses, mut post_write) = (0, 0);
+    let (mut dirty, mut wrote, mut first) = (m.prepare, false, m.prepare);
+    for name in &m.benchmarks {
+        let writes = crate::workload::micro::find(name).is_some_and(|b| b.writes);
+        for _ in &m.clients {
+            if dirty && (first || !writes) {
+                pauses += 1;
+                post_write += usize::from(wrote);
+                (dirty, wrote) = (false, false);
+            }
+            first = false;
+            dirty |= writes;
+            wrote |= writes;
+        }
+    }
+    (pauses, post_write)
 }
 
 /// Estimated duration of one cell of the Insert Benchmark.
@@ -160,6 +181,32 @@ mod tests {
         assert_eq!(human(Duration::from_secs(42)), "42s");
         assert_eq!(human(Duration::from_secs(185)), "3m05s");
         assert_eq!(human(Duration::from_secs(3720)), "1h02m");
+    }
+
+    #[test]
+    fn micro_pauses_after_the_load_and_before_reads_after_writes() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect();
+        let m = MicroSpec {
+            benchmarks: names(&[
+                "point-query.pre",
+                "update-one",
+                "update-index",
+                "point-query",
+            ]),
+            clients: vec![1, 2],
+            post_write_pause: Some(30),
+            ..MicroSpec::default()
+        };
+        // After the load; before point-query.c1, after the writes (and with its wait).
+        assert_eq!(micro_pauses(&m), (2, 1));
+        let kind = DbmsKind::find("sqlite").unwrap();
+        let params = kind.params(&Default::default()).unwrap();
+        let with = micro(kind, &params, &m, true);
+        let without = micro(kind, &params, &m, false);
+        assert!(
+            with >= without + Duration::from_secs(30),
+            "{with:?} {without:?}"
+        );
     }
 
     #[test]

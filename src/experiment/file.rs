@@ -216,6 +216,24 @@ pub struct SetupTable {
     /// (`--client-nodes`).
     #[serde(default)]
     pub client_nodes: Option<Spanned<String>>,
+    // Run conditions, over the workload's.
+    /// Microbenchmarks: seconds of the post-write pause from its start (`--post-write-pause`).
+    #[serde(default)]
+    pub post_write_pause: Option<Spanned<u64>>,
+    /// Microbenchmarks: rows `prepare` loads into each insert-random-pk table
+    /// (`--random-pk-rows`), before `scale`.
+    #[serde(default)]
+    pub random_pk_rows: Option<Spanned<u64>>,
+    /// The Insert Benchmark: concurrent scanners of the scan step (`--scan-clients`).
+    #[serde(default)]
+    pub scan_clients: Option<Spanned<usize>>,
+    /// No once-a-second sampling during steps (`--no-sampling`), any workload.
+    #[serde(default)]
+    pub no_sampling: Option<Spanned<bool>>,
+    /// What a replica or Galera node that dies during a step does: `fail` (default) or
+    /// `continue` (`--on-node-failure`).
+    #[serde(default)]
+    pub on_node_failure: Option<Spanned<String>>,
 }
 
 /// Which workload an experiment's cells run (`[workload] kind`).
@@ -399,6 +417,20 @@ pub struct WorkloadTable {
     /// pause between cells is the top level's `cooldown_seconds`).
     #[serde(default, skip_serializing)]
     pub cooldown: Option<u64>,
+    // Run conditions a setup may give too (the setup's win).
+    /// Microbenchmarks: seconds of the post-write pause from its start (`--post-write-pause`).
+    #[serde(default, skip_serializing)]
+    pub post_write_pause: Option<Spanned<u64>>,
+    /// Microbenchmarks: rows `prepare` loads into each insert-random-pk table
+    /// (`--random-pk-rows`), before `scale`.
+    #[serde(default, skip_serializing)]
+    pub random_pk_rows: Option<Spanned<u64>>,
+    /// The Insert Benchmark: concurrent scanners of the scan step (`--scan-clients`).
+    #[serde(default, skip_serializing)]
+    pub scan_clients: Option<Spanned<usize>>,
+    /// No once-a-second sampling during steps (`--no-sampling`), any workload.
+    #[serde(default, skip_serializing)]
+    pub no_sampling: Option<Spanned<bool>>,
 }
 
 /// `benchmarks`: given as `["point-query", "scan"]` or `"point-query,scan"`.
@@ -512,15 +544,36 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Parses the experiment file; a syntax error, an unknown key or a wrong type is one problem.
+/// Parses the experiment file; a syntax error, an unknown key or a wrong type is one problem,
+/// named by its key when the message does not name it (`no_sampling: invalid type: ...`).
 pub fn parse(source: &Source) -> Result<ExperimentFile, Problem> {
-    toml::from_str(&source.text).map_err(|e| Problem {
-        at: match e.span() {
-            Some(span) => source.at_span(span),
-            None => format!("{}", source.path.display()),
-        },
-        message: e.message().trim().replace('\n', " "),
+    toml::from_str(&source.text).map_err(|e| {
+        let message = e.message().trim().replace('\n', " ");
+        let key = e.span().and_then(|span| key_at(&source.text, span.start));
+        Problem {
+            at: match e.span() {
+                Some(span) => source.at_span(span),
+                None => format!("{}", source.path.display()),
+            },
+            message: match key {
+                Some(k) if !message.contains(k) => format!("{k}: {message}"),
+                _ => message,
+            },
+        }
     })
+}
+
+/// The key a `key = value` line holding byte `offset` sets, if the line is one.
+fn key_at(text: &str, offset: usize) -> Option<&str> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let (key, _) = text[start..].split_once('=')?;
+    let key = key.trim();
+    let bare = !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    bare.then_some(key)
 }
 
 #[cfg(test)]
@@ -560,6 +613,17 @@ mod tests {
         let p = parse(&src("name = \"e\"\n[workload]\nsteps = [\"l.i9\"]\n")).unwrap_err();
         assert_eq!(p.at, "x.toml:3");
         assert!(p.message.contains("unknown step"), "{}", p.message);
+    }
+
+    #[test]
+    fn a_wrong_type_names_its_key() {
+        let p = parse(&src("name = \"e\"\n[workload]\nno_sampling = \"yes\"\n")).unwrap_err();
+        assert_eq!(p.at, "x.toml:3");
+        assert!(
+            p.message.starts_with("no_sampling: invalid type"),
+            "{}",
+            p.message
+        );
     }
 
     #[test]

@@ -137,6 +137,7 @@ fn execute_into(
             .profile
             .then(|| Profiler::new(file.path().with_extension("profiles"))),
         sampling: !spec.no_sampling,
+        nodes: cluster_nodes(spec, prepared),
     };
     let step_options = steps::StepOptions {
         pause: steps::Pause {
@@ -163,6 +164,13 @@ fn execute_into(
     }
     *slot = Some(run);
     outcome
+}
+
+/// The managed cluster's nodes to watch during the steps (none for a single server).
+fn cluster_nodes(spec: &RunSpec, prepared: &Prepared) -> Option<crate::runner::nodes::NodeWatch> {
+    let (server, info) = (spec.server.as_ref()?, prepared.managed.as_ref()?);
+    let port = prepared.resolved.target.url.as_ref()?.url().port()?;
+    crate::runner::nodes::NodeWatch::of(server, info, port, prepared.rejoins())
 }
 
 /// The results document of a run starting now on `db`: the request, what it resolved to,

@@ -217,6 +217,15 @@ pub struct GroupStep {
     /// (`report/replication.rs`); empty for single servers.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub servers: BTreeMap<String, BTreeMap<String, Stat>>,
+    /// What ran before the step's measured part and is in none of its figures: the warm-up
+    /// and the pause before the step (`--warmup`, `--cooldown`), medians over the group's
+    /// runs; absent when none had either.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<crate::report::pacing::Pacing>,
+    /// The replicas or Galera nodes that died during the step in the group's runs: (run,
+    /// the line said of the death and what it did to the step).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub node_failures: Vec<(String, String)>,
 }
 
 /// One step across the groups.
@@ -429,6 +438,19 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .iter()
         .filter_map(|r| Some((r, r.steps.iter().find(|s| s.name == step)?)))
         .unzip();
+    let node_failures = runs
+        .iter()
+        .zip(&steps)
+        .flat_map(|(r, s)| {
+            s.node_failures.iter().map(|d| {
+                let rejoin = crate::report::replication::rejoin_text(d);
+                (
+                    r.run_id.clone(),
+                    format!("{}: {}{rejoin}", d.message, d.outcome),
+                )
+            })
+        })
+        .collect();
     let incomplete = steps
         .iter()
         .filter(|s| s.status != RunStatus::Complete)
@@ -513,11 +535,13 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .collect();
     Ok(GroupStep {
         group: group.name.clone(),
+        pacing: crate::report::pacing::Pacing::of(&steps),
         flags,
         servers: crate::report::replication::server_stats(&steps),
         counters,
         waits,
         incomplete,
+        node_failures,
         throughput: metric_stats(THROUGHPUT, &steps),
         efficiency: metric_stats(EFFICIENCY, &steps),
         micro: if crate::report::names::parse_step(step).is_some() {

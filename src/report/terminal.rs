@@ -238,6 +238,7 @@ fn summary_text(run: &RunResult) -> String {
     out.push_str(&crate::report::tpcc::section(run));
     out.push_str(&crate::report::resources::section(run));
     out.push_str(&crate::report::pacing::section(run));
+    out.push_str(&crate::report::pacing::pauses_section(run));
     out.push_str(&crate::report::replication::section(run));
     out.push_str(&crate::report::replication::servers_section(run));
     for s in &run.steps {
@@ -254,6 +255,7 @@ fn summary_text(run: &RunResult) -> String {
 fn step_notes(s: &crate::results::model::StepResult, replicas: bool) -> String {
     let mut out = String::new();
     let step = escape::line(&s.name);
+    out.push_str(&crate::report::replication::step_faults(s));
     if let Some(flag) = crate::report::steady::flag(s) {
         out.push_str(&format!("\n{step}: {flag}\n"));
     }

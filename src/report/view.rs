@@ -461,6 +461,16 @@ pub fn header_section(r: &Report) -> Section {
             with.join(", ")
         ));
     }
+    let paced = r
+        .step_reports
+        .iter()
+        .any(|s| s.groups.iter().any(|g| g.pacing.is_some()));
+    if paced {
+        note.push_str(
+            " Steps warmed up or paused before their measured part; neither is in any figure \
+             (Warm-up and cool-down).",
+        );
+    }
     Section {
         id: "overview".to_string(),
         title: "Overview".to_string(),
@@ -476,6 +486,8 @@ pub fn sections(r: &Report) -> Vec<Section> {
         .collect();
     out.push(header_section(r));
     out.extend(crate::report::steady::section(r));
+    out.extend(crate::report::pacing::report_section(r));
+    out.extend(crate::report::replication::faults_section(r));
     if crate::report::micro::is_micro(r) {
         // A row per benchmark and client count: a column per step would be hundreds wide.
         out.push(Section {

@@ -83,7 +83,7 @@ pub const MICRO_LOAD_BATCH: usize = 1_000;
 impl MicroSpec {
     /// The spec from layers of fields by name, in order (`ibench micro`'s defaults, then an
     /// experiment's `[workload]`, then its setup; unset fields are null or absent), then
-    /// `scale` on the table rows and seconds. Check the result with
+    /// `scale` on the table rows, random-pk rows and seconds. Check the result with
     /// [`MicroSpec::validate`]; a layer whose values do not fit the fields' types leaves the
     /// defaults (the experiment checks the types before).
     pub fn assemble(layers: &[serde_json::Value], scale: f64) -> MicroSpec {
@@ -98,6 +98,9 @@ impl MicroSpec {
             let scaled = |n: u64| ((n as f64 * scale).round() as u64).max(1);
             spec.table_rows = scaled(spec.table_rows);
             spec.seconds = scaled(spec.seconds);
+            if spec.random_pk_rows > 0 {
+                spec.random_pk_rows = scaled(spec.random_pk_rows);
+            }
         }
         spec
     }

@@ -100,6 +100,38 @@ pub struct ServerSpec {
     /// A Galera cluster of this many MariaDB nodes instead of one server (`--galera N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub galera: Option<GaleraSpec>,
+    /// What a replica or Galera node that dies during a step does to the run
+    /// (`--on-node-failure`; only with replicas or a Galera cluster).
+    #[serde(default, skip_serializing_if = "NodeFailure::is_fail")]
+    pub on_node_failure: NodeFailure,
+}
+
+/// What a replica or Galera node that dies during a step does to the run
+/// (`--on-node-failure`, experiment key `on_node_failure`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeFailure {
+    /// The step and the run fail with one line naming the node.
+    #[default]
+    Fail,
+    /// The step goes on on the remaining nodes; the death is recorded on the step, and a
+    /// Galera node is started again at the step's end (a replica stays down).
+    Continue,
+}
+
+impl NodeFailure {
+    /// The default (for serde's `skip_serializing_if`).
+    pub fn is_fail(&self) -> bool {
+        *self == NodeFailure::Fail
+    }
+
+    /// As written on the command line and in experiment files.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeFailure::Fail => "fail",
+            NodeFailure::Continue => "continue",
+        }
+    }
 }
 
 /// Most nodes `--galera` starts.

@@ -12,6 +12,7 @@ mod galera;
 mod gauges;
 mod replication;
 mod session;
+mod settle;
 mod status;
 mod waits;
 pub mod wire;
@@ -441,6 +442,16 @@ impl Dbms for Mysql {
         self.replicas.readers()
     }
 
+    fn node_down(&self, name: &str) {
+        if !self.nodes.set_down(name, true) {
+            self.replicas.set_down(name);
+        }
+    }
+
+    fn node_up(&self, name: &str) {
+        self.nodes.set_down(name, false);
+    }
+
     fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {
         if self.replicas.is_empty() {
             return Ok(Vec::new());
@@ -499,12 +510,43 @@ impl Dbms for Mysql {
         Ok(Some(format!("ANALYZE TABLE per table{more}")))
     }
 
+    /// InnoDB: the purge first (it dirties pages the flush then writes, and ANALYZE then
+    /// sees the purged tables); MyRocks: the flushes and compactions after the maintenance's
+    /// memtable flush and L0 compaction.
+    fn post_write_maintenance(
+        &self,
+        tables: &[Table],
+        change_settings: bool,
+        until: Instant,
+    ) -> Result<(Option<String>, Option<crate::results::model::Settled>)> {
+        let settle = || settle::settle(&mut self.conn()?, self.engine, until);
+        Ok(match self.engine {
+            Engine::Innodb => {
+                let settled = settle()?;
+                (self.maintenance(tables, change_settings)?, Some(settled))
+            }
+            Engine::Rocksdb => {
+                let done = self.maintenance(tables, change_settings)?;
+                (done, Some(settle()?))
+            }
+        })
+    }
+
     fn counters(&self) -> Result<BTreeMap<String, f64>> {
         let rows: Vec<(String, String)> = self.conn()?.query("SHOW GLOBAL STATUS")?;
-        Ok(rows
+        let mut counters: BTreeMap<String, f64> = rows
             .into_iter()
             .filter_map(|(k, v)| Some((k, v.parse::<f64>().ok()?)))
-            .collect())
+            .collect();
+        if !self.nodes.is_empty() {
+            self.nodes.conflict_counters(&mut counters);
+        }
+        Ok(counters)
+    }
+
+    /// Galera: each node's certification failures and brute-force aborts over the step.
+    fn error_counts(&self, deltas: &BTreeMap<String, f64>) -> BTreeMap<String, u64> {
+        galera::error_counts(deltas)
     }
 
     fn is_key_counter(&self, name: &str) -> bool {

@@ -27,6 +27,8 @@ pub(super) struct Replicas {
     pub(super) read: bool,
     /// The gauges' connections: the primary's, then each replica's (reopened after an error).
     conns: Mutex<Vec<Option<Conn>>>,
+    /// Names of the replicas that died (`--on-node-failure continue`): no reader goes there.
+    down: Mutex<Vec<String>>,
 }
 
 impl Replicas {
@@ -40,6 +42,7 @@ impl Replicas {
             conns: Mutex::new((0..=nodes.len()).map(|_| None).collect()),
             nodes,
             read,
+            down: Mutex::new(Vec::new()),
         })
     }
 
@@ -58,7 +61,21 @@ impl Replicas {
         if !self.read || self.nodes.is_empty() {
             return None;
         }
-        self.nodes.get(client % self.nodes.len())
+        let down = self.down.lock().unwrap_or_else(|e| e.into_inner());
+        let up: Vec<usize> = (0..self.nodes.len())
+            .filter(|i| !down.contains(&format!("r{}", i + 1)))
+            .collect();
+        // With every replica down, the primary.
+        up.get(client % up.len().max(1))
+            .and_then(|&i| self.nodes.get(i))
+    }
+
+    /// Replica `name` (`r1`) died: no reader connects to it from now on.
+    pub(super) fn set_down(&self, name: &str) {
+        self.down
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(name.to_string());
     }
 
     /// The primary's GTID position now (on `primary`), then each replica's seconds until it

@@ -424,6 +424,10 @@ impl Dbms for Postgres {
         self.replicas.readers()
     }
 
+    fn node_down(&self, name: &str) {
+        self.replicas.set_down(name);
+    }
+
     fn replica_catch_up(
         &self,
         timeout: std::time::Duration,

@@ -41,6 +41,8 @@ pub(super) struct Replicas {
     nodes: Vec<(Config, ServerUrl)>,
     /// Query threads connect to the replicas.
     pub(super) read: bool,
+    /// Names of the replicas that died (`--on-node-failure continue`): no reader goes there.
+    down: std::sync::Mutex<Vec<String>>,
 }
 
 impl Replicas {
@@ -57,7 +59,11 @@ impl Replicas {
             config.application_name(app);
             nodes.push((config, url.clone()));
         }
-        Ok(Replicas { nodes, read })
+        Ok(Replicas {
+            nodes,
+            read,
+            down: Default::default(),
+        })
     }
 
     /// Whether there are any.
@@ -75,7 +81,21 @@ impl Replicas {
         if !self.read || self.nodes.is_empty() {
             return None;
         }
-        self.nodes.get(client % self.nodes.len())
+        let down = self.down.lock().unwrap_or_else(|e| e.into_inner());
+        let up: Vec<usize> = (0..self.nodes.len())
+            .filter(|i| !down.contains(&format!("r{}", i + 1)))
+            .collect();
+        // With every replica down, the primary.
+        up.get(client % up.len().max(1))
+            .and_then(|&i| self.nodes.get(i))
+    }
+
+    /// Replica `name` (`r1`) died: no reader connects to it from now on.
+    pub(super) fn set_down(&self, name: &str) {
+        self.down
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(name.to_string());
     }
 
     /// The primary's WAL position now (on `primary`), then each replica's seconds until it

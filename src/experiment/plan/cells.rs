@@ -384,6 +384,7 @@ fn server_spec(
         user: target.user.clone(),
         replicas: None,
         galera: None,
+        on_node_failure: Default::default(),
     };
     let spec = with_cluster(p, parts, spec);
     check_pooler(p, parts);
@@ -409,7 +410,8 @@ fn server_spec(
 /// `read_from`, `galera`, `client_nodes`), checked for the cell's target as the command line's
 /// flags are (`server::replicas`).
 fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -> ServerSpec {
-    use crate::server::replicas::{ClusterNames, galera_spec, replica_spec};
+    use crate::server::replicas::{ClusterNames, galera_spec, on_node_failure, replica_spec};
+    use crate::spec::NodeFailure;
     let s = &parts.setup.cluster;
     let name = parts.table.name.get_ref().as_str();
     let choice =
@@ -474,6 +476,26 @@ fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -
         }
     } else if let Some(v) = &s.client_nodes {
         p.at(v, "client_nodes is for a Galera cluster: add galera = N");
+    }
+    if let (Some(v), Some(go_on)) = (
+        &s.on_node_failure,
+        choice(
+            p,
+            &s.on_node_failure,
+            "on_node_failure",
+            ["fail", "continue"],
+        ),
+    ) {
+        let policy = if go_on {
+            NodeFailure::Continue
+        } else {
+            NodeFailure::Fail
+        };
+        let cluster = spec.replicas.is_some() || spec.galera.is_some();
+        match on_node_failure(cluster, policy, ClusterNames::KEYS) {
+            Ok(policy) => spec.on_node_failure = policy,
+            Err(e) => p.at(v, format!("target {name}: {e}")),
+        }
     }
     spec
 }
@@ -547,6 +569,7 @@ fn cell(
         statements,
         resources: &setup.resources,
         cooldown_s: w.cooldown.unwrap_or(0),
+        no_sampling: setup.no_sampling,
     };
     Cell {
         label: l.label.clone(),
@@ -575,5 +598,6 @@ fn cell(
         resources: setup.resources.clone(),
         external: None,
         allow_server_changes: false,
+        no_sampling: setup.no_sampling,
     }
 }

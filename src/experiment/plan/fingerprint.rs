@@ -56,6 +56,9 @@ pub(super) struct Definition<'a> {
     /// The pause before each step (`[workload] cooldown`): hashed only when set.
     #[serde(skip_serializing_if = "is_zero")]
     pub cooldown_s: u64,
+    /// No once-a-second sampling (`no_sampling`): hashed only when set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_sampling: bool,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -103,6 +103,8 @@ pub struct Cell {
     pub external: Option<External>,
     /// The run may change the server's settings (`allow_server_changes`; a URL target's).
     pub allow_server_changes: bool,
+    /// No once-a-second sampling during steps (`no_sampling`).
+    pub no_sampling: bool,
 }
 
 impl Cell {
@@ -136,7 +138,7 @@ impl Cell {
             tags: Default::default(),
             resources: self.resources.clone(),
             cooldown_s: self.cooldown_s,
-            no_sampling: false,
+            no_sampling: self.no_sampling,
         }
     }
 }
@@ -423,7 +425,12 @@ fn default_setup() -> SetupTable {
         read_from: None,
         galera: None,
         client_nodes: None,
+        on_node_failure: None,
         client_cpus: None,
+        post_write_pause: None,
+        random_pk_rows: None,
+        scan_clients: None,
+        no_sampling: None,
     }
 }
 

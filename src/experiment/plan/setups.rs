@@ -43,6 +43,33 @@ pub(super) struct Setup {
     pub resources: crate::spec::Resources,
     /// Its replicas or Galera cluster as written (checked per target: `cells::with_cluster`).
     pub cluster: ClusterKeys,
+    /// No once-a-second sampling during steps (`no_sampling`, `--no-sampling`).
+    pub no_sampling: bool,
+}
+
+/// The setup's value of a run condition key, else the workload's (`post_write_pause`,
+/// `random_pk_rows`, `scan_clients`, `no_sampling`).
+fn pick<'a, T>(
+    setup: &'a Option<Spanned<T>>,
+    workload: &'a Option<Spanned<T>>,
+) -> Option<&'a Spanned<T>> {
+    setup.as_ref().or(workload.as_ref())
+}
+
+/// The value of [`pick`].
+fn value<T: Copy>(setup: &Option<Spanned<T>>, workload: &Option<Spanned<T>>) -> Option<T> {
+    pick(setup, workload).map(|v| *v.get_ref())
+}
+
+/// Where the run condition key `field` (a spec field's name) was given, for a problem with its
+/// value to point at it.
+fn condition_at(w: &WorkloadTable, s: &SetupTable, field: &str) -> Option<std::ops::Range<usize>> {
+    match field {
+        "post_write_pause" => pick(&s.post_write_pause, &w.post_write_pause).map(Spanned::span),
+        "random_pk_rows" => pick(&s.random_pk_rows, &w.random_pk_rows).map(Spanned::span),
+        "scan_clients" => pick(&s.scan_clients, &w.scan_clients).map(Spanned::span),
+        _ => None,
+    }
 }
 
 /// A setup's cluster keys as written.
@@ -53,6 +80,7 @@ pub(super) struct ClusterKeys {
     pub read_from: Option<Spanned<String>>,
     pub galera: Option<Spanned<usize>>,
     pub client_nodes: Option<Spanned<String>>,
+    pub on_node_failure: Option<Spanned<String>>,
 }
 
 /// The pooler setup `s` asks for, checked against its workload's connections.
@@ -136,7 +164,9 @@ pub(super) fn setup(
         if scale != 1.0 {
             message.push_str(&format!(" (rows and seconds after scale {scale})"));
         }
-        p.push(at.clone(), message);
+        let at =
+            condition_at(workload, s, e.field).map_or(at.clone(), |span| p.source.at_span(span));
+        p.push(at, message);
     }
     let cache = match &s.dbms_cache {
         None => None,
@@ -171,7 +201,9 @@ pub(super) fn setup(
             read_from: s.read_from.clone(),
             galera: s.galera.clone(),
             client_nodes: s.client_nodes.clone(),
+            on_node_failure: s.on_node_failure.clone(),
         },
+        no_sampling: value(&s.no_sampling, &workload.no_sampling).unwrap_or(false),
     }
 }
 
@@ -238,6 +270,14 @@ fn insert_benchmark(
                 "clients as a list (one count for the Insert Benchmark)",
                 matches!(w.clients, Some(Clients::Many(_))),
             ),
+            (
+                "post_write_pause",
+                pick(&s.post_write_pause, &w.post_write_pause).is_some(),
+            ),
+            (
+                "random_pk_rows",
+                pick(&s.random_pk_rows, &w.random_pk_rows).is_some(),
+            ),
         ],
     );
     let layers = [
@@ -248,6 +288,7 @@ fn insert_benchmark(
             "l1_rows": s.l1_rows.as_ref().map(|v| *v.get_ref()),
             "l2_rows": s.l2_rows.as_ref().map(|v| *v.get_ref()),
             "warmup": w.warmup,
+            "scan_clients": value(&s.scan_clients, &w.scan_clients),
         }),
     ];
     WorkloadSpec::InsertBenchmark(InsertBenchmarkSpec::assemble(&layers, scale))
@@ -268,6 +309,10 @@ fn micro(
         ("load_threads", w.load_threads.is_some()),
         ("foreign_keys", w.foreign_keys.is_some()),
         ("rate", w.rate.is_some()),
+        (
+            "scan_clients",
+            pick(&s.scan_clients, &w.scan_clients).is_some(),
+        ),
     ]);
     refuse(p, at, "micro", &given);
     // Names as `ibench micro --benchmarks` takes them, each benchmark by its full name.
@@ -304,6 +349,8 @@ fn micro(
         "max_tries": w.max_tries,
         "max_reconnects": w.max_reconnects,
         "max_error_pct": w.max_error_pct,
+        "post_write_pause": value(&s.post_write_pause, &w.post_write_pause),
+        "random_pk_rows": value(&s.random_pk_rows, &w.random_pk_rows),
     })];
     WorkloadSpec::Micro(MicroSpec::assemble(&layers, scale))
 }
@@ -355,6 +402,18 @@ fn tpcc(
         (
             "table_rows",
             w.table_rows.is_some() || s.table_rows.is_some(),
+        ),
+        (
+            "post_write_pause",
+            pick(&s.post_write_pause, &w.post_write_pause).is_some(),
+        ),
+        (
+            "random_pk_rows",
+            pick(&s.random_pk_rows, &w.random_pk_rows).is_some(),
+        ),
+        (
+            "scan_clients",
+            pick(&s.scan_clients, &w.scan_clients).is_some(),
         ),
     ]);
     refuse(p, at, "tpcc", &given);

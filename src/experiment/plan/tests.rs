@@ -320,3 +320,35 @@ fn a_setup_applies_to_the_targets_it_names() {
         "{m:?}"
     );
 }
+
+/// `on_node_failure`: checked by the command line's function (a cluster only, `fail` or
+/// `continue`), and carried into the cells' server.
+#[test]
+fn on_node_failure_is_for_clusters() {
+    let text = |setup: &str| {
+        format!(
+            "name = \"e\"\n[workload]\nsteps = \"l.i0\"\n[[target]]\nname = \"m\"\ndbms = \"mysql\"\n\
+             [[setup]]\nname = \"s\"\n{setup}\n"
+        )
+    };
+    let (p, problems) = plan(&text("galera = 3\non_node_failure = \"continue\""), None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let server = p.cells[0].server.as_ref().unwrap();
+    assert_eq!(server.on_node_failure, crate::spec::NodeFailure::Continue);
+    for (setup, says) in [
+        (
+            "on_node_failure = \"continue\"",
+            "on_node_failure continue is for a cluster: add replicas = N or galera = N",
+        ),
+        (
+            "replicas = 1\non_node_failure = \"maybe\"",
+            "on_node_failure \"maybe\": expected fail or continue",
+        ),
+    ] {
+        let (_, problems) = plan(&text(setup), None);
+        assert!(
+            problems.iter().any(|p| p.message.contains(says)),
+            "{setup}: {problems:?}"
+        );
+    }
+}

@@ -155,3 +155,106 @@ fn micro_cells_read_from_replicas_and_tpcc_cells_refuse_it() {
         "{m:?}"
     );
 }
+
+/// The run conditions (`post_write_pause`, `random_pk_rows`, `scan_clients`, `no_sampling`):
+/// a setup's over the workload's, in the cell's spec, in its fingerprint only when set, and a
+/// bad value or a key of another workload kind one problem at its line.
+#[test]
+fn run_conditions_reach_the_cells_and_their_fingerprints_only_when_set() {
+    let text = format!(
+        "{MICRO}post_write_pause = 7\nrandom_pk_rows = 300\nno_sampling = true\n\
+         [[setup]]\nname = \"plain\"\n"
+    )
+    .replace("warmup = 1", "warmup = 1\npost_write_pause = 2");
+    let (p, problems) = plan(&text, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let micro = |c: &super::Cell| match &c.workload {
+        WorkloadSpec::Micro(m) => (m.post_write_pause, m.random_pk_rows),
+        other => panic!("not micro: {other:?}"),
+    };
+    // Cells per target: setup big, then plain.
+    assert_eq!(micro(&p.cells[0]), (Some(7), 300));
+    assert!(p.cells[0].no_sampling && p.cells[0].spec(Path::new("o")).no_sampling);
+    assert_eq!(micro(&p.cells[1]), (Some(2), 0));
+    assert!(!p.cells[1].no_sampling);
+    // Unset, the fingerprint is what it was before the keys.
+    let (before, _) = plan(&format!("{MICRO}[[setup]]\nname = \"plain\"\n"), None);
+    let (unset, _) = plan(
+        &text.replace("warmup = 1\npost_write_pause = 2", "warmup = 1"),
+        None,
+    );
+    assert_eq!(unset.cells[1].fingerprint, before.cells[1].fingerprint);
+    assert_ne!(p.cells[1].fingerprint, before.cells[1].fingerprint);
+    assert_ne!(unset.cells[0].fingerprint, before.cells[0].fingerprint);
+    // A bad value: one problem naming the key, at its line.
+    let bad = text.replace("random_pk_rows = 300", "random_pk_rows = 3000000000");
+    let (_, problems) = plan(&bad, None);
+    let line = bad
+        .lines()
+        .position(|l| l.starts_with("random_pk_rows"))
+        .unwrap()
+        + 1;
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].at, format!("e.toml:{line}"));
+    assert!(
+        problems[0]
+            .message
+            .starts_with("random_pk_rows 3000000000 is out of range"),
+        "{problems:?}"
+    );
+    // scan_clients is the Insert Benchmark's: refused for micro, taken by it.
+    let (_, problems) = plan(&format!("{MICRO}scan_clients = 2\n"), None);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message == "scan_clients does not apply to kind = \"micro\""),
+        "{problems:?}"
+    );
+    let ib = format!("{MATRIX}[[setup]]\nname = \"s\"\nscan_clients = 3\n");
+    let (p, problems) = plan(&ib, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(
+        p.cells[0].workload.insert_benchmark().unwrap().scan_clients,
+        Some(3)
+    );
+    let bad = ib.replace("scan_clients = 3", "scan_clients = 0");
+    let line = bad
+        .lines()
+        .position(|l| l.starts_with("scan_clients"))
+        .unwrap()
+        + 1;
+    let (_, problems) = plan(&bad, None);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].at, format!("e.toml:{line}"));
+    assert!(
+        problems[0]
+            .message
+            .starts_with("scan_clients 0 is out of range"),
+        "{problems:?}"
+    );
+}
+
+/// `benchmarks` takes the reference order (`all`), `reads-first` and `.pre` names, as
+/// `ibench micro --benchmarks` does.
+#[test]
+fn benchmarks_take_the_reference_order_and_pre_names() {
+    for (names, first) in [
+        ("all", "point-query.pre"),
+        ("reads-first", "point-query"),
+        ("point-query.pre,update-one,point-query", "point-query.pre"),
+    ] {
+        let text = MICRO.replace("point-query,range-covered-pk", names);
+        let (p, problems) = plan(&text, None);
+        assert!(problems.is_empty(), "{names}: {problems:?}");
+        let WorkloadSpec::Micro(m) = &p.cells[0].workload else {
+            panic!("not micro")
+        };
+        let expected: Vec<String> = names
+            .split(',')
+            .flat_map(crate::workload::micro::expand)
+            .map(|e| e.name())
+            .collect();
+        assert_eq!(m.benchmarks, expected, "{names}");
+        assert_eq!(m.benchmarks[0], first, "{names}");
+    }
+}

@@ -202,7 +202,7 @@ fn drop_existing_is_a_url_targets_word_and_refused_elsewhere() {
     };
     let e = super::super::file::parse(&source).unwrap_err().to_string();
     assert!(
-        e.starts_with("u.toml:7: invalid type: string \"yes\", expected a boolean"),
+        e.starts_with("u.toml:7: drop_existing: invalid type: string \"yes\", expected a boolean"),
         "{e}"
     );
 }

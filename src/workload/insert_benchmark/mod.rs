@@ -551,8 +551,11 @@ impl Workload for InsertBenchmark {
         steps[index].is_query() && index > 0 && !steps[index - 1].is_query()
     }
 
-    fn maintenance(&self, change_settings: bool) -> Result<Option<String>> {
-        self.dbms.maintenance(&self.all_tables, change_settings)
+    fn maintenance(&self, change_settings: bool) -> Result<Option<crate::runner::Pause>> {
+        Ok(self
+            .dbms
+            .maintenance(&self.all_tables, change_settings)?
+            .map(Into::into))
     }
 
     fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {

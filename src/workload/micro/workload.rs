@@ -18,10 +18,10 @@ use crate::error::UsageError;
 use crate::metrics::recorder::Op;
 use crate::metrics::summary::{check_error_rate, summarize};
 use crate::results::model::StepResult;
-use crate::runner::Workload;
 use crate::runner::client::ThreadSpec;
 use crate::runner::client_loop::{self, Driver, Pacing};
 use crate::runner::{Expect, StepEnv};
+use crate::runner::{Pause, Workload};
 use crate::spec::MicroSpec;
 use crate::workload::ForeignTables;
 
@@ -437,27 +437,40 @@ impl Workload for Micro {
         self.pauses().get(index).copied().unwrap_or(false)
     }
 
-    fn maintenance(&self, change_settings: bool) -> Result<Option<String>> {
+    fn maintenance(&self, change_settings: bool) -> Result<Option<Pause>> {
         let start = Instant::now();
         let mut tables = self.tables_of(Shape::Sbtest).to_vec();
         for &shape in &self.created {
             tables.extend_from_slice(self.tables_of(SHAPES[shape]));
         }
-        let done = self.dbms.maintenance(&tables, change_settings)?;
         if !self.wrote.swap(false, Ordering::Relaxed) {
-            return Ok(done);
+            let done = self.dbms.maintenance(&tables, change_settings)?;
+            return Ok(done.map(Into::into));
         }
-        // After writes: the DBMS's background work (purge, flush, compaction) settles.
+        // After writes: the DBMS's background work (purge, flush, compaction) settles, waited
+        // for where the DBMS can tell, within the pause.
         let wait = self.spec.post_write_wait();
-        let slept = wait_until(start + Duration::from_secs(wait))?;
-        let waited = format!(
+        let until = start + Duration::from_secs(wait);
+        let (done, settled) = self
+            .dbms
+            .post_write_maintenance(&tables, change_settings, until)?;
+        let slept = wait_until(until)?;
+        let mut waited = String::new();
+        if let Some(s) = &settled {
+            waited.push_str(&format!(
+                "waited {:.1}s for {}: {} ({} {} -> {}), ",
+                s.seconds, s.waited_for, s.outcome, s.figure, s.start, s.end
+            ));
+        }
+        waited.push_str(&format!(
             "post-write wait {wait}s from the pause's start ({:.1}s after the maintenance)",
             slept.as_secs_f64()
-        );
-        Ok(Some(match done {
+        ));
+        let actions = match done {
             Some(d) => format!("{d}, {waited}"),
             None => waited,
-        }))
+        };
+        Ok(Some(Pause { actions, settled }))
     }
 
     fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {

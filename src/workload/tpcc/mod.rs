@@ -297,8 +297,11 @@ impl Workload for Tpcc {
         self.spec.prepare && index == 1
     }
 
-    fn maintenance(&self, change_settings: bool) -> Result<Option<String>> {
-        self.dbms.maintenance(&self.tables, change_settings)
+    fn maintenance(&self, change_settings: bool) -> Result<Option<crate::runner::Pause>> {
+        Ok(self
+            .dbms
+            .maintenance(&self.tables, change_settings)?
+            .map(Into::into))
     }
 
     fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {
