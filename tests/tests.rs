@@ -219,6 +219,11 @@ mod replicas;
 /// exit 2.
 mod replicas_mariadb;
 
+/// `ibench micro --replicas 1 --read-from replicas` (PostgreSQL): the replica's own
+/// statistics count the point queries, the primary's the updates; the replica replayed the
+/// writes before the reads after them and holds the primary's rows at the end.
+mod replicas_micro;
+
 /// A managed MariaDB Galera cluster (`--galera 3`, clients on every node): the Insert
 /// Benchmark and the update microbenchmarks leave the same rows on every node, every node
 /// served queries, per-node wsrep gauges, TLS group communication; bad flags exit 2.

@@ -98,8 +98,9 @@ pub struct TargetArgs {
     /// MariaDB: semi-synchronous, K <= 1).
     #[arg(long, value_name = "K", requires = "replicas")]
     pub sync_replicas: Option<usize>,
-    /// Where the Insert Benchmark's query steps read: the primary, or the replicas
-    /// (round-robin per client). Writers always go to the primary.
+    /// Where the Insert Benchmark's query steps and the microbenchmarks that only read
+    /// (`ibench micro`) read: the primary, or the replicas (round-robin per client). Writers
+    /// always go to the primary.
     #[arg(long, value_enum, value_name = "NODES", requires = "replicas")]
     pub read_from: Option<ReadFrom>,
     /// Start a MariaDB Galera cluster of N nodes on this host (Debian's galera-4; n1

@@ -195,6 +195,19 @@ pub trait Dbms: Send + Sync {
         self.connect_insert_benchmark()
     }
 
+    /// A connection for `client` of a read-only microbenchmark (`ibench micro`): a
+    /// replica's, round-robin, when the run reads from replicas; else [`Dbms::connect_micro`].
+    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+        let _ = client;
+        self.connect_micro()
+    }
+
+    /// How many replicas the readers ([`Dbms::connect_reader`],
+    /// [`Dbms::connect_micro_reader`]) connect to: 0 when they read from the primary.
+    fn read_replicas(&self) -> usize {
+        0
+    }
+
     /// A node of the managed cluster (`n2`, `r1`) died and the run goes on without it: new
     /// client connections no longer go to it, its gauges are no longer read.
     fn node_down(&self, _name: &str) {}

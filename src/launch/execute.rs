@@ -123,7 +123,7 @@ fn execute_into(
     };
     run.group = member.as_ref().map(Member::info);
     let share = member.as_ref().map(Member::share);
-    let mut workload = workload_for(spec, &db, share)?;
+    let mut workload = workload_for(spec, &db, share, options.experiment.is_some())?;
     let display = DisplayOptions {
         quiet: options.quiet,
         report_interval: Duration::from_secs(spec.report_interval_s),
@@ -217,13 +217,15 @@ fn new_run(
 }
 
 /// The workload `spec` asks for, on `db`; with `share`, only those clients (this host's
-/// part of a group).
+/// part of a group); `experiment`: the run is an experiment's cell.
 fn workload_for(
     spec: &RunSpec,
     db: &Arc<dyn dbms::Dbms>,
     share: Option<std::ops::Range<usize>>,
+    experiment: bool,
 ) -> Result<Box<dyn Workload>> {
-    let foreign = ForeignTables::new(spec.drop_existing, spec.write_existing);
+    let foreign =
+        ForeignTables::new(spec.drop_existing, spec.write_existing).in_experiment(experiment);
     Ok(match &spec.workload {
         WorkloadSpec::InsertBenchmark(w) => {
             let ib = InsertBenchmark::new(w.clone(), Arc::clone(db), foreign);

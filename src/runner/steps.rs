@@ -92,6 +92,25 @@ fn record_replication(step: &mut StepResult, costs: &CostWatch) {
     step.replication = crate::metrics::replication::replica_lags(step, &catch_up);
 }
 
+/// After the maintenance pause, with replicas: waits until they have replayed it too (the
+/// next step may read from them), and says how long each took (empty without replicas).
+fn pause_catch_up(costs: &CostWatch) -> String {
+    match costs.dbms.replica_catch_up(CATCH_UP_WAIT) {
+        Ok(c) if c.is_empty() => String::new(),
+        Ok(c) => {
+            let each: Vec<String> = c
+                .iter()
+                .map(|(name, s)| match s {
+                    Some(s) => format!("{name} in {s:.3}s"),
+                    None => format!("{name} not in {}s", CATCH_UP_WAIT.as_secs()),
+                })
+                .collect();
+            format!(", replicas caught up with it: {}", each.join(", "))
+        }
+        Err(e) => format!(", replica catch-up not measured: {e:#}"),
+    }
+}
+
 /// Runs step `index` in `env`, watching the cluster's nodes (`costs.nodes`): a node that died
 /// since the last step fails it before it starts (or, with `continue`, its clients do not
 /// connect to it); one that dies during it is recorded on it. With the step's errors of a
@@ -291,7 +310,10 @@ fn run_steps_inner(
         let mut maintenance = || -> Result<()> {
             if pause.enabled && workload.maintenance_before(index) {
                 let start = Instant::now();
-                if let Some(done) = workload.maintenance(pause.change_settings)? {
+                if let Some(mut done) = workload.maintenance(pause.change_settings)? {
+                    if let Some(c) = costs {
+                        done.actions.push_str(&pause_catch_up(c));
+                    }
                     let duration_s = start.elapsed().as_secs_f64();
                     if !display.quiet {
                         let actions = &done.actions;

@@ -159,7 +159,8 @@ pub enum ClientNodes {
 /// Most replicas `--replicas` starts (each is a whole server on this host).
 pub const MAX_REPLICAS: usize = 8;
 
-/// Where the Insert Benchmark's query steps read (`--read-from`).
+/// Where the Insert Benchmark's query steps and the read-only microbenchmarks read
+/// (`--read-from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReadFrom {
     /// The primary, as the writers.
@@ -168,6 +169,12 @@ pub enum ReadFrom {
     Replicas,
 }
 
+/// Why `--read-from replicas` (`read_from = "replicas"`) is refused for TPC-C: every one of
+/// its transactions, the read-only ones included, runs on the primary.
+pub const TPCC_READS_ON_PRIMARY: &str = "reads from replicas are for the Insert Benchmark's \
+     query steps and the microbenchmarks that only read: TPC-C's transactions all run on the \
+     primary";
+
 /// Replicas of a managed server (`--replicas N --sync-replicas K --read-from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplicaSpec {
@@ -175,7 +182,8 @@ pub struct ReplicaSpec {
     pub count: usize,
     /// The first this many are synchronous standbys (`FIRST K (r1, ..)`).
     pub sync: usize,
-    /// The Insert Benchmark's query steps read from the replicas, round-robin per client.
+    /// The Insert Benchmark's query steps and the read-only microbenchmarks read from the
+    /// replicas, round-robin per client.
     pub read_from_replicas: bool,
 }
 

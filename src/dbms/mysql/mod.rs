@@ -431,6 +431,17 @@ impl Dbms for Mysql {
         }
     }
 
+    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+        match self.replicas.reader(client) {
+            Some((opts, url)) => Ok(Box::new(self.connection_to(opts, url)?)),
+            None => self.connect_micro(),
+        }
+    }
+
+    fn read_replicas(&self) -> usize {
+        self.replicas.readers()
+    }
+
     fn node_down(&self, name: &str) {
         if !self.nodes.set_down(name, true) {
             self.replicas.set_down(name);

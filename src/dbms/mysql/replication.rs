@@ -51,6 +51,11 @@ impl Replicas {
         self.nodes.is_empty()
     }
 
+    /// How many replicas the run's readers connect to (0: they read from the primary).
+    pub(super) fn readers(&self) -> usize {
+        if self.read { self.nodes.len() } else { 0 }
+    }
+
     /// Where `client`'s query thread reads, when the run reads from replicas.
     pub(super) fn reader(&self, client: usize) -> Option<&(Opts, ServerUrl)> {
         if !self.read || self.nodes.is_empty() {
