@@ -191,7 +191,12 @@ fn url_experiment_runs_two_setups_and_resumes_after_ctrl_c() {
         if host.is_some() {
             let e = run.steps[0].efficiency.as_ref().unwrap();
             assert!(e.dbms_source.starts_with("external server, pid"), "{cell}");
-            assert!(e.dbms.as_ref().unwrap().cpu_s > 0.0, "{cell}");
+            // A short step may fall within one clock tick of the server's CPU; the run's
+            // steps together do not (l.i1 alone inserts and deletes 20000 rows a client).
+            let cpu: f64 = (run.steps.iter())
+                .filter_map(|s| Some(s.efficiency.as_ref()?.dbms.as_ref()?.cpu_s))
+                .sum();
+            assert!(cpu > 0.0, "{cell}: no server CPU in any step");
             assert!(e.db_size.disk_bytes.unwrap_or(0) > 0, "{cell}");
         }
     }
