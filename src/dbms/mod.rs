@@ -30,6 +30,7 @@ pub mod insert_benchmark;
 pub mod kind;
 pub mod literal;
 pub mod micro;
+pub mod readers;
 pub mod socket;
 pub mod statement_cache;
 pub mod url;

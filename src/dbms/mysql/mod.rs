@@ -425,26 +425,26 @@ impl Dbms for Mysql {
     }
 
     fn connect_reader(&self, client: usize) -> Result<Box<dyn InsertBenchmarkConnection>> {
-        match self.replicas.reader(client) {
+        match self.replicas.readers.reader(client) {
             Some((opts, url)) => Ok(Box::new(self.connection_to(opts, url)?)),
             None => self.connect_insert_benchmark(),
         }
     }
 
     fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
-        match self.replicas.reader(client) {
+        match self.replicas.readers.reader(client) {
             Some((opts, url)) => Ok(Box::new(self.connection_to(opts, url)?)),
             None => self.connect_micro(),
         }
     }
 
     fn read_replicas(&self) -> usize {
-        self.replicas.readers()
+        self.replicas.readers.readers()
     }
 
     fn node_down(&self, name: &str) {
         if !self.nodes.set_down(name, true) {
-            self.replicas.set_down(name);
+            self.replicas.readers.set_down(name);
         }
     }
 
@@ -453,7 +453,7 @@ impl Dbms for Mysql {
     }
 
     fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {
-        if self.replicas.is_empty() {
+        if self.replicas.readers.is_empty() {
             return Ok(Vec::new());
         }
         self.replicas.catch_up(&mut self.conn()?, timeout)
@@ -576,7 +576,7 @@ impl Dbms for Mysql {
     /// InnoDB or MyRocks levels and stall counters, on a connection of their own.
     fn gauges(&self) -> Result<BTreeMap<String, f64>> {
         let mut gauges = self.gauges.read(&self.opts)?;
-        if !self.replicas.is_empty() {
+        if !self.replicas.readers.is_empty() {
             self.replicas.lag_gauges(&self.opts, &mut gauges);
         }
         if !self.nodes.is_empty() {

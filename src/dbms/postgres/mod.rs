@@ -382,7 +382,7 @@ impl Postgres {
 
     /// A connection to the replica `client` reads from, when the run reads from replicas.
     fn replica_connection(&self, client: usize) -> Result<Option<PgConnection>> {
-        let Some((config, url)) = self.replicas.reader(client) else {
+        let Some((config, url)) = self.replicas.readers.reader(client) else {
             return Ok(None);
         };
         let wire = PgWire::connect(config).map_err(|e| DbError {
@@ -421,18 +421,18 @@ impl Dbms for Postgres {
     }
 
     fn read_replicas(&self) -> usize {
-        self.replicas.readers()
+        self.replicas.readers.readers()
     }
 
     fn node_down(&self, name: &str) {
-        self.replicas.set_down(name);
+        self.replicas.readers.set_down(name);
     }
 
     fn replica_catch_up(
         &self,
         timeout: std::time::Duration,
     ) -> Result<Vec<(String, Option<f64>)>> {
-        if self.replicas.is_empty() {
+        if self.replicas.readers.is_empty() {
             return Ok(Vec::new());
         }
         self.replicas.catch_up(&mut self.client()?, timeout)

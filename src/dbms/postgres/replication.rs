@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use postgres::{Client, Config, NoTls};
 
+use crate::dbms::readers::Readers;
 use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
 
@@ -36,13 +37,9 @@ pub(super) const LAG_GAUGES: [&str; 4] = [
 /// The replicas of a run.
 #[derive(Default)]
 pub(super) struct Replicas {
-    /// Each replica: its name (application_name, from the managed server), configuration
-    /// and URL.
-    nodes: Vec<(Config, ServerUrl)>,
-    /// Query threads connect to the replicas.
-    pub(super) read: bool,
-    /// Names of the replicas that died (`--on-node-failure continue`): no reader goes there.
-    down: std::sync::Mutex<Vec<String>>,
+    /// Each replica's configuration (application_name: ibench's) and URL, and where
+    /// readers go.
+    pub(super) readers: Readers<Config>,
 }
 
 impl Replicas {
@@ -60,43 +57,13 @@ impl Replicas {
             nodes.push((config, url.clone()));
         }
         Ok(Replicas {
-            nodes,
-            read,
-            down: Default::default(),
+            readers: Readers::new(nodes, read),
         })
     }
 
-    /// Whether there are any.
-    pub(super) fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
 
-    /// How many replicas the run's readers connect to (0: they read from the primary).
-    pub(super) fn readers(&self) -> usize {
-        if self.read { self.nodes.len() } else { 0 }
-    }
 
-    /// Where `client`'s query thread reads, when the run reads from replicas.
-    pub(super) fn reader(&self, client: usize) -> Option<&(Config, ServerUrl)> {
-        if !self.read || self.nodes.is_empty() {
-            return None;
-        }
-        let down = self.down.lock().unwrap_or_else(|e| e.into_inner());
-        let up: Vec<usize> = (0..self.nodes.len())
-            .filter(|i| !down.contains(&format!("r{}", i + 1)))
-            .collect();
-        // With every replica down, the primary.
-        up.get(client % up.len().max(1))
-            .and_then(|&i| self.nodes.get(i))
-    }
 
-    /// Replica `name` (`r1`) died: no reader connects to it from now on.
-    pub(super) fn set_down(&self, name: &str) {
-        self.down
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(name.to_string());
-    }
 
     /// The primary's WAL position now (on `primary`), then each replica's seconds until it
     /// had replayed up to it (`None` when not within `timeout`, or it cannot be reached).
@@ -109,11 +76,12 @@ impl Replicas {
         let lsn: String = primary.query_one(CURRENT_LSN, &[])?.get(0);
         let start = Instant::now();
         let mut clients: Vec<Option<Client>> = self
-            .nodes
+            .readers
+            .nodes()
             .iter()
             .map(|(c, _)| c.connect(NoTls).ok())
             .collect();
-        let mut done: Vec<Option<f64>> = vec![None; self.nodes.len()];
+        let mut done: Vec<Option<f64>> = vec![None; self.readers.nodes().len()];
         while start.elapsed() < timeout {
             let mut waiting = false;
             for (i, client) in clients.iter_mut().enumerate() {
