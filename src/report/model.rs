@@ -444,19 +444,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .iter()
         .filter_map(|r| Some((r, r.steps.iter().find(|s| s.name == step)?)))
         .unzip();
-    let node_failures = runs
-        .iter()
-        .zip(&steps)
-        .flat_map(|(r, s)| {
-            s.node_failures.iter().map(|d| {
-                let rejoin = crate::report::replication::rejoin_text(d);
-                (
-                    r.run_id.clone(),
-                    format!("{}: {}{rejoin}", d.message, d.outcome),
-                )
-            })
-        })
-        .collect();
+    let node_failures = crate::report::replication::node_failure_lines(&runs, &steps);
     let incomplete = steps
         .iter()
         .filter(|s| s.status != RunStatus::Complete)
@@ -473,26 +461,6 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         } else {
             (runs, steps)
         };
-    // Only a completed step's SLA was evaluated (older documents say `pass` for the others).
-    let slas: Vec<_> = steps
-        .iter()
-        .filter(|s| s.status == RunStatus::Complete)
-        .filter_map(|s| s.sla.as_ref())
-        .collect();
-    let sla = slas.first().map(|first| SlaAgg {
-        target: first.target_inserts_per_s,
-        inserts_per_s: Stat::of(&slas.iter().map(|s| s.inserts_per_s).collect::<Vec<_>>())
-            .unwrap_or_default(),
-        seconds_met_pct: Stat::of(
-            &slas
-                .iter()
-                .map(|s| 100.0 * s.seconds_met_share)
-                .collect::<Vec<_>>(),
-        )
-        .unwrap_or_default(),
-        passed: slas.iter().filter(|s| s.pass).count(),
-        runs: slas.len(),
-    });
     let select_min_us = Stat::of(
         &steps
             .iter()
@@ -506,34 +474,6 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
             ops.insert(op.clone(), agg);
         }
     }
-    let counter_names: BTreeSet<&String> = steps
-        .iter()
-        .filter_map(|s| s.efficiency.as_ref())
-        .flat_map(|e| e.counters_per_op.keys())
-        .collect();
-    let counters = counter_names
-        .into_iter()
-        .filter_map(|name| {
-            let values: Vec<f64> = steps
-                .iter()
-                .filter_map(|s| s.dbms_counters.get(name).copied())
-                .collect();
-            Some((name.clone(), Stat::of(&values)?))
-        })
-        .collect();
-    let wait_names: BTreeSet<&String> = steps.iter().flat_map(|s| s.wait_events.keys()).collect();
-    let waits = wait_names
-        .into_iter()
-        .filter_map(|name| {
-            // A run that recorded waits but not this one spent no time in it.
-            let values: Vec<f64> = steps
-                .iter()
-                .filter(|s| !s.wait_events.is_empty())
-                .map(|s| s.wait_events.get(name).copied().unwrap_or(0.0))
-                .collect();
-            Some((name.clone(), Stat::of(&values)?))
-        })
-        .collect();
     let flags = runs
         .iter()
         .zip(&steps)
@@ -544,8 +484,8 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         pacing: crate::report::pacing::Pacing::of(&steps),
         flags,
         servers: crate::report::replication::server_stats(&steps),
-        counters,
-        waits,
+        counters: counter_stats(&steps),
+        waits: wait_stats(&steps),
         incomplete,
         node_failures,
         throughput: metric_stats(THROUGHPUT, &steps),
@@ -555,10 +495,70 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         } else {
             BTreeMap::new()
         },
-        sla,
+        sla: sla_agg(&steps),
         select_min_us,
         ops,
     })
+}
+
+/// The writer SLA of a query step over `steps` (only a completed step's was evaluated: older
+/// documents say `pass` for the others).
+fn sla_agg(steps: &[&StepResult]) -> Option<SlaAgg> {
+    let slas: Vec<_> = steps
+        .iter()
+        .filter(|s| s.status == RunStatus::Complete)
+        .filter_map(|s| s.sla.as_ref())
+        .collect();
+    slas.first().map(|first| SlaAgg {
+        target: first.target_inserts_per_s,
+        inserts_per_s: Stat::of(&slas.iter().map(|s| s.inserts_per_s).collect::<Vec<_>>())
+            .unwrap_or_default(),
+        seconds_met_pct: Stat::of(
+            &slas
+                .iter()
+                .map(|s| 100.0 * s.seconds_met_share)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_or_default(),
+        passed: slas.iter().filter(|s| s.pass).count(),
+        runs: slas.len(),
+    })
+}
+
+/// The DBMS's key counters over `steps`, median over the runs.
+fn counter_stats(steps: &[&StepResult]) -> BTreeMap<String, Stat> {
+    let counter_names: BTreeSet<&String> = steps
+        .iter()
+        .filter_map(|s| s.efficiency.as_ref())
+        .flat_map(|e| e.counters_per_op.keys())
+        .collect();
+    counter_names
+        .into_iter()
+        .filter_map(|name| {
+            let values: Vec<f64> = steps
+                .iter()
+                .filter_map(|s| s.dbms_counters.get(name).copied())
+                .collect();
+            Some((name.clone(), Stat::of(&values)?))
+        })
+        .collect()
+}
+
+/// Seconds in each wait event over `steps`, median over the runs that recorded waits.
+fn wait_stats(steps: &[&StepResult]) -> BTreeMap<String, Stat> {
+    let wait_names: BTreeSet<&String> = steps.iter().flat_map(|s| s.wait_events.keys()).collect();
+    wait_names
+        .into_iter()
+        .filter_map(|name| {
+            // A run that recorded waits but not this one spent no time in it.
+            let values: Vec<f64> = steps
+                .iter()
+                .filter(|s| !s.wait_events.is_empty())
+                .map(|s| s.wait_events.get(name).copied().unwrap_or(0.0))
+                .collect();
+            Some((name.clone(), Stat::of(&values)?))
+        })
+        .collect()
 }
 
 /// Sets each figure's value relative to the base's, where the base's median is above the

@@ -270,3 +270,20 @@ pub fn rejoin_text(d: &crate::results::model::NodeDeath) -> String {
         },
     }
 }
+
+/// The nodes that died in `steps` (a group's runs of one step, `runs` theirs): (run, the line
+/// said of the death and what became of the step and the node).
+pub fn node_failure_lines(runs: &[&RunResult], steps: &[&StepResult]) -> Vec<(String, String)> {
+    runs.iter()
+        .zip(steps)
+        .flat_map(|(r, s)| {
+            s.node_failures.iter().map(|d| {
+                let rejoin = rejoin_text(d);
+                (
+                    r.run_id.clone(),
+                    format!("{}: {}{rejoin}", d.message, d.outcome),
+                )
+            })
+        })
+        .collect()
+}
