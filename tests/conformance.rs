@@ -245,6 +245,7 @@ fn start_server(plan: &Plan) -> Option<(ManagedServer, Bench)> {
         user: None,
         replicas: None,
         galera: None,
+        on_node_failure: Default::default(),
     };
     let bench = server_bench();
     let (dir, log) = (bench.path("server"), bench.path("server.log"));

@@ -125,6 +125,17 @@ fn check_gauges(run: &RunResult) {
         }
     }
     assert!(timed > 0, "no step of 1.5 s or more");
+    // Each node on its own: every node applied l.i0's write-sets (CPU and written bytes),
+    // and the nodes add up to the DBMS figures.
+    let e = run.steps[0].efficiency.as_ref().unwrap();
+    let names: Vec<&str> = e.servers.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["n1", "n2", "n3"]);
+    for w in &e.servers {
+        assert!(w.work.cpu_s > 0.0 && w.work.work.write_bytes > 0, "{w:?}");
+    }
+    let sum: f64 = e.servers.iter().map(|w| w.work.cpu_s).sum();
+    let total = e.dbms.as_ref().unwrap().cpu_s;
+    assert!((sum - total).abs() < 1e-6, "nodes {sum} s, DBMS {total} s");
 }
 
 /// The Insert Benchmark with its 3 clients' connections spread over 3 nodes.
@@ -214,7 +225,8 @@ fn galera_update_microbenchmarks_rows_agree_on_every_node() {
     });
 }
 
-/// `--galera` out of range, with MyRocks, or with PostgreSQL: exit 2, one line, no results.
+/// `--galera` out of range, with MyRocks, or with PostgreSQL, `--on-node-failure` on a single
+/// server: exit 2, one line, no results.
 #[test]
 fn bad_galera_flags_exit_2() {
     let bench = Bench::new();
@@ -233,6 +245,14 @@ fn bad_galera_flags_exit_2() {
             &["--server", "postgres", "--galera", "3"][..],
             "--galera is for mariadb servers",
         ),
+        (
+            &["--server", "mariadb", "--on-node-failure", "continue"][..],
+            "--on-node-failure continue is for a cluster: add --replicas N or --galera N",
+        ),
+        (
+            &["--on-node-failure", "fail"][..],
+            "--on-node-failure fail is for a cluster",
+        ),
     ] {
         let out = bench.run(args);
         assert_eq!(out.code, Some(2), "{}", out.describe());
@@ -240,4 +260,226 @@ fn bad_galera_flags_exit_2() {
         assert!(out.stderr.contains(says), "{}", out.describe());
         assert!(out.new_results.is_empty());
     }
+}
+
+/// Spawns a 3-node cluster running l.i0, l.x and a qp100 of `seconds` with `extra` flags,
+/// waits until qp100 has run queries, kills n2 with SIGKILL (its pid from the results the
+/// run saved after l.x) and waits for ibench to end. Returns the outcome, the run as saved
+/// before the kill, and the server processes' marker (the results directory).
+fn kill_n2_mid_step(bench: &Bench, extra: &[&str]) -> Killed {
+    let out = bench.out();
+    let mut args = vec![
+        "--server",
+        "mariadb",
+        "--galera",
+        "3",
+        "--steps",
+        "l.i0,l.x,qp100",
+        "--clients",
+        "3",
+        "--l0-rows",
+        "2000",
+        "--query-seconds",
+        "8",
+    ];
+    args.extend_from_slice(extra);
+    let mut child = bench.spawn_raw(
+        &["run", "--out", path_str(&out), "--report-interval", "1"],
+        &args,
+    );
+    // The cluster as the run recorded it at its start: with --keep-server, n1 and n3 are
+    // stopped by the test whatever happens next (n2 is killed below).
+    let saved = || {
+        crate::common::json_files(&out)
+            .first()
+            .and_then(|f| ibench::results::file::load(f).ok())
+            .filter(|r| r.managed_server.is_some())
+    };
+    child.wait_for_stderr(std::time::Duration::from_secs(300), |_| saved().is_some());
+    let mut kept = Vec::new();
+    if extra.contains(&"--keep-server") {
+        let started = saved().unwrap();
+        kept.push(crate::common::Kept::of(&started, "mariadb"));
+        let n3 = started.managed_server.as_ref().unwrap().replicas[1].pid;
+        kept.push(crate::common::Kept {
+            pid: n3.unwrap(),
+            signal: "TERM",
+        });
+    }
+    child.wait_for_stderr(std::time::Duration::from_secs(300), |line| {
+        // "[   2.0s]  qp100 q/s 1.2k": a live line of qp100 with queries in it.
+        let rest = line.split_once("s] ").map_or("", |(_, r)| r);
+        rest.split_whitespace().next() == Some("qp100") && rest.contains("q/s")
+    });
+    let before = crate::common::json_files(&out)
+        .first()
+        .and_then(|f| ibench::results::file::load(f).ok())
+        .expect("results of the steps before");
+    let n2 = &before.managed_server.as_ref().unwrap().replicas[0];
+    assert_eq!(n2.name, "n2");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &n2.pid.unwrap().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let outcome = child.finish(std::time::Duration::from_secs(300));
+    Killed {
+        outcome,
+        before,
+        marker: path_str(&out).to_string(),
+        _kept: kept,
+    }
+}
+
+/// What [`kill_n2_mid_step`] saw: ibench's outcome, the run as saved before the kill, the
+/// server processes' marker (the results directory), and the nodes a kept cluster left
+/// running (stopped when dropped).
+struct Killed {
+    outcome: crate::common::Outcome,
+    before: RunResult,
+    marker: String,
+    _kept: Vec<crate::common::Kept>,
+}
+
+/// The step's record of n2's death: which node, its pid and port, when, how it was seen.
+fn check_death(step: &ibench::results::model::StepResult, before: &RunResult) {
+    let n2 = &before.managed_server.as_ref().unwrap().replicas[0];
+    assert_eq!(step.node_failures.len(), 1, "{:?}", step.node_failures);
+    let d = &step.node_failures[0];
+    assert_eq!(
+        (d.node.as_str(), d.role.as_str(), d.pid, d.port),
+        ("n2", "galera node", n2.pid.unwrap(), n2.port)
+    );
+    assert_eq!(d.step, "qp100");
+    assert!(d.at_s > 0.0 && d.at_s <= step.duration_s + 0.5, "{d:?}");
+    assert_eq!(d.seen, "process gone");
+    assert!(
+        d.message.starts_with(&format!(
+            "galera node n2 (pid {}, port {}) died ",
+            d.pid, d.port
+        )),
+        "{d:?}"
+    );
+}
+
+/// n2 killed mid-step, by default: ibench fails the step and the run with a line naming n2,
+/// keeps the figures up to then, and leaves nothing of the cluster running.
+#[test]
+fn galera_node_killed_mid_step_fails_the_run_naming_it() {
+    if !have("mariadb", "") {
+        return;
+    }
+    let bench = Bench::new();
+    let Killed {
+        outcome: out,
+        before,
+        marker,
+        ..
+    } = kill_n2_mid_step(&bench, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", out.describe());
+    assert!(
+        errors[0].contains("step qp100 failed: galera node n2 (pid"),
+        "{}",
+        errors[0]
+    );
+    let run = ibench::results::file::load(&out.new_results[0]).unwrap();
+    assert_eq!(run.status, ibench::results::model::RunStatus::Failed);
+    let qp = &run.steps[2];
+    assert_eq!(qp.status, ibench::results::model::RunStatus::Failed);
+    assert!(qp.queries > 0, "figures up to the failure are kept");
+    check_death(qp, &before);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !crate::common::processes_with(&marker).is_empty() && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        crate::common::processes_with(&marker),
+        Vec::<u32>::new(),
+        "cluster processes left behind"
+    );
+}
+
+/// n2 killed mid-step with `--on-node-failure continue`: the step goes on on n1 and n3, qp100
+/// records n2's death (and the summary and the report say it), n2 is started again at the
+/// step's end and synced, and every node then holds the same rows, which are the run's.
+#[test]
+fn galera_node_killed_mid_step_continue_goes_on_and_it_rejoins() {
+    if !have("mariadb", "") {
+        return;
+    }
+    let bench = Bench::new();
+    let killed = kill_n2_mid_step(&bench, &["--on-node-failure", "continue", "--keep-server"]);
+    let (out, before) = (&killed.outcome, &killed.before);
+    let run = ibench::results::file::load(&out.new_results[0]).unwrap();
+    let qp = &run.steps[2];
+    // n2 started again (and left running by --keep-server): stopped whatever happens below.
+    let rejoin = qp.node_failures.first().and_then(|d| d.rejoin.clone());
+    let _n2 = rejoin
+        .as_ref()
+        .and_then(|r| r.pid)
+        .map(|pid| crate::common::Kept {
+            pid,
+            signal: "TERM",
+        });
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    assert_eq!(run.status, ibench::results::model::RunStatus::Complete);
+    check_death(qp, before);
+    assert!(qp.node_failures[0].outcome.contains("went on"), "{qp:?}");
+    let rejoin = rejoin.expect("n2 started again");
+    assert!(rejoin.error.is_none(), "{rejoin:?}");
+    assert!(rejoin.synced_s.unwrap() > 0.0, "{rejoin:?}");
+    assert!(
+        crate::common::alive(rejoin.pid.unwrap()),
+        "n2 runs again: {rejoin:?}"
+    );
+    assert!(out.stdout.contains("synced again in"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("warning: qp100: galera node n2 (pid"),
+        "{}",
+        out.stdout
+    );
+    assert!(qp.queries > 0);
+    // The report lists the death too.
+    let html = bench.html_report(&bench.out().join("results.db"));
+    assert!(
+        html.contains("Cluster nodes that died") && html.contains("galera node n2 (pid"),
+        "no node failure in the report"
+    );
+    let password = kept_password(&run);
+    let ports = ports(&run);
+    let order = "transactionid";
+    let columns = "transactionid, price, customerid";
+    let n1 = contents(&mut connect(ports[0], &password), columns, order);
+    let n2 = contents(&mut connect(ports[1], &password), columns, order);
+    let n3 = contents(&mut connect(ports[2], &password), columns, order);
+    assert_eq!(n1, n3, "n1 and n3 hold the same rows");
+    assert_eq!(n1, n2, "n2 caught up after it rejoined");
+    let total: u64 = n1.iter().map(|r| r.1).sum();
+    let inserted: u64 = run.steps.iter().map(|s| s.rows_inserted).sum();
+    let deleted: u64 = run.steps.iter().map(|s| s.rows_deleted).sum();
+    // A batch n2 committed (and replicated) just before it died reached its client as a lost
+    // connection, and the retry on another node inserted it again: off by such batches (10
+    // rows each in qp100's writer) at most, as the queue check after the step says.
+    let retries: u64 = qp.retries.values().sum();
+    let off = total.abs_diff(inserted - deleted);
+    assert!(
+        off <= retries * 10,
+        "{total} rows, retries {:?}",
+        qp.retries
+    );
+    let check = qp
+        .queue_check
+        .as_ref()
+        .expect("queue checked after reconnects");
+    assert_eq!(
+        check.rows_counted, total,
+        "the queue check counted the rows"
+    );
 }

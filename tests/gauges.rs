@@ -110,12 +110,13 @@ fn postgres_gauges_agree_with_the_server() {
     );
     assert!(wal.last() > wal.first(), "{wal:?}");
 
-    // The report draws them beside the step's rate charts.
+    // The report draws them beside the step's rate charts (the page's per-second charts
+    // are drawn from its embedded JSON).
     let store = bench.out().join("results.db");
     let html = bench.html_report(&store);
     for chart in [
-        "l.i1 pg.wal_bytes_total (per second)",
-        "l.i1 pg.dead_tuples (level)",
+        r#""title":"pg.wal_bytes_total","unit":"per second""#,
+        r#""title":"pg.dead_tuples","unit":"level""#,
     ] {
         assert!(html.contains(chart), "no chart {chart:?} in the report");
     }
@@ -323,7 +324,7 @@ fn myrocks_gauges_agree_with_the_server() {
     let store = bench.out().join("results.db");
     let html = bench.html_report(&store);
     for text in [
-        "Rocksdb_memtable_bytes (level)",
+        r#""title":"Rocksdb_memtable_bytes","unit":"level""#,
         "Engine status at each step",
         "rocksdb CF_COMPACTION default",
         "Compaction Stats [default]",

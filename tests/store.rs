@@ -49,6 +49,34 @@ fn runs_are_stored_listed_shown_and_exported() {
     let show = store_cmd(&bench, &["show", "base", "--results", &store]);
     show.assert_success();
     assert!(show.stdout.contains(&a.run_id) && show.stdout.contains("qp100"));
+    // The verdict comes first: qp100's writer SLA and the largest response time of the run,
+    // which is the largest max of its steps' ops.
+    let verdict = show.stdout.find("Verdict:").expect("a verdict");
+    assert!(
+        verdict < show.stdout.find("step ").unwrap(),
+        "{}",
+        show.stdout
+    );
+    assert!(show.stdout.contains("writer SLA"), "{}", show.stdout);
+    assert!(show.stdout.contains("qp100 pass") || show.stdout.contains("qp100 FAIL"));
+    let max_us = (a.steps.iter())
+        .flat_map(|s| s.ops.values().map(|o| o.percentiles_us.max))
+        .max()
+        .unwrap();
+    let line = (show.stdout.lines())
+        .find(|l| l.trim_start().starts_with("max response time:"))
+        .unwrap();
+    // It names a step and op whose largest response time is the run's (to the histogram's
+    // precision).
+    let named = (a.steps.iter())
+        .flat_map(|s| {
+            s.ops
+                .iter()
+                .map(move |(op, o)| (s, op, o.percentiles_us.max))
+        })
+        .filter(|(_, _, m)| *m as f64 >= max_us as f64 * 0.99)
+        .any(|(s, op, _)| line.contains(&format!("({} {op})", s.name)));
+    assert!(named, "{line}: not the largest of {max_us} us");
     let prefix = &b.run_id[..b.run_id.len() - 2];
     let by_prefix = store_cmd(&bench, &["show", prefix, "--results", &store]);
     if a.run_id.starts_with(prefix) {

@@ -32,6 +32,7 @@ mod history;
 /// Reports over stored runs (HTML, Markdown, JSON; repeats, base, escaping, Chromium).
 mod report;
 mod report_charts;
+mod report_html;
 
 /// What is measured and was hidden: per-second host CPU, device IO and RSS summarised per
 /// step in `ibench show` and the Markdown report, as the stored series give them (SQLite).
@@ -221,6 +222,11 @@ mod replicas;
 /// queries, r1 acknowledged commits, lag series and per-step figures; a second sync replica
 /// exit 2.
 mod replicas_mariadb;
+
+/// `ibench micro --replicas 1 --read-from replicas` (PostgreSQL): the replica's own
+/// statistics count the point queries, the primary's the updates; the replica replayed the
+/// writes before the reads after them and holds the primary's rows at the end.
+mod replicas_micro;
 
 /// A managed MariaDB Galera cluster (`--galera 3`, clients on every node): the Insert
 /// Benchmark and the update microbenchmarks leave the same rows on every node, every node

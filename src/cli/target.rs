@@ -11,11 +11,11 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Setting, SettingError, StatementMode, TargetSettings, TargetSpec};
 use crate::error::UsageError;
-use crate::server::replicas::{ClusterNames, galera_spec, replica_spec};
+use crate::server::replicas::{ClusterNames, galera_spec, on_node_failure, replica_spec};
 use crate::server::{Refusal, ServerProblem, ServerSetting, ServerSettings};
 use crate::spec::{
-    ClientNodes, GaleraSpec, MAX_SECONDS, Malloc, PoolMode, Pooler, PoolerSpec, ReadFrom,
-    ReplicaSpec, RunSpec, ServerSpec, WorkloadSpec,
+    ClientNodes, GaleraSpec, MAX_SECONDS, Malloc, NodeFailure, PoolMode, Pooler, PoolerSpec,
+    ReadFrom, ReplicaSpec, RunSpec, ServerSpec, WorkloadSpec,
 };
 
 /// Which DBMS to benchmark, and how to reach or start it.
@@ -98,8 +98,9 @@ pub struct TargetArgs {
     /// MariaDB: semi-synchronous, K <= 1).
     #[arg(long, value_name = "K", requires = "replicas")]
     pub sync_replicas: Option<usize>,
-    /// Where the Insert Benchmark's query steps read: the primary, or the replicas
-    /// (round-robin per client). Writers always go to the primary.
+    /// Where the Insert Benchmark's query steps and the microbenchmarks that only read
+    /// (`ibench micro`) read: the primary, or the replicas (round-robin per client). Writers
+    /// always go to the primary.
     #[arg(long, value_enum, value_name = "NODES", requires = "replicas")]
     pub read_from: Option<ReadFrom>,
     /// Start a MariaDB Galera cluster of N nodes on this host (Debian's galera-4; n1
@@ -114,6 +115,12 @@ pub struct TargetArgs {
     /// Which Galera nodes the clients connect to: every node in turn, or the first.
     #[arg(long, value_enum, value_name = "NODES", requires = "galera")]
     pub client_nodes: Option<ClientNodes>,
+    /// What a replica or Galera node that dies during a step does: `fail` (the default) fails
+    /// the step and the run with a line naming the node; `continue` goes on on the remaining
+    /// nodes and records the death on the step (a Galera node is started again at the step's
+    /// end, a replica stays down). With `--replicas` or `--galera` only.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub on_node_failure: Option<NodeFailure>,
     /// Record `perf record -g` of the DBMS's processes (ibench's own for an embedded DBMS)
     /// during each step into one SVG flame graph per step, beside the results
     /// (`<run>.profiles/<step>.svg`). Without perf, or where the kernel forbids it, the run
@@ -430,7 +437,12 @@ impl TargetArgs {
         params: &crate::dbms::Params,
     ) -> Result<Option<ServerSpec>, UsageError> {
         if self.server.is_none() {
-            return Ok(None);
+            return match self.on_node_failure {
+                Some(p) => Err(UsageError::new(
+                    on_node_failure(false, p, ClusterNames::FLAGS).unwrap_err(),
+                )),
+                None => Ok(None),
+            };
         }
         let family = crate::server::require_family(kind)?;
         let problems = ServerSettings {
@@ -470,7 +482,7 @@ impl TargetArgs {
             }
         }
         refused(ServerSetting::Pooler)?;
-        Ok(Some(ServerSpec {
+        let mut spec = ServerSpec {
             kind,
             bin_dir: self.server_bin.clone(),
             config_text,
@@ -488,7 +500,14 @@ impl TargetArgs {
             user: self.server_user.clone(),
             replicas: self.replica_spec(kind)?,
             galera: self.galera_spec(kind, params)?,
-        }))
+            on_node_failure: Default::default(),
+        };
+        if let Some(p) = self.on_node_failure {
+            let cluster = spec.replicas.is_some() || spec.galera.is_some();
+            spec.on_node_failure =
+                on_node_failure(cluster, p, ClusterNames::FLAGS).map_err(UsageError::new)?;
+        }
+        Ok(Some(spec))
     }
 
     /// `--replicas`, `--sync-replicas`, `--read-from`, checked (`server::replicas`).

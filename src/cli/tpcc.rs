@@ -113,6 +113,12 @@ impl TpccArgs {
                 "--no-prepare uses existing tables: give --path or --url to find them",
             ));
         }
+        if self.target.read_from == Some(crate::spec::ReadFrom::Replicas) {
+            return Err(UsageError::new(format!(
+                "--read-from replicas: {}",
+                crate::spec::server::TPCC_READS_ON_PRIMARY
+            )));
+        }
         let spec =
             self.target
                 .run_spec(&self.output, WorkloadSpec::Tpcc(tpcc), !self.no_maintenance)?;

@@ -326,7 +326,8 @@ pub struct TargetSpec {
     /// A managed server's streaming replicas (`r1` .. `rN`), for their lag and catch-up.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replica_urls: Vec<ServerUrl>,
-    /// The Insert Benchmark's query steps read from `replica_urls` (round-robin per client).
+    /// The Insert Benchmark's query steps and the read-only microbenchmarks read from
+    /// `replica_urls` (round-robin per client).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub read_from_replicas: bool,
     /// A managed Galera cluster's other nodes (`n2` .. `nN`; `url` is n1's), for their

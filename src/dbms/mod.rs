@@ -30,6 +30,7 @@ pub mod insert_benchmark;
 pub mod kind;
 pub mod literal;
 pub mod micro;
+pub mod readers;
 pub mod socket;
 pub mod statement_cache;
 pub mod url;
@@ -193,6 +194,34 @@ pub trait Dbms: Send + Sync {
     fn connect_reader(&self, client: usize) -> Result<Box<dyn InsertBenchmarkConnection>> {
         let _ = client;
         self.connect_insert_benchmark()
+    }
+
+    /// A connection for `client` of a read-only microbenchmark (`ibench micro`): a
+    /// replica's, round-robin, when the run reads from replicas; else [`Dbms::connect_micro`].
+    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+        let _ = client;
+        self.connect_micro()
+    }
+
+    /// How many replicas the readers ([`Dbms::connect_reader`],
+    /// [`Dbms::connect_micro_reader`]) connect to: 0 when they read from the primary.
+    fn read_replicas(&self) -> usize {
+        0
+    }
+
+    /// A node of the managed cluster (`n2`, `r1`) died and the run goes on without it: new
+    /// client connections no longer go to it, its gauges are no longer read.
+    fn node_down(&self, _name: &str) {}
+
+    /// A node taken out by [`Dbms::node_down`] is back (started again and synced): client
+    /// connections go to it again.
+    fn node_up(&self, _name: &str) {}
+
+    /// Errors of a kind of their own over a step, by kind, from the step's differences of
+    /// [`Dbms::counters`] (Galera: `cert_failure`, `bf_abort`, summed over the nodes).
+    /// Default: none.
+    fn error_counts(&self, _deltas: &BTreeMap<String, f64>) -> BTreeMap<String, u64> {
+        BTreeMap::new()
     }
 
     /// With streaming replicas: the primary's WAL position now, then per replica (by name)

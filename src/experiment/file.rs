@@ -77,6 +77,11 @@ pub struct TargetTable {
     /// for its CPU, IO and memory per operation (`--server-pid-file`).
     #[serde(default)]
     pub server_pid_file: Option<Spanned<String>>,
+    /// With `url`: replace tables of the benchmark's names that ibench did not create on
+    /// that server (`--drop-existing`; default false: a cell meeting one refuses to start,
+    /// naming it). Refused on a target ibench starts or embeds (those hold only its tables).
+    #[serde(default)]
+    pub drop_existing: Option<Spanned<bool>>,
     /// Storage engine of the tables: innodb (default) or rocksdb; MariaDB only.
     #[serde(default)]
     pub engine: Option<Spanned<String>>,
@@ -137,6 +142,10 @@ pub struct SetupTable {
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
+    /// Targets this setup applies to (default: all), as a config's `targets`: a cluster's
+    /// keys that only some targets take (`galera`) go in a setup of their own.
+    #[serde(default)]
+    pub targets: Option<Vec<Spanned<String>>>,
     /// Clients (default: the workload's, else 2; for microbenchmarks, one client count
     /// instead of the workload's list).
     #[serde(default)]
@@ -221,6 +230,10 @@ pub struct SetupTable {
     /// No once-a-second sampling during steps (`--no-sampling`), any workload.
     #[serde(default)]
     pub no_sampling: Option<Spanned<bool>>,
+    /// What a replica or Galera node that dies during a step does: `fail` (default) or
+    /// `continue` (`--on-node-failure`).
+    #[serde(default)]
+    pub on_node_failure: Option<Spanned<String>>,
 }
 
 /// Which workload an experiment's cells run (`[workload] kind`).

@@ -70,13 +70,14 @@ fn problems(list: Vec<Problem>) -> anyhow::Error {
 pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), String>) -> String {
     let mut s = String::new();
     let [t, c, a, u] = plan.dimensions;
+    // Configs and setups may each apply to some targets only: the combinations are counted.
     let _ = writeln!(
         s,
-        "experiment {}: {} cells ({} target/config pairs x {a} allocator(s) x {u} setup(s) x {} \
-         repeat(s); {t} target(s), {c} config(s)), scale {}, base {}",
+        "experiment {}: {} cells ({} combinations x {} repeat(s); {t} target(s), {c} \
+         config(s), {a} allocator(s), {u} setup(s)), scale {}, base {}",
         plan.name,
         plan.cells.len(),
-        plan.cells.len() / (a * u * plan.repeats as usize).max(1),
+        plan.cells.len() / (plan.repeats as usize).max(1),
         plan.repeats,
         plan.scale,
         plan.base
@@ -127,6 +128,11 @@ pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), Str
                 t.warehouses,
                 t.seconds
             ),
+        };
+        let what = if cell.external.as_ref().is_some_and(|e| e.drop_existing) {
+            format!("{what}, replaces tables ibench did not create (drop_existing)")
+        } else {
+            what
         };
         let what = match cell.resources.memory_limit {
             Some(m) => format!("{what}, memory cap {} MiB", m >> 20),

@@ -123,7 +123,7 @@ fn execute_into(
     };
     run.group = member.as_ref().map(Member::info);
     let share = member.as_ref().map(Member::share);
-    let mut workload = workload_for(spec, &db, share)?;
+    let mut workload = workload_for(spec, &db, share, options.experiment.is_some())?;
     let display = DisplayOptions {
         quiet: options.quiet,
         report_interval: Duration::from_secs(spec.report_interval_s),
@@ -137,6 +137,7 @@ fn execute_into(
             .profile
             .then(|| Profiler::new(file.path().with_extension("profiles"))),
         sampling: !spec.no_sampling,
+        nodes: cluster_nodes(spec, prepared),
     };
     let step_options = steps::StepOptions {
         pause: steps::Pause {
@@ -163,6 +164,14 @@ fn execute_into(
     }
     *slot = Some(run);
     outcome
+}
+
+/// The managed cluster's nodes to watch during the steps (none for a single server).
+fn cluster_nodes(spec: &RunSpec, prepared: &Prepared) -> Option<crate::runner::nodes::NodeWatch> {
+    let (server, info) = (spec.server.as_ref()?, prepared.managed.as_ref()?);
+    let port = prepared.resolved.target.url.as_ref()?.url().port()?;
+    let pids = &prepared.watch.0.more_pids;
+    crate::runner::nodes::NodeWatch::of(server, info, port, prepared.rejoins(), pids)
 }
 
 /// The results document of a run starting now on `db`: the request, what it resolved to,
@@ -208,13 +217,15 @@ fn new_run(
 }
 
 /// The workload `spec` asks for, on `db`; with `share`, only those clients (this host's
-/// part of a group).
+/// part of a group); `experiment`: the run is an experiment's cell.
 fn workload_for(
     spec: &RunSpec,
     db: &Arc<dyn dbms::Dbms>,
     share: Option<std::ops::Range<usize>>,
+    experiment: bool,
 ) -> Result<Box<dyn Workload>> {
-    let foreign = ForeignTables::new(spec.drop_existing, spec.write_existing);
+    let foreign =
+        ForeignTables::new(spec.drop_existing, spec.write_existing).in_experiment(experiment);
     Ok(match &spec.workload {
         WorkloadSpec::InsertBenchmark(w) => {
             let ib = InsertBenchmark::new(w.clone(), Arc::clone(db), foreign);

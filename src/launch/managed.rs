@@ -143,6 +143,15 @@ impl Servers {
         self.server.pid()
     }
 
+    /// How to start each of the cluster's other nodes again after it died, in order.
+    pub fn rejoins(&self) -> Vec<Option<std::sync::Arc<crate::server::replicas::galera::Rejoin>>> {
+        self.server
+            .replicas
+            .iter()
+            .map(|r| r.rejoin.clone())
+            .collect()
+    }
+
     /// Its data directory (the files its cost and size are read from).
     pub fn data_dir(&self) -> PathBuf {
         self.dir.join("data")

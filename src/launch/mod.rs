@@ -199,12 +199,14 @@ pub fn run_to_file(
     (run, result.and(finished))
 }
 
-/// The pid on the first line of `file` (postmaster.pid, mysqld.pid: an external server's);
-/// `what` names where the file was given (`--server-pid-file`) in the one-line error.
+/// The pid on the first line of `file` (postmaster.pid, mysqld.pid: an external server's),
+/// a process running on this host; `what` names where the file was given
+/// (`--server-pid-file`, an experiment's `server_pid_file`) in the one-line error.
 pub fn pid_from_file(file: &Path, what: &str) -> Result<u32, UsageError> {
     let text = crate::bounded::read_to_string(file, 4096)
         .map_err(|e| UsageError::new(format!("cannot read {what} {}: {e}", file.display())))?;
-    text.lines()
+    let pid: u32 = text
+        .lines()
         .next()
         .and_then(|l| l.trim().parse().ok())
         .ok_or_else(|| {
@@ -212,5 +214,13 @@ pub fn pid_from_file(file: &Path, what: &str) -> Result<u32, UsageError> {
                 "{what} {} does not start with a pid",
                 file.display()
             ))
-        })
+        })?;
+    if !Path::new(&format!("/proc/{pid}")).exists() {
+        return Err(UsageError::new(format!(
+            "{what} {} names pid {pid}, no such process on this host (a stale file: is the \
+             server running, and is this its pid file?)",
+            file.display()
+        )));
+    }
+    Ok(pid)
 }

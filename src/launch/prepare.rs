@@ -132,6 +132,15 @@ impl Prepared {
         Ok(prepared)
     }
 
+    /// How to start each of the managed cluster's other nodes again after it died (none for a
+    /// node that cannot be), in the results' `managed_server.replicas` order.
+    pub fn rejoins(&self) -> Vec<Option<std::sync::Arc<crate::server::replicas::galera::Rejoin>>> {
+        self.servers
+            .as_ref()
+            .map(|s| s.rejoins())
+            .unwrap_or_default()
+    }
+
     /// Stops the servers (or leaves a kept one running) and removes what the run made,
     /// unless it keeps its data; an error of stopping the server.
     pub fn finish(mut self) -> Result<()> {

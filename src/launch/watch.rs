@@ -97,7 +97,9 @@ pub fn managed(
             device: proc::device_of(&data),
             data_paths: vec![data],
             cgroup: None,
-            more_pids: replicas,
+            more_pids: (replicas.into_iter())
+                .map(|(n, p)| (n, std::sync::Arc::new(p.into())))
+                .collect(),
             primary_name: primary.to_string(),
         },
         source,

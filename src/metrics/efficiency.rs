@@ -93,7 +93,8 @@ fn thread_switch_growth(
 /// The step's cost, per op of type `per` (`insert` rows or `query`), `ops` of them.
 pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
     let (a, b) = (&costs.start, &costs.end);
-    let dbms = dbms_delta(a, b);
+    let servers = servers(costs);
+    let dbms = dbms_delta(a, b).map(|d| cluster_total(d, &servers));
     // IO of another user's server cannot be read: absent, not zero.
     let dbms_io_known =
         matches!((&a.dbms, &b.dbms), (Some(x), Some(y)) if x.io_known && y.io_known);
@@ -156,8 +157,27 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
             (Some(f), Some(x), Some(y)) => Some(f.step(x, y)),
             _ => None,
         },
-        servers: servers(costs),
+        servers,
     }
+}
+
+/// The cluster's DBMS work `d` as the sum of each server's own growth, when `servers` were
+/// sampled one by one: a node that died during the step reads as nothing at its end, which
+/// would take its start's counters away from the others' growth. Context switches stay
+/// counted thread by thread.
+fn cluster_total(mut d: ProcDelta, servers: &[ServerWork]) -> ProcDelta {
+    if servers.is_empty() {
+        return d;
+    }
+    let (v, iv) = (d.work.voluntary_cs, d.work.involuntary_cs);
+    d.work = Default::default();
+    for w in servers {
+        d.work.add(&w.work.work);
+    }
+    d.work.voluntary_cs = v;
+    d.work.involuntary_cs = iv;
+    d.cpu_s = d.work.cpu_s();
+    d
 }
 
 /// Each server's work over the step, when every server was sampled at both ends.
@@ -403,6 +423,9 @@ mod tests {
         assert!(p.io_known && !r.io_known);
         assert_eq!(r.work.cpu_s, 0.0);
         assert_eq!(r.peak_rss_bytes, 50);
+        // The cluster's total is their sum, not the difference of the totals.
+        let total = e.dbms.as_ref().unwrap();
+        assert!((total.cpu_s - 3.0).abs() < 1e-9, "{total:?}");
         // A sample that missed a server leaves the per-server figures out, not wrong.
         costs.end.servers.pop();
         assert!(efficiency(&costs, "insert", 10).servers.is_empty());

@@ -269,6 +269,10 @@ pub fn device_counters(name: &str) -> Option<DeviceCounters> {
     total
 }
 
+/// A server's pid that another part of ibench may change while the run goes on (a cluster's
+/// node started again after it died).
+pub type SharedPid = std::sync::Arc<std::sync::atomic::AtomicU32>;
+
 /// What the sampler watches for one run.
 #[derive(Clone, Debug, Default)]
 pub struct Watch {
@@ -284,8 +288,9 @@ pub struct Watch {
     /// The DBMS's own cgroup (`--memory-limit` and the like), when it has one.
     pub cgroup: Option<super::cgroup::CgroupFiles>,
     /// Root pids of more processes counted as the DBMS's (a managed primary's replicas, a
-    /// Galera cluster's other nodes), each with its name (`r1`, `n2`).
-    pub more_pids: Vec<(String, u32)>,
+    /// Galera cluster's other nodes), each with its name (`r1`, `n2`); shared with the
+    /// cluster's node watch, which sets the new pid of a node it started again.
+    pub more_pids: Vec<(String, SharedPid)>,
     /// The name of the server at `dbms_pid` when there are `more_pids` (`primary`, `n1`).
     pub primary_name: String,
 }
@@ -323,8 +328,8 @@ impl Watch {
                     servers.push(total.unwrap_or_default());
                 }
                 for (_, more) in &self.more_pids {
-                    let tree =
-                        tree_counters_with_threads(*more as i32, with_pss, Some(&mut dbms_threads));
+                    let more = more.load(std::sync::atomic::Ordering::Relaxed) as i32;
+                    let tree = tree_counters_with_threads(more, with_pss, Some(&mut dbms_threads));
                     servers.push(tree.unwrap_or_default());
                     if let (Some(t), Some(m)) = (total.as_mut(), tree) {
                         t.add(&m);

@@ -323,6 +323,8 @@ pub fn summarize(
         notes: Vec::new(),
         warmup: warmup_of(timed_recorders),
         cooldown_s: None,
+        node_failures: Vec::new(),
+        errors: BTreeMap::new(),
     }
 }
 

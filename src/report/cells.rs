@@ -13,7 +13,8 @@ pub struct Cell {
     pub text: String,
     /// A second, smaller line (the min-max range of repeats); Markdown puts it in brackets.
     pub sub: String,
-    /// `better`, `worse`, `fail`, `base` or empty.
+    /// `better`, `worse`, `fail`, `noisy`, `alert` (a verdict that calls for a look), `base` or
+    /// empty.
     pub class: String,
     /// Longer explanation (HTML tooltip).
     pub title: String,

@@ -1,14 +1,13 @@
-//! SVG charts for the HTML report, drawn with plotters' SVG backend (no fonts, no network).
+//! SVG charts for the HTML report, drawn with plotters' SVG backend (no fonts, no network):
+//! percentile curves, throughput by client count, versions (the per-second charts are
+//! interactive, drawn in the page: `timeline.rs`).
 //!
 //! Charts carry no user-given text: series are told apart by colour, and the legend is HTML
 //! next to the chart, so labels are escaped once, by the template.
 
 use anyhow::{Result, anyhow};
 use plotters::coord::combinators::IntoLogRange;
-use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
-
-use crate::report::per_second::{self, Chart, Kind, MIN_PARTIAL_S};
 
 /// Series colours; group i of the report is drawn in `PALETTE[i % len]`.
 pub const PALETTE: [(u8, u8, u8); 8] = [
@@ -102,185 +101,6 @@ fn log_ticks(bottom: f64, top: f64) -> Vec<f64> {
         decade *= 10.0;
     }
     out
-}
-
-/// Seconds as an axis label: `0`, `0.5`, `12`.
-fn axis_seconds(s: f64) -> String {
-    trimmed(s, 2)
-}
-
-/// What the x axis of a per-second chart says under it: how the last, partial second and the
-/// seconds without an op are drawn, where the chart has any.
-fn x_desc(chart: &Chart) -> String {
-    let mut notes = Vec::new();
-    let partial = chart.lines.iter().any(|l| {
-        l.samples
-            .last()
-            .is_some_and(|s| s.partial && s.value.is_some())
-    });
-    if partial {
-        notes.push(match chart.kind {
-            Kind::Rate => "o = partial last second, rate over its length".to_string(),
-            Kind::MaxResponse | Kind::P95Response | Kind::MeanResponse | Kind::Gauge => {
-                "o = partial last second".to_string()
-            }
-        });
-    }
-    if chart.lines.iter().any(|l| l.tail_left_out_s.is_some()) {
-        notes.push(format!("last second < {MIN_PARTIAL_S} s left out"));
-    }
-    if chart.kind.is_response()
-        && chart
-            .lines
-            .iter()
-            .any(|l| l.samples.iter().any(|s| s.value.is_none()))
-    {
-        notes.push("gap = no op completed".to_string());
-    }
-    if notes.is_empty() {
-        "seconds".to_string()
-    } else {
-        format!("seconds ({})", notes.join("; "))
-    }
-}
-
-/// Draws each line of `chart` as polylines through the middle of its samples, broken at gaps;
-/// a sample alone between gaps is a dot, and a partial last second is ringed.
-fn draw_samples<DB, X, Y>(
-    ctx: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    lines: &[per_second::Line],
-) -> Result<()>
-where
-    DB: DrawingBackend,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    for l in lines {
-        let c = color(l.color);
-        // Runs of consecutive measured samples, split at gaps.
-        let mut runs: Vec<Vec<(f64, f64, &per_second::Sample)>> = vec![Vec::new()];
-        for s in &l.samples {
-            match s.value {
-                Some(v) => runs.last_mut().expect("never empty").push((s.mid(), v, s)),
-                None => runs.push(Vec::new()),
-            }
-        }
-        for run in runs.iter().filter(|r| !r.is_empty()) {
-            if let [(_, v, s)] = run[..] {
-                // Nothing to join it to: drawn across the part of the step it covers.
-                ctx.draw_series(LineSeries::new(
-                    [(s.start, v), (s.start + s.len, v)],
-                    c.stroke_width(2),
-                ))
-                .map_err(plot_err)?;
-            } else {
-                ctx.draw_series(LineSeries::new(
-                    run.iter().map(|&(x, y, _)| (x, y)),
-                    c.stroke_width(1),
-                ))
-                .map_err(plot_err)?;
-            }
-        }
-        if let Some(last) = l.samples.last().filter(|s| s.partial)
-            && let Some(v) = last.value
-        {
-            ctx.draw_series(std::iter::once(Circle::new(
-                (last.mid(), v),
-                4,
-                c.stroke_width(1),
-            )))
-            .map_err(plot_err)?;
-        }
-    }
-    Ok(())
-}
-
-/// A per-second chart of one step and op type: seconds on x, rates (linear, from 0) or the
-/// largest response time in each second (log scale) on y, one line per run, and the background
-/// writer's target dashed.
-pub fn series_chart(title: &str, chart: &Chart) -> Result<String> {
-    let x_max = chart
-        .lines
-        .iter()
-        .flat_map(|l| l.samples.last().map(|s| s.start + s.len))
-        .fold(0.0, f64::max);
-    let x_max = if x_max > 0.0 { x_max } else { 1.0 };
-    let values = || {
-        chart
-            .lines
-            .iter()
-            .flat_map(|l| l.samples.iter().filter_map(|s| s.value))
-    };
-    let y_max = values().chain(chart.target).fold(0.0, f64::max);
-    let desc = x_desc(chart);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_err)?;
-        let mut builder = ChartBuilder::on(&root);
-        builder
-            .margin(8)
-            .margin_right(24)
-            .caption(title, ("sans-serif", 15))
-            .x_label_area_size(32)
-            .y_label_area_size(56);
-        match chart.kind {
-            Kind::MaxResponse | Kind::P95Response | Kind::MeanResponse => {
-                // From the decade below the smallest value: no line sits on an arbitrary floor.
-                let y_min = values().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
-                let bottom = if y_min == f64::MAX {
-                    1.0
-                } else {
-                    10f64.powf(y_min.max(1.0).log10().floor())
-                };
-                let top = (y_max * 2.0).max(bottom * 10.0);
-                let ticks = log_ticks(bottom, top);
-                let mut ctx = builder
-                    .build_cartesian_2d(
-                        0f64..x_max,
-                        (bottom..top).log_scale().with_key_points(ticks),
-                    )
-                    .map_err(plot_err)?;
-                ctx.configure_mesh()
-                    .axis_desc_style(("sans-serif", 11))
-                    .x_desc(desc)
-                    .y_desc("response time")
-                    .x_label_formatter(&|x| axis_seconds(*x))
-                    .y_label_formatter(&|v| axis_micros(*v))
-                    .light_line_style(WHITE.mix(0.0))
-                    .draw()
-                    .map_err(plot_err)?;
-                draw_samples(&mut ctx, &chart.lines)?;
-            }
-            Kind::Rate | Kind::Gauge => {
-                let top = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
-                let mut ctx = builder
-                    .build_cartesian_2d(0f64..x_max, 0f64..top)
-                    .map_err(plot_err)?;
-                ctx.configure_mesh()
-                    .axis_desc_style(("sans-serif", 11))
-                    .x_desc(desc)
-                    .y_desc(chart.unit)
-                    .x_label_formatter(&|x| axis_seconds(*x))
-                    .y_label_formatter(&|v| axis_rate(*v))
-                    .light_line_style(WHITE.mix(0.0))
-                    .draw()
-                    .map_err(plot_err)?;
-                draw_samples(&mut ctx, &chart.lines)?;
-                if let Some(t) = chart.target {
-                    ctx.draw_series(DashedLineSeries::new(
-                        [(0.0, t), (x_max, t)],
-                        6,
-                        4,
-                        BLACK.stroke_width(1),
-                    ))
-                    .map_err(plot_err)?;
-                }
-            }
-        }
-        root.present().map_err(plot_err)?;
-    }
-    Ok(svg)
 }
 
 fn percentile_label(x: f64) -> String {
@@ -446,29 +266,10 @@ pub fn clients_chart(
 mod tests {
     use super::*;
 
-    fn line(samples: Vec<per_second::Sample>) -> per_second::Line {
-        per_second::Line {
-            color: 0,
-            run_id: "r".to_string(),
-            samples,
-            tail_left_out_s: None,
-        }
-    }
-
     /// Polylines drawn in colour 0 (the runs' lines, not the axes or the target).
     fn polylines(svg: &str) -> usize {
         svg.matches(r##"<polyline fill="none" opacity="1" stroke="#1F77B4""##)
             .count()
-    }
-
-    fn chart(kind: Kind, lines: Vec<per_second::Line>) -> Chart {
-        Chart {
-            op: "insert".to_string(),
-            kind,
-            unit: "rows/s",
-            target: None,
-            lines,
-        }
     }
 
     #[test]
@@ -483,50 +284,6 @@ mod tests {
         assert_eq!(axis_micros(1000.0), "1ms");
         assert_eq!(axis_micros(2500.0), "2.5ms");
         assert_eq!(axis_micros(1e6), "1s");
-        assert_eq!(axis_seconds(0.5), "0.5");
-        assert_eq!(axis_seconds(12.0), "12");
-    }
-
-    #[test]
-    fn rate_charts_label_thousands_and_ring_the_partial_second() {
-        let r = per_second::rates(&[100_000, 100_000, 60_000], 2.6);
-        let mut c = chart(Kind::Rate, vec![line(r.samples)]);
-        c.target = Some(90_000.0);
-        let svg = series_chart("l.i0 insert: rows/s", &c).unwrap();
-        assert!(svg.starts_with("<svg"));
-        assert_eq!(polylines(&svg), 1, "one line");
-        assert!(svg.contains("\n100k\n"), "y labels: {svg}");
-        assert!(!svg.contains("100000"), "{svg}");
-        assert!(svg.contains("partial last second, rate over its length"));
-        assert_eq!(
-            svg.matches("<circle").count(),
-            1,
-            "the partial second ringed"
-        );
-    }
-
-    #[test]
-    fn response_charts_break_at_seconds_without_an_op() {
-        let m = per_second::maxima(&[100, 200, 0, 300, 0, 400, 500], 7.0).samples;
-        let svg = series_chart("t", &chart(Kind::MaxResponse, vec![line(m)])).unwrap();
-        // Nothing is drawn at 1 us.
-        // [100, 200] and [400, 500] are lines, 300 alone a segment across its second.
-        assert_eq!(polylines(&svg), 3, "{svg}");
-        assert_eq!(svg.matches("<circle").count(), 0, "{svg}");
-        assert!(svg.contains("gap = no op completed"));
-        assert!(
-            !svg.contains("\n1us\n"),
-            "the axis starts at the decade below 100us"
-        );
-    }
-
-    #[test]
-    fn a_step_shorter_than_a_second_is_drawn() {
-        let r = per_second::rates(&[40_000], 0.086);
-        let svg = series_chart("t", &chart(Kind::Rate, vec![line(r.samples)])).unwrap();
-        assert_eq!(polylines(&svg), 1, "a segment across the step");
-        assert_eq!(svg.matches("<circle").count(), 1, "ringed as partial");
-        assert!(svg.contains("\n400k\n"), "{svg}");
     }
 
     #[test]

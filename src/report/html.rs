@@ -1,7 +1,13 @@
-//! The self-contained HTML report: inline CSS and SVG, no scripts, no network.
+//! The self-contained HTML report: inline CSS, SVG and scripts, no network.
+//!
+//! The page opens with the verdict (`verdict.rs`) and each step's per-second charts, drawn by
+//! the embedded uPlot (`vendor/`, MIT) from the report's timelines (`timeline.rs`) embedded as
+//! JSON; the other sections are collapsed (`<details>`) until opened. A Content Security
+//! Policy in the page forbids loading anything from anywhere.
 //!
 //! Every string from runs (labels, settings, errors) reaches the page through minijinja's
-//! HTML auto-escaping; only the SVG charts, which carry no user-given text, are inserted as is.
+//! HTML auto-escaping, or as JSON whose `<`, `>` and `&` are escaped; only the SVG charts,
+//! which carry no user-given text, and the vendored script are inserted as is.
 
 use anyhow::{Context, Result};
 use minijinja::Environment;
@@ -9,13 +15,61 @@ use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
 use crate::report::charts::{self, Line};
-use crate::report::gauges;
 use crate::report::model::{Group, Report};
 use crate::report::per_second;
 use crate::report::view::{self, ViewTable};
 
 const PAGE: &str = include_str!("templates/report.html");
 const TABLE: &str = include_str!("templates/table.html");
+const SECTION: &str = include_str!("templates/section.html");
+/// uPlot 1.6.32 (MIT, unchanged; `vendor/README.md`): the per-second charts.
+const UPLOT_JS: &str = include_str!("vendor/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("vendor/uPlot.min.css");
+/// Draws the timelines with uPlot.
+const CHARTS_JS: &str = include_str!("templates/charts.js");
+
+/// Steps whose charts are shown open; a report with more (microbenchmarks: a step per
+/// benchmark and client count) collapses them.
+const MAX_OPEN_STEPS: usize = 12;
+
+/// The sections shown open, after the verdict: the headline against the base, the throughput
+/// matrix when configurations are compared, a versions study. The others are collapsed.
+fn open_sections(report: &Report) -> Vec<&'static str> {
+    if report.groups.len() > 1 {
+        vec!["headline", "throughput", "micro", "versions"]
+    } else {
+        Vec::new()
+    }
+}
+
+/// `value` as JSON that can sit inside a `<script>` element: `<`, `>` and `&` escaped, so no
+/// label can close the element or open a comment.
+fn script_json<T: Serialize>(value: &T) -> Result<String> {
+    Ok(serde_json::to_string(value)?
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026"))
+}
+
+/// What the page's markup needs of a step's timeline (the series go in as JSON).
+#[derive(Serialize)]
+struct TimelineView<'a> {
+    step: &'a str,
+    charts: bool,
+    flat_gauges: &'a [String],
+}
+
+fn timeline_views(report: &Report) -> Vec<TimelineView<'_>> {
+    report
+        .timelines
+        .iter()
+        .map(|t| TimelineView {
+            step: &t.step,
+            charts: !t.charts.is_empty(),
+            flat_gauges: &t.flat_gauges,
+        })
+        .collect()
+}
 
 #[derive(Serialize)]
 struct OpView {
@@ -29,11 +83,6 @@ struct OpView {
 struct StepView {
     name: String,
     ops: Vec<OpView>,
-    series: Vec<String>,
-    /// Per-second charts of the DBMS's gauges.
-    gauges: Vec<String>,
-    /// Gauges that stayed zero (not drawn), comma-separated.
-    flat_gauges: String,
     /// `--profile` flame graphs of the step: run id and path (relative to the results
     /// store's directory).
     profiles: Vec<ProfileLink>,
@@ -59,41 +108,6 @@ struct ProfileLink {
 struct LegendItem {
     name: String,
     color: String,
-}
-
-/// Per-second charts of one step: per op type, the rate and the largest, p95 and mean response
-/// time in each second, one line per run (see [`per_second`] for what is drawn).
-fn series_charts(report: &Report, groups: &[Group], step: &str) -> Result<Vec<String>> {
-    let target = report
-        .step_reports
-        .iter()
-        .find(|s| s.name == step)
-        .and_then(|s| s.groups.iter().find_map(|g| g.sla.as_ref()))
-        .map(|sla| sla.target);
-    per_second::step_charts(groups, step, target)
-        .iter()
-        .map(|c| {
-            let what = match c.kind {
-                per_second::Kind::Rate => c.unit,
-                per_second::Kind::MaxResponse => "max response time",
-                per_second::Kind::P95Response => "p95 response time",
-                per_second::Kind::MeanResponse => "mean response time",
-                per_second::Kind::Gauge => c.unit,
-            };
-            charts::series_chart(&format!("{step} {}: {what}", c.op), c)
-        })
-        .collect()
-}
-
-/// Per-second charts of the step's DBMS gauges (`report::gauges`), and the names of the gauges
-/// that stayed zero.
-fn gauge_charts(groups: &[Group], step: &str) -> Result<(Vec<String>, Vec<String>)> {
-    let (charts, flat) = gauges::gauge_charts(groups, step);
-    let svgs = charts
-        .iter()
-        .map(|c| charts::series_chart(&format!("{step} {} ({})", c.op, c.unit), c))
-        .collect::<Result<_>>()?;
-    Ok((svgs, flat))
 }
 
 fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
@@ -129,7 +143,6 @@ fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
                 chart,
             });
         }
-        let (gauges, flat) = gauge_charts(groups, &step.name)?;
         let engine_status = groups
             .iter()
             .flat_map(|g| &g.runs)
@@ -156,9 +169,6 @@ fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
         out.push(StepView {
             name: step.name.clone(),
             ops,
-            series: series_charts(report, groups, &step.name)?,
-            gauges,
-            flat_gauges: flat.join(", "),
             profiles,
             engine_status,
         });
@@ -191,6 +201,7 @@ pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
     let mut env = Environment::new();
     env.add_template("report.html", PAGE)?;
     env.add_template("table.html", TABLE)?;
+    env.add_template("section.html", SECTION)?;
     let title = if report.groups.len() <= 3 {
         report
             .groups
@@ -225,6 +236,16 @@ pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
         base => report.base.clone(),
         legend => Value::from(Serde(&legend)),
         sections => Value::from(Serde(view::sections(report))),
+        verdict => Value::from(Serde(crate::report::verdict::section(report))),
+        identities => (0..report.groups.len()).map(|gi| crate::report::verdict::identity(report, gi)).collect::<Vec<_>>(),
+        several => report.groups.len() > 1,
+        open_sections => open_sections(report),
+        charts_open => report.timelines.len() <= MAX_OPEN_STEPS,
+        timelines => Value::from(Serde(timeline_views(report))),
+        timelines_json => script_json(&report.timelines)?,
+        uplot_js => UPLOT_JS,
+        uplot_css => UPLOT_CSS,
+        charts_js => CHARTS_JS,
         steps => Value::from(Serde(step_views(report, groups)?)),
         micro_charts => Value::from(Serde(micro_charts(report)?)),
         min_partial_s => per_second::MIN_PARTIAL_S,

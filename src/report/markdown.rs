@@ -36,8 +36,15 @@ pub fn render(report: &Report) -> String {
              the change (see the headline).\n",
         );
     }
-    for s in view::sections(report) {
-        out.push_str(&format!("\n## {}\n\n{}\n", s.title, escape(&s.note)));
+    // The verdict (identity lines, verdict, a line per step) first, after a comparison's
+    // headline.
+    let mut sections = view::sections(report);
+    let at = usize::from(sections.first().is_some_and(|s| s.id == "headline"));
+    sections.insert(at, crate::report::verdict::section(report));
+    for s in sections {
+        // (The verdict's note is one identity line per configuration.)
+        let note = escape(&s.note).replace('\n', "  \n");
+        out.push_str(&format!("\n## {}\n\n{note}\n", s.title));
         for t in &s.tables {
             out.push('\n');
             out.push_str(&table(t));

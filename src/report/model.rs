@@ -222,6 +222,10 @@ pub struct GroupStep {
     /// runs; absent when none had either.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pacing: Option<crate::report::pacing::Pacing>,
+    /// The replicas or Galera nodes that died during the step in the group's runs: (run,
+    /// the line said of the death and what it did to the step).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub node_failures: Vec<(String, String)>,
     /// What the runs measured beyond these figures, run by run (`report/measured.rs`).
     #[serde(skip_serializing_if = "crate::report::measured::Measured::is_empty")]
     pub measured: crate::report::measured::Measured,
@@ -258,6 +262,12 @@ pub struct Report {
     pub headline: Vec<crate::report::marks::Headline>,
     /// Figures per step.
     pub step_reports: Vec<StepReport>,
+    /// Per configuration, what its verdict needs beyond the steps' figures (`verdict.rs`).
+    pub verdicts: Vec<crate::report::verdict::ConfigVerdict>,
+    /// Per step, its per-second series on one time axis: the HTML report's interactive
+    /// charts (`timeline.rs`); not in the JSON report (the runs' documents have them).
+    #[serde(skip)]
+    pub timelines: Vec<crate::report::timeline::StepTimeline>,
 }
 
 fn group_info(base: &Group, group: &Group) -> ConfigInfo {
@@ -437,6 +447,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .iter()
         .filter_map(|r| Some((r, r.steps.iter().find(|s| s.name == step)?)))
         .unzip();
+    let node_failures = crate::report::replication::node_failure_lines(&runs, &steps);
     let incomplete = steps
         .iter()
         .filter(|s| s.status != RunStatus::Complete)
@@ -453,26 +464,6 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         } else {
             (runs, steps)
         };
-    // Only a completed step's SLA was evaluated (older documents say `pass` for the others).
-    let slas: Vec<_> = steps
-        .iter()
-        .filter(|s| s.status == RunStatus::Complete)
-        .filter_map(|s| s.sla.as_ref())
-        .collect();
-    let sla = slas.first().map(|first| SlaAgg {
-        target: first.target_inserts_per_s,
-        inserts_per_s: Stat::of(&slas.iter().map(|s| s.inserts_per_s).collect::<Vec<_>>())
-            .unwrap_or_default(),
-        seconds_met_pct: Stat::of(
-            &slas
-                .iter()
-                .map(|s| 100.0 * s.seconds_met_share)
-                .collect::<Vec<_>>(),
-        )
-        .unwrap_or_default(),
-        passed: slas.iter().filter(|s| s.pass).count(),
-        runs: slas.len(),
-    });
     let select_min_us = Stat::of(
         &steps
             .iter()
@@ -486,34 +477,6 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
             ops.insert(op.clone(), agg);
         }
     }
-    let counter_names: BTreeSet<&String> = steps
-        .iter()
-        .filter_map(|s| s.efficiency.as_ref())
-        .flat_map(|e| e.counters_per_op.keys())
-        .collect();
-    let counters = counter_names
-        .into_iter()
-        .filter_map(|name| {
-            let values: Vec<f64> = steps
-                .iter()
-                .filter_map(|s| s.dbms_counters.get(name).copied())
-                .collect();
-            Some((name.clone(), Stat::of(&values)?))
-        })
-        .collect();
-    let wait_names: BTreeSet<&String> = steps.iter().flat_map(|s| s.wait_events.keys()).collect();
-    let waits = wait_names
-        .into_iter()
-        .filter_map(|name| {
-            // A run that recorded waits but not this one spent no time in it.
-            let values: Vec<f64> = steps
-                .iter()
-                .filter(|s| !s.wait_events.is_empty())
-                .map(|s| s.wait_events.get(name).copied().unwrap_or(0.0))
-                .collect();
-            Some((name.clone(), Stat::of(&values)?))
-        })
-        .collect();
     let flags = runs
         .iter()
         .zip(&steps)
@@ -525,9 +488,10 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         measured: crate::report::measured::Measured::of(&runs, &steps),
         flags,
         servers: crate::report::replication::server_stats(&steps),
-        counters,
-        waits,
+        counters: counter_stats(&steps),
+        waits: wait_stats(&steps),
         incomplete,
+        node_failures,
         throughput: metric_stats(THROUGHPUT, &steps),
         efficiency: metric_stats(EFFICIENCY, &steps),
         micro: if crate::report::names::parse_step(step).is_some() {
@@ -535,10 +499,70 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         } else {
             BTreeMap::new()
         },
-        sla,
+        sla: sla_agg(&steps),
         select_min_us,
         ops,
     })
+}
+
+/// The writer SLA of a query step over `steps` (only a completed step's was evaluated: older
+/// documents say `pass` for the others).
+fn sla_agg(steps: &[&StepResult]) -> Option<SlaAgg> {
+    let slas: Vec<_> = steps
+        .iter()
+        .filter(|s| s.status == RunStatus::Complete)
+        .filter_map(|s| s.sla.as_ref())
+        .collect();
+    slas.first().map(|first| SlaAgg {
+        target: first.target_inserts_per_s,
+        inserts_per_s: Stat::of(&slas.iter().map(|s| s.inserts_per_s).collect::<Vec<_>>())
+            .unwrap_or_default(),
+        seconds_met_pct: Stat::of(
+            &slas
+                .iter()
+                .map(|s| 100.0 * s.seconds_met_share)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_or_default(),
+        passed: slas.iter().filter(|s| s.pass).count(),
+        runs: slas.len(),
+    })
+}
+
+/// The DBMS's key counters over `steps`, median over the runs.
+fn counter_stats(steps: &[&StepResult]) -> BTreeMap<String, Stat> {
+    let counter_names: BTreeSet<&String> = steps
+        .iter()
+        .filter_map(|s| s.efficiency.as_ref())
+        .flat_map(|e| e.counters_per_op.keys())
+        .collect();
+    counter_names
+        .into_iter()
+        .filter_map(|name| {
+            let values: Vec<f64> = steps
+                .iter()
+                .filter_map(|s| s.dbms_counters.get(name).copied())
+                .collect();
+            Some((name.clone(), Stat::of(&values)?))
+        })
+        .collect()
+}
+
+/// Seconds in each wait event over `steps`, median over the runs that recorded waits.
+fn wait_stats(steps: &[&StepResult]) -> BTreeMap<String, Stat> {
+    let wait_names: BTreeSet<&String> = steps.iter().flat_map(|s| s.wait_events.keys()).collect();
+    wait_names
+        .into_iter()
+        .filter_map(|name| {
+            // A run that recorded waits but not this one spent no time in it.
+            let values: Vec<f64> = steps
+                .iter()
+                .filter(|s| !s.wait_events.is_empty())
+                .map(|s| s.wait_events.get(name).copied().unwrap_or(0.0))
+                .collect();
+            Some((name.clone(), Stat::of(&values)?))
+        })
+        .collect()
 }
 
 /// Sets each figure's value relative to the base's, where the base's median is above the
@@ -616,10 +640,12 @@ pub fn build(groups: &[Group]) -> Result<Report> {
         base: base.name.clone(),
         groups: groups.iter().map(|g| group_info(base, g)).collect(),
         hosts: hosts(groups),
-        steps,
         left_out,
         bucket_labels: BUCKET_LABELS.iter().map(|s| s.to_string()).collect(),
         step_reports,
+        verdicts: crate::report::verdict::build(groups, &steps),
+        timelines: crate::report::timeline::build(groups, &steps),
+        steps,
     })
 }
 

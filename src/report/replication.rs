@@ -189,3 +189,101 @@ pub fn report_section(r: &Report) -> Option<Section> {
         tables,
     })
 }
+/// What step `s` says of its cluster beyond the lag table: each node that died during it
+/// (which, when, how it was seen, what it did to the step), and the errors of a kind of
+/// their own (Galera's certification failures and brute-force aborts).
+pub fn step_faults(s: &StepResult) -> String {
+    let mut out = String::new();
+    let step = escape::line(&s.name);
+    for d in &s.node_failures {
+        out.push_str(&format!(
+            "\nwarning: {step}: {} ({}): {}{}\n",
+            escape::line(&d.message),
+            escape::line(&d.seen),
+            escape::line(&d.outcome),
+            escape::line(&rejoin_text(d))
+        ));
+    }
+    if s.errors.values().any(|&n| n > 0) {
+        let kinds: Vec<String> = s
+            .errors
+            .iter()
+            .map(|(k, n)| format!("{n} {}", escape::line(k)))
+            .collect();
+        out.push_str(&format!(
+            "\n{step}: errors {} (retried as deadlocks; docs/replication.md)\n",
+            kinds.join(", ")
+        ));
+    }
+    out
+}
+
+/// The report's section of the cluster nodes that died during steps (`--on-node-failure`): a
+/// row per step, configuration, run and death; `None` when no node died.
+pub fn faults_section(r: &crate::report::model::Report) -> Option<crate::report::cells::Section> {
+    use crate::report::cells::{Cell, Section, ViewTable};
+    let rows: Vec<Vec<Cell>> = r
+        .step_reports
+        .iter()
+        .flat_map(|s| {
+            s.groups.iter().flat_map(move |g| {
+                g.node_failures.iter().map(move |(run, line)| {
+                    vec![
+                        Cell::plain(s.name.clone()),
+                        Cell::plain(g.group.clone()),
+                        Cell::plain(run.clone()),
+                        Cell::marked(line.clone(), "fail"),
+                    ]
+                })
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Section {
+        id: "node-failures".to_string(),
+        title: "Cluster nodes that died".to_string(),
+        note: "Replicas or Galera nodes whose process was gone during a step: which, when \
+               (seconds into the step), and what it did to the step (--on-node-failure; \
+               docs/replication.md)."
+            .to_string(),
+        tables: vec![ViewTable {
+            title: "node failures".to_string(),
+            header: ["step", "config", "run", "what happened"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        }],
+    })
+}
+
+/// What became of a node started again after it died: `; synced again in 3.2 s (pid 123)`, or
+/// why it stays down; empty when it was not started again.
+pub fn rejoin_text(d: &crate::results::model::NodeDeath) -> String {
+    match &d.rejoin {
+        None => String::new(),
+        Some(r) => match (r.synced_s, r.pid, &r.error) {
+            (Some(s), Some(pid), _) => format!("; synced again in {s:.1} s (pid {pid})"),
+            (_, _, Some(e)) => format!("; could not rejoin, it stays down: {e}"),
+            _ => "; could not rejoin, it stays down".to_string(),
+        },
+    }
+}
+
+/// The nodes that died in `steps` (a group's runs of one step, `runs` theirs): (run, the line
+/// said of the death and what became of the step and the node).
+pub fn node_failure_lines(runs: &[&RunResult], steps: &[&StepResult]) -> Vec<(String, String)> {
+    runs.iter()
+        .zip(steps)
+        .flat_map(|(r, s)| {
+            s.node_failures.iter().map(|d| {
+                let rejoin = rejoin_text(d);
+                (
+                    r.run_id.clone(),
+                    format!("{}: {}{rejoin}", d.message, d.outcome),
+                )
+            })
+        })
+        .collect()
+}

@@ -198,6 +198,7 @@ fn summary_text(run: &RunResult) -> String {
         let tags = crate::spec::tags::text(&run.config.tags);
         out.push_str(&format!("tags: {}\n\n", escape::line(&tags)));
     }
+    out.push_str(&crate::report::verdict::run_lines(run));
     out.push_str(&throughput_table(run).to_text());
     if run.steps.iter().any(|s| s.sla.is_some()) {
         out.push('\n');
@@ -258,6 +259,7 @@ fn summary_text(run: &RunResult) -> String {
 fn step_notes(s: &crate::results::model::StepResult, replicas: bool) -> String {
     let mut out = String::new();
     let step = escape::line(&s.name);
+    out.push_str(&crate::report::replication::step_faults(s));
     if let Some(flag) = crate::report::steady::flag(s) {
         out.push_str(&format!("\n{step}: {flag}\n"));
     }

@@ -487,6 +487,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
     out.push(header_section(r));
     out.extend(crate::report::steady::section(r));
     out.extend(crate::report::pacing::report_section(r));
+    out.extend(crate::report::replication::faults_section(r));
     if crate::report::micro::is_micro(r) {
         // A row per benchmark and client count: a column per step would be hundreds wide.
         out.push(Section {

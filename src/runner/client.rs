@@ -238,8 +238,9 @@ pub trait Observer {
     /// Every client has connected and waits to start (the step's first sample).
     fn ready(&mut self);
     /// About ten times a second: every client's live counters, and the time since the step
-    /// start.
-    fn monitor(&mut self, live: &[Arc<LiveCounters>], elapsed: Duration);
+    /// start. Returns the error the step fails with when it must stop (a node of the cluster
+    /// died).
+    fn monitor(&mut self, live: &[Arc<LiveCounters>], elapsed: Duration) -> Option<String>;
     /// Every client is done; the connections they hold (see [`ThreadCtx::hold`]) are still
     /// open (the step's last sample).
     fn finished(&mut self);
@@ -299,7 +300,9 @@ pub fn run_clients(
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            observer.monitor(&lives, start.elapsed());
+            if let Some(failure) = observer.monitor(&lives, start.elapsed()) {
+                shared.fail_first(failure);
+            }
         }
         observer.finished();
         drop(held);
@@ -326,6 +329,17 @@ struct Shared {
 }
 
 impl Shared {
+    /// Makes `message` the step's error, before any a client reported (the cause of what
+    /// the clients saw), and stops every client.
+    fn fail_first(&self, message: String) {
+        let mut first = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        *first = Some(match first.take() {
+            Some(client) => format!("{message} (then {client})"),
+            None => message,
+        });
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
     /// Records `message` unless an error came first, and stops every client.
     fn fail(&self, message: String) {
         let mut first = self.error.lock().unwrap_or_else(|e| e.into_inner());

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod client_loop;
+pub mod nodes;
 pub mod os_cache;
 pub mod rate;
 mod sampler;
@@ -49,6 +50,8 @@ pub struct CostWatch {
     /// Sample during steps (the default): /proc and the DBMS's gauges once a second, wait
     /// events. Without (`--no-sampling`), only the readings at each step's start and end.
     pub sampling: bool,
+    /// A managed cluster's nodes, watched for one that dies during a step.
+    pub nodes: Option<nodes::NodeWatch>,
 }
 
 impl CostWatch {
@@ -117,6 +120,10 @@ impl<'a> StepEnv<'a> {
                 self.display.report_interval,
             ),
             sampler: self.costs.map(|cw| Sampler::new(cw, &self.name)),
+            nodes: self
+                .costs
+                .and_then(|cw| Some((cw.nodes.as_ref()?, cw.dbms.as_ref()))),
+            step: &self.name,
         };
         let mut outcome = client::run_clients(threads, self.client_threads, &mut watcher);
         watcher.progress.finish();
@@ -131,6 +138,9 @@ impl<'a> StepEnv<'a> {
 struct Watcher<'a> {
     progress: StepProgress,
     sampler: Option<Sampler<'a>>,
+    /// The cluster's nodes, and the DBMS to take a dead one out of.
+    nodes: Option<(&'a nodes::NodeWatch, &'a dyn Dbms)>,
+    step: &'a str,
 }
 
 impl client::Observer for Watcher<'_> {
@@ -140,11 +150,16 @@ impl client::Observer for Watcher<'_> {
         }
     }
 
-    fn monitor(&mut self, live: &[Arc<LiveCounters>], elapsed: Duration) {
+    fn monitor(&mut self, live: &[Arc<LiveCounters>], elapsed: Duration) -> Option<String> {
+        // Before the sampler, which would read a dead node's gauges.
+        let failure = self
+            .nodes
+            .and_then(|(nodes, dbms)| nodes.check(self.step, Some(elapsed), dbms));
         if let Some(s) = &mut self.sampler {
             s.tick(elapsed);
         }
         self.progress.update(live, elapsed);
+        failure
     }
 
     fn finished(&mut self) {

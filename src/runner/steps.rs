@@ -92,6 +92,103 @@ fn record_replication(step: &mut StepResult, costs: &CostWatch) {
     step.replication = crate::metrics::replication::replica_lags(step, &catch_up);
 }
 
+/// After the maintenance pause, with replicas: waits until they have replayed it too (the
+/// next step may read from them), and says how long each took (empty without replicas).
+fn pause_catch_up(costs: &CostWatch) -> String {
+    match costs.dbms.replica_catch_up(CATCH_UP_WAIT) {
+        Ok(c) if c.is_empty() => String::new(),
+        Ok(c) => {
+            let each: Vec<String> = c
+                .iter()
+                .map(|(name, s)| match s {
+                    Some(s) => format!("{name} in {s:.3}s"),
+                    None => format!("{name} not in {}s", CATCH_UP_WAIT.as_secs()),
+                })
+                .collect();
+            format!(", replicas caught up with it: {}", each.join(", "))
+        }
+        Err(e) => format!(", replica catch-up not measured: {e:#}"),
+    }
+}
+
+/// Runs step `index` in `env`, watching the cluster's nodes (`costs.nodes`): a node that died
+/// since the last step fails it before it starts (or, with `continue`, its clients do not
+/// connect to it); one that dies during it is recorded on it. With the step's errors of a
+/// kind of their own (Galera's conflicts).
+fn run_step_watched(
+    workload: &mut dyn Workload,
+    index: usize,
+    env: &StepEnv<'_>,
+    costs: Option<&CostWatch>,
+) -> Result<StepResult> {
+    let name = env.name();
+    if let Some(c) = costs
+        && let Some(nodes) = &c.nodes
+        && let Some(failure) = nodes.check(name, None, c.dbms.as_ref())
+    {
+        bail!("step {name} failed: {failure}");
+    }
+    let mut step = match workload.run_step(index, env) {
+        Ok(step) => step,
+        Err(e) => return Err(with_node_deaths(e, costs, name)),
+    };
+    record_node_deaths(&mut step, costs);
+    if let Some(c) = costs {
+        step.errors = c.dbms.error_counts(&step.dbms_counters);
+    }
+    Ok(step)
+}
+
+/// The cluster's nodes seen dead during `step` (a last look at its end): recorded on it, as
+/// a note when the step went on without them; a death that fails the step fails it, its
+/// line first.
+fn record_node_deaths(step: &mut StepResult, costs: Option<&CostWatch>) {
+    let Some((nodes, c)) = costs.and_then(|c| Some((c.nodes.as_ref()?, c))) else {
+        return;
+    };
+    let end = Duration::from_secs_f64(step.duration_s.max(0.0));
+    nodes.check(&step.name, Some(end), c.dbms.as_ref());
+    let mut deaths = nodes.take();
+    nodes.rejoin(&mut deaths, c.dbms.as_ref());
+    if nodes.fails(&deaths) {
+        let fatal = deaths.iter().find(|d| nodes.fails(std::slice::from_ref(d)));
+        let first = &fatal.unwrap_or(&deaths[0]).message;
+        let error = step.error.take();
+        step.error = Some(match error {
+            Some(e) if e.contains(first.as_str()) => e,
+            Some(e) => format!("{first} (then {e})"),
+            None => first.clone(),
+        });
+        if step.status == RunStatus::Complete {
+            step.status = RunStatus::Failed;
+        }
+    }
+    for d in &deaths {
+        step.notes.push(format!(
+            "{} ({}): {}{}",
+            d.message,
+            d.seen,
+            d.outcome,
+            crate::report::replication::rejoin_text(d)
+        ));
+    }
+    step.node_failures = deaths;
+}
+
+/// `err` (a step that could not run), naming first a node of the cluster that died, when
+/// one did and its death fails the step.
+fn with_node_deaths(err: anyhow::Error, costs: Option<&CostWatch>, step: &str) -> anyhow::Error {
+    let Some((nodes, c)) = costs.and_then(|c| Some((c.nodes.as_ref()?, c))) else {
+        return err;
+    };
+    nodes.check(step, Some(Duration::ZERO), c.dbms.as_ref());
+    let deaths = nodes.take();
+    match deaths.first() {
+        Some(d) if nodes.fails(&deaths) => err.context(d.message.clone()),
+        _ => err,
+    }
+}
+
 fn replica_line(r: &crate::results::model::ReplicaLag) -> String {
     let catch_up = match r.catch_up_s {
         Some(s) => format!("caught up in {s:.3}s"),
@@ -213,7 +310,10 @@ fn run_steps_inner(
         let mut maintenance = || -> Result<()> {
             if pause.enabled && workload.maintenance_before(index) {
                 let start = Instant::now();
-                if let Some(done) = workload.maintenance(pause.change_settings)? {
+                if let Some(mut done) = workload.maintenance(pause.change_settings)? {
+                    if let Some(c) = costs {
+                        done.actions.push_str(&pause_catch_up(c));
+                    }
                     let duration_s = start.elapsed().as_secs_f64();
                     if !display.quiet {
                         let actions = &done.actions;
@@ -248,7 +348,7 @@ fn run_steps_inner(
             }
             _ => None,
         };
-        let mut step = workload.run_step(index, &env)?;
+        let mut step = run_step_watched(workload, index, &env, costs)?;
         step.cooldown_s = cooled;
         if let Some((files, failed)) = dropped {
             step.notes.push(format!(
@@ -268,6 +368,15 @@ fn run_steps_inner(
             eprintln!("{}", step_line(&step));
             for r in &step.replication {
                 eprintln!("{:>7} {}", "", replica_line(r));
+            }
+            for d in &step.node_failures {
+                eprintln!(
+                    "{:>7} {}: {}{}",
+                    "",
+                    d.message,
+                    d.outcome,
+                    crate::report::replication::rejoin_text(d)
+                );
             }
         }
         let (status, error) = (step.status, step.error.clone());

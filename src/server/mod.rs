@@ -299,6 +299,9 @@ pub struct ManagedServer {
     pub restored: Option<crate::dataset::Restored>,
     /// Its streaming replicas (`--replicas`), stopped before it.
     pub replicas: Vec<ManagedServer>,
+    /// How to start it again after it died (a Galera node that rejoins its cluster); the
+    /// server started so is its server from then on.
+    pub rejoin: Option<std::sync::Arc<replicas::galera::Rejoin>>,
     family: &'static dyn ServerFamily,
     keep: bool,
 }
@@ -399,6 +402,7 @@ impl ManagedServer {
         if let Some(r) = &spec.replicas {
             server.replicas = family.start_replicas(&server, &ctx, r)?;
         }
+        server.set_keep(spec.keep);
         server.preload = preload;
         server.restored = restored;
         if server.keep {
@@ -436,14 +440,37 @@ impl ManagedServer {
             credentials: None,
             restored: None,
             replicas: Vec::new(),
+            rejoin: None,
             family,
-            keep: ctx.spec.keep,
+            // Kept (`--keep-server`) only once the whole cluster runs (`start_in`): a start
+            // that fails stops every server it made.
+            keep: false,
         }
     }
 
     /// Process id of the server (postmaster / mariadbd).
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())
+    }
+
+    /// Leaves it and its replicas running when dropped (`--keep-server`), or not.
+    fn set_keep(&mut self, keep: bool) {
+        self.keep = keep;
+        for r in &mut self.replicas {
+            r.set_keep(keep);
+        }
+    }
+
+    /// Takes over the server started again after this one died ([`ManagedServer::rejoin`]),
+    /// reaping the dead one: what stops or leaves running the server then acts on it.
+    fn adopt_rejoined(&mut self) {
+        let Some(again) = self.rejoin.as_ref().and_then(|r| r.take_child()) else {
+            return;
+        };
+        if let Some(mut dead) = self.child.replace(again) {
+            let _ = dead.kill();
+            let _ = dead.wait();
+        }
     }
 
     /// Its family's name (`postgres`, `mariadb`).
@@ -458,6 +485,7 @@ impl ManagedServer {
         for mut r in self.replicas.drain(..) {
             let _ = r.stop();
         }
+        self.adopt_rejoined();
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
@@ -495,6 +523,7 @@ impl ManagedServer {
     /// Leaves the server running (for `--keep-server`); returns its pid and a line saying
     /// where its credentials are.
     pub fn detach(&mut self) -> (Option<u32>, String) {
+        self.adopt_rejoined();
         let mut note = self.credentials.clone().unwrap_or_default();
         for r in &mut self.replicas {
             let port = r.url.url().port().unwrap_or_default();
@@ -505,7 +534,13 @@ impl ManagedServer {
                 ));
             }
         }
-        (self.child.take().map(|c| c.id()), note)
+        // A server that died during the run (a cluster's node, `--on-node-failure continue`)
+        // is not left running: it is reaped, and no pid is said of it.
+        let running = self
+            .child
+            .take()
+            .and_then(|mut c| matches!(c.try_wait(), Ok(None)).then(|| c.id()));
+        (running, note)
     }
 
     /// The account ibench switched to to run it (as root), for what runs beside it (its

@@ -2,6 +2,7 @@
 //! account, in their own process group, with their output in the server log; and what the
 //! families share around them (free port, passwords, private files, config lines, log lines).
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::net::TcpListener;
@@ -9,6 +10,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -19,10 +21,32 @@ use rand::Rng;
 use super::StartContext;
 use crate::error::Interrupted;
 
-/// A TCP port free on 127.0.0.1 right now.
+/// A TCP port free on 127.0.0.1 right now, for a server to listen on a moment later: a random
+/// one below the kernel's ephemeral range, so that no outgoing connection (they take their
+/// local ports from that range) can take it in between, and never one this process handed
+/// out before (a cluster's nodes take a dozen at once). When the range leaves no room below,
+/// the kernel's choice.
 pub fn free_port() -> Result<u16> {
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    let low = fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    if low > 12000 {
+        let mut rng = rand::rng();
+        for _ in 0..200 {
+            let port = rng.random_range(10000..low);
+            if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                given.insert(port);
+                return Ok(port);
+            }
+        }
+    }
     let l = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
-    Ok(l.local_addr()?.port())
+    let port = l.local_addr()?.port();
+    given.insert(port);
+    Ok(port)
 }
 
 /// A random password for a server's superuser: 32 letters and digits from the operating

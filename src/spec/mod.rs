@@ -22,8 +22,8 @@ pub use insert_benchmark::{IndexDdl, InsertBenchmarkSpec, Step, TableMode};
 pub use micro::{MICRO_LOAD_BATCH, MicroSpec};
 pub use resources::{CpuList, IoLimit, OsCache, Resources};
 pub use server::{
-    ClientNodes, GaleraSpec, MAX_GALERA_NODES, MAX_REPLICAS, Malloc, PoolMode, Pooler, PoolerSpec,
-    ReadFrom, ReplicaSpec, ServerSpec,
+    ClientNodes, GaleraSpec, MAX_GALERA_NODES, MAX_REPLICAS, Malloc, NodeFailure, PoolMode, Pooler,
+    PoolerSpec, ReadFrom, ReplicaSpec, ServerSpec,
 };
 pub use tpcc::{Mix, TpccSpec};
 

@@ -100,6 +100,38 @@ pub struct ServerSpec {
     /// A Galera cluster of this many MariaDB nodes instead of one server (`--galera N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub galera: Option<GaleraSpec>,
+    /// What a replica or Galera node that dies during a step does to the run
+    /// (`--on-node-failure`; only with replicas or a Galera cluster).
+    #[serde(default, skip_serializing_if = "NodeFailure::is_fail")]
+    pub on_node_failure: NodeFailure,
+}
+
+/// What a replica or Galera node that dies during a step does to the run
+/// (`--on-node-failure`, experiment key `on_node_failure`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeFailure {
+    /// The step and the run fail with one line naming the node.
+    #[default]
+    Fail,
+    /// The step goes on on the remaining nodes; the death is recorded on the step, and a
+    /// Galera node is started again at the step's end (a replica stays down).
+    Continue,
+}
+
+impl NodeFailure {
+    /// The default (for serde's `skip_serializing_if`).
+    pub fn is_fail(&self) -> bool {
+        *self == NodeFailure::Fail
+    }
+
+    /// As written on the command line and in experiment files.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeFailure::Fail => "fail",
+            NodeFailure::Continue => "continue",
+        }
+    }
 }
 
 /// Most nodes `--galera` starts.
@@ -127,7 +159,8 @@ pub enum ClientNodes {
 /// Most replicas `--replicas` starts (each is a whole server on this host).
 pub const MAX_REPLICAS: usize = 8;
 
-/// Where the Insert Benchmark's query steps read (`--read-from`).
+/// Where the Insert Benchmark's query steps and the read-only microbenchmarks read
+/// (`--read-from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReadFrom {
     /// The primary, as the writers.
@@ -136,6 +169,12 @@ pub enum ReadFrom {
     Replicas,
 }
 
+/// Why `--read-from replicas` (`read_from = "replicas"`) is refused for TPC-C: every one of
+/// its transactions, the read-only ones included, runs on the primary.
+pub const TPCC_READS_ON_PRIMARY: &str = "reads from replicas are for the Insert Benchmark's \
+     query steps and the microbenchmarks that only read: TPC-C's transactions all run on the \
+     primary";
+
 /// Replicas of a managed server (`--replicas N --sync-replicas K --read-from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplicaSpec {
@@ -143,7 +182,8 @@ pub struct ReplicaSpec {
     pub count: usize,
     /// The first this many are synchronous standbys (`FIRST K (r1, ..)`).
     pub sync: usize,
-    /// The Insert Benchmark's query steps read from the replicas, round-robin per client.
+    /// The Insert Benchmark's query steps and the read-only microbenchmarks read from the
+    /// replicas, round-robin per client.
     pub read_from_replicas: bool,
 }
 

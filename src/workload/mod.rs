@@ -24,6 +24,9 @@ pub struct ForeignTables {
     pub drop: bool,
     /// Write rows and indexes into them as they are (`--write-existing`).
     pub write: bool,
+    /// The run is an experiment's cell: a refusal names the target's key `drop_existing`
+    /// (the experiment's word for it), not the flags.
+    pub experiment: bool,
 }
 
 impl ForeignTables {
@@ -32,9 +35,19 @@ impl ForeignTables {
         ForeignTables {
             drop: drop_existing,
             write: drop_existing || write_existing,
+            experiment: false,
         }
     }
+
+    /// The same, for an experiment's cell (refusals name its key, `drop_existing`).
+    pub fn in_experiment(self, experiment: bool) -> Self {
+        ForeignTables { experiment, ..self }
+    }
 }
+
+/// What an experiment's refusal says the user can do: its target key.
+const EXPERIMENT_WORD: &str = "set drop_existing = true on the experiment's target to let \
+     ibench replace it (and write into it)";
 
 /// Refuses, naming the first one, when one of `tables` (which a load is about to replace)
 /// exists and was not created by ibench, unless the user allowed it (`--drop-existing`):
@@ -51,9 +64,14 @@ pub fn check_replaceable(
         return Ok(());
     }
     refuse_foreign(tables, origin, |name| {
+        let word = if allowed.experiment {
+            EXPERIMENT_WORD.to_string()
+        } else {
+            format!("{also}, or give --drop-existing to replace it")
+        };
         format!(
             "table {name} exists in {location} and was not created by ibench: ibench never \
-             drops what it did not create; {also}, or give --drop-existing to replace it"
+             drops what it did not create; {word}"
         )
     })
 }
@@ -73,10 +91,14 @@ pub fn check_writable(
         return Ok(());
     }
     refuse_foreign(tables, origin, |name| {
+        let word = if allowed.experiment {
+            EXPERIMENT_WORD
+        } else {
+            "give --write-existing to let it write into the table as it is"
+        };
         format!(
             "table {name} exists in {location} and was not created by ibench: {action}, and \
-             ibench never changes what it did not create; give --write-existing to let it \
-             write into the table as it is"
+             ibench never changes what it did not create; {word}"
         )
     })
 }

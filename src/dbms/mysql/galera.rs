@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anyhow::Result;
 use mysql::prelude::Queryable;
@@ -44,6 +44,8 @@ pub(super) struct Nodes {
     next: AtomicUsize,
     /// The gauges' connections, one per node (reopened after an error).
     conns: Mutex<Vec<Option<Conn>>>,
+    /// Each node is down (`--on-node-failure continue`): no connection goes to it.
+    down: Vec<AtomicBool>,
 }
 
 impl Nodes {
@@ -59,6 +61,7 @@ impl Nodes {
         }
         Ok(Nodes {
             conns: Mutex::new((0..nodes.len()).map(|_| None).collect()),
+            down: (0..nodes.len()).map(|_| AtomicBool::new(false)).collect(),
             nodes,
             spread,
             next: AtomicUsize::new(0),
@@ -70,13 +73,35 @@ impl Nodes {
         self.nodes.is_empty()
     }
 
-    /// Where the next client connection goes, when connections spread over the nodes.
+    /// Where the next client connection goes, when connections spread over the nodes: the
+    /// next node in turn that is not down.
     pub(super) fn next_node(&self) -> Option<&(Opts, ServerUrl)> {
         if !self.spread || self.nodes.is_empty() {
             return None;
         }
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.nodes.len();
-        self.nodes.get(i)
+        for _ in 0..self.nodes.len() {
+            let i = self.next.fetch_add(1, Ordering::Relaxed) % self.nodes.len();
+            if !self.down[i].load(Ordering::Relaxed) {
+                return self.nodes.get(i);
+            }
+        }
+        self.nodes.first()
+    }
+
+    /// Node `name` (`n2`) died (`down`): no connection goes to it from now on, its gauges
+    /// are no longer read; or it is back. True when it is one of these nodes.
+    pub(super) fn set_down(&self, name: &str, down: bool) -> bool {
+        let index = name
+            .strip_prefix('n')
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| n.checked_sub(1));
+        match index.and_then(|i| self.down.get(i)) {
+            Some(flag) => {
+                flag.store(down, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Every node's status now, into `gauges` (a node that cannot be read is left out of
@@ -87,20 +112,7 @@ impl Nodes {
             "SHOW GLOBAL STATUS WHERE variable_name IN ({})",
             names.join(", ")
         );
-        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
-        for (i, (opts, _)) in self.nodes.iter().enumerate() {
-            let conn = &mut conns[i];
-            if conn.is_none() {
-                *conn = Conn::new(opts.clone()).ok();
-            }
-            let Some(c) = conn.as_mut() else { continue };
-            let rows: Vec<(String, String)> = match c.query(&sql) {
-                Ok(r) => r,
-                Err(_) => {
-                    *conn = None;
-                    continue;
-                }
-            };
+        for (i, rows) in self.query_each(&sql) {
             for (name, value) in rows {
                 let Ok(v) = value.parse::<f64>() else { continue };
                 let Some((known, total)) =
@@ -113,4 +125,72 @@ impl Nodes {
             }
         }
     }
+}
+
+/// The conflict counters read on every node at a step's start and end (their differences
+/// are the step's errors of these kinds): (status variable, error kind).
+const CONFLICTS: &[(&str, &str)] = &[
+    ("wsrep_local_cert_failures", "cert_failure"),
+    ("wsrep_local_bf_aborts", "bf_abort"),
+];
+
+impl Nodes {
+    /// Each node's conflict counters now, into `counters` as `galera.nI.<variable>` (a node
+    /// down or that cannot be read is left out: its difference over the step is then none).
+    pub(super) fn conflict_counters(&self, counters: &mut BTreeMap<String, f64>) {
+        let names: Vec<String> = CONFLICTS.iter().map(|(n, _)| format!("'{n}'")).collect();
+        let sql = format!(
+            "SHOW GLOBAL STATUS WHERE variable_name IN ({})",
+            names.join(", ")
+        );
+        for (i, rows) in self.query_each(&sql) {
+            for (name, value) in rows {
+                let Ok(v) = value.parse::<f64>() else { continue };
+                counters.insert(format!("galera.n{}.{}", i + 1, name.to_lowercase()), v);
+            }
+        }
+    }
+
+    /// `sql` on every node that is up, on the gauges' connections (reopened after an
+    /// error): each node's index and rows, for the nodes that answered.
+    fn query_each(&self, sql: &str) -> Vec<(usize, Vec<(String, String)>)> {
+        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for (i, (opts, _)) in self.nodes.iter().enumerate() {
+            if self.down[i].load(Ordering::Relaxed) {
+                continue;
+            }
+            let conn = &mut conns[i];
+            if conn.is_none() {
+                *conn = Conn::new(opts.clone()).ok();
+            }
+            let Some(c) = conn.as_mut() else { continue };
+            match c.query(sql) {
+                Ok(rows) => out.push((i, rows)),
+                Err(_) => *conn = None,
+            }
+        }
+        out
+    }
+}
+
+/// A step's certification failures and brute-force aborts, summed over the nodes, from its
+/// counter differences (`galera.nI.wsrep_local_cert_failures`, `..._bf_aborts`); none for
+/// a server that is not a Galera node.
+pub(super) fn error_counts(deltas: &BTreeMap<String, f64>) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for (variable, kind) in CONFLICTS {
+        let suffix = format!(".{variable}");
+        let mut any = false;
+        let sum: f64 = deltas
+            .iter()
+            .filter(|(k, _)| k.starts_with("galera.n") && k.ends_with(&suffix))
+            .inspect(|_| any = true)
+            .map(|(_, v)| v.max(0.0))
+            .sum();
+        if any {
+            counts.insert(kind.to_string(), sum.round() as u64);
+        }
+    }
+    counts
 }

@@ -428,14 +428,35 @@ impl Dbms for Mysql {
     }
 
     fn connect_reader(&self, client: usize) -> Result<Box<dyn InsertBenchmarkConnection>> {
-        match self.replicas.reader(client) {
+        match self.replicas.readers.reader(client) {
             Some((opts, url)) => Ok(Box::new(self.connection_to(opts, url)?)),
             None => self.connect_insert_benchmark(),
         }
     }
 
+    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+        match self.replicas.readers.reader(client) {
+            Some((opts, url)) => Ok(Box::new(self.connection_to(opts, url)?)),
+            None => self.connect_micro(),
+        }
+    }
+
+    fn read_replicas(&self) -> usize {
+        self.replicas.readers.readers()
+    }
+
+    fn node_down(&self, name: &str) {
+        if !self.nodes.set_down(name, true) {
+            self.replicas.readers.set_down(name);
+        }
+    }
+
+    fn node_up(&self, name: &str) {
+        self.nodes.set_down(name, false);
+    }
+
     fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {
-        if self.replicas.is_empty() {
+        if self.replicas.readers.is_empty() {
             return Ok(Vec::new());
         }
         self.replicas.catch_up(&mut self.conn()?, timeout)
@@ -516,10 +537,19 @@ impl Dbms for Mysql {
 
     fn counters(&self) -> Result<BTreeMap<String, f64>> {
         let rows: Vec<(String, String)> = self.conn()?.query("SHOW GLOBAL STATUS")?;
-        Ok(rows
+        let mut counters: BTreeMap<String, f64> = rows
             .into_iter()
             .filter_map(|(k, v)| Some((k, v.parse::<f64>().ok()?)))
-            .collect())
+            .collect();
+        if !self.nodes.is_empty() {
+            self.nodes.conflict_counters(&mut counters);
+        }
+        Ok(counters)
+    }
+
+    /// Galera: each node's certification failures and brute-force aborts over the step.
+    fn error_counts(&self, deltas: &BTreeMap<String, f64>) -> BTreeMap<String, u64> {
+        galera::error_counts(deltas)
     }
 
     fn is_key_counter(&self, name: &str) -> bool {
@@ -549,7 +579,7 @@ impl Dbms for Mysql {
     /// InnoDB or MyRocks levels and stall counters, on a connection of their own.
     fn gauges(&self) -> Result<BTreeMap<String, f64>> {
         let mut gauges = self.gauges.read(&self.opts)?;
-        if !self.replicas.is_empty() {
+        if !self.replicas.readers.is_empty() {
             self.replicas.lag_gauges(&self.opts, &mut gauges);
         }
         if !self.nodes.is_empty() {

@@ -16,15 +16,14 @@ use anyhow::Result;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, Row};
 
+use crate::dbms::readers::Readers;
 use crate::dbms::url::ServerUrl;
 
 /// The replicas of a run (named `r1` .. `rN` in order, as the managed server names them).
 #[derive(Default)]
 pub(super) struct Replicas {
-    /// Each replica's connection options and URL.
-    nodes: Vec<(Opts, ServerUrl)>,
-    /// Query threads connect to the replicas.
-    pub(super) read: bool,
+    /// Each replica's connection options and URL, and where readers go.
+    pub(super) readers: Readers<Opts>,
     /// The gauges' connections: the primary's, then each replica's (reopened after an error).
     conns: Mutex<Vec<Option<Conn>>>,
 }
@@ -38,23 +37,13 @@ impl Replicas {
             .collect::<Result<Vec<_>>>()?;
         Ok(Replicas {
             conns: Mutex::new((0..=nodes.len()).map(|_| None).collect()),
-            nodes,
-            read,
+            readers: Readers::new(nodes, read),
         })
     }
 
-    /// Whether there are any.
-    pub(super) fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
 
-    /// Where `client`'s query thread reads, when the run reads from replicas.
-    pub(super) fn reader(&self, client: usize) -> Option<&(Opts, ServerUrl)> {
-        if !self.read || self.nodes.is_empty() {
-            return None;
-        }
-        self.nodes.get(client % self.nodes.len())
-    }
+
+
 
     /// The primary's GTID position now (on `primary`), then each replica's seconds until it
     /// had applied it (`None` when not within `timeout`, or it cannot be reached); the
@@ -69,9 +58,7 @@ impl Replicas {
             .unwrap_or_default();
         let start = Instant::now();
         let done: Vec<Option<f64>> = std::thread::scope(|scope| {
-            let waits: Vec<_> = self
-                .nodes
-                .iter()
+            let waits: Vec<_> = (self.readers.nodes().iter())
                 .map(|(opts, _)| {
                     let position = &position;
                     scope.spawn(move || -> Option<f64> {
@@ -105,7 +92,7 @@ impl Replicas {
         };
         let file: String = text(&head, "File");
         let position: f64 = text(&head, "Position").parse().unwrap_or(f64::NAN);
-        for (i, (opts, _)) in self.nodes.iter().enumerate() {
+        for (i, (opts, _)) in self.readers.nodes().iter().enumerate() {
             let Some(row) = read_on(&mut conns[i + 1], opts, "SHOW SLAVE STATUS") else {
                 continue;
             };

@@ -380,6 +380,18 @@ impl Postgres {
         })?;
         Ok(PgConnection::new(wire, self.plain))
     }
+
+    /// A connection to the replica `client` reads from, when the run reads from replicas.
+    fn replica_connection(&self, client: usize) -> Result<Option<PgConnection>> {
+        let Some((config, url)) = self.replicas.readers.reader(client) else {
+            return Ok(None);
+        };
+        let wire = PgWire::connect(config).map_err(|e| DbError {
+            message: format!("cannot connect to {}: {}", url.redacted(), e.message),
+            kind: e.kind,
+        })?;
+        Ok(Some(PgConnection::new(wire, self.plain)))
+    }
 }
 
 impl Dbms for Postgres {
@@ -396,21 +408,32 @@ impl Dbms for Postgres {
     }
 
     fn connect_reader(&self, client: usize) -> Result<Box<dyn InsertBenchmarkConnection>> {
-        let Some((config, url)) = self.replicas.reader(client) else {
-            return self.connect_insert_benchmark();
-        };
-        let wire = PgWire::connect(config).map_err(|e| DbError {
-            message: format!("cannot connect to {}: {}", url.redacted(), e.message),
-            kind: e.kind,
-        })?;
-        Ok(Box::new(PgConnection::new(wire, self.plain)))
+        match self.replica_connection(client)? {
+            Some(c) => Ok(Box::new(c)),
+            None => self.connect_insert_benchmark(),
+        }
+    }
+
+    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+        match self.replica_connection(client)? {
+            Some(c) => Ok(Box::new(c)),
+            None => self.connect_micro(),
+        }
+    }
+
+    fn read_replicas(&self) -> usize {
+        self.replicas.readers.readers()
+    }
+
+    fn node_down(&self, name: &str) {
+        self.replicas.readers.set_down(name);
     }
 
     fn replica_catch_up(
         &self,
         timeout: std::time::Duration,
     ) -> Result<Vec<(String, Option<f64>)>> {
-        if self.replicas.is_empty() {
+        if self.replicas.readers.is_empty() {
             return Ok(Vec::new());
         }
         self.replicas.catch_up(&mut self.client()?, timeout)

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use postgres::{Client, Config, NoTls};
 
+use crate::dbms::readers::Readers;
 use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
 
@@ -36,11 +37,9 @@ pub(super) const LAG_GAUGES: [&str; 4] = [
 /// The replicas of a run.
 #[derive(Default)]
 pub(super) struct Replicas {
-    /// Each replica: its name (application_name, from the managed server), configuration
-    /// and URL.
-    nodes: Vec<(Config, ServerUrl)>,
-    /// Query threads connect to the replicas.
-    pub(super) read: bool,
+    /// Each replica's configuration (application_name: ibench's) and URL, and where
+    /// readers go.
+    pub(super) readers: Readers<Config>,
 }
 
 impl Replicas {
@@ -57,21 +56,14 @@ impl Replicas {
             config.application_name(app);
             nodes.push((config, url.clone()));
         }
-        Ok(Replicas { nodes, read })
+        Ok(Replicas {
+            readers: Readers::new(nodes, read),
+        })
     }
 
-    /// Whether there are any.
-    pub(super) fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
 
-    /// Where `client`'s query thread reads, when the run reads from replicas.
-    pub(super) fn reader(&self, client: usize) -> Option<&(Config, ServerUrl)> {
-        if !self.read || self.nodes.is_empty() {
-            return None;
-        }
-        self.nodes.get(client % self.nodes.len())
-    }
+
+
 
     /// The primary's WAL position now (on `primary`), then each replica's seconds until it
     /// had replayed up to it (`None` when not within `timeout`, or it cannot be reached).
@@ -84,11 +76,12 @@ impl Replicas {
         let lsn: String = primary.query_one(CURRENT_LSN, &[])?.get(0);
         let start = Instant::now();
         let mut clients: Vec<Option<Client>> = self
-            .nodes
+            .readers
+            .nodes()
             .iter()
             .map(|(c, _)| c.connect(NoTls).ok())
             .collect();
-        let mut done: Vec<Option<f64>> = vec![None; self.nodes.len()];
+        let mut done: Vec<Option<f64>> = vec![None; self.readers.nodes().len()];
         while start.elapsed() < timeout {
             let mut waiting = false;
             for (i, client) in clients.iter_mut().enumerate() {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use toml::Spanned;
 
 use super::super::estimate;
-use super::super::file::{ConfigTable, ExperimentFile, TargetTable, WorkloadTable};
+use super::super::file::{ConfigTable, ExperimentFile, SetupTable, TargetTable, WorkloadTable};
 use super::configs::Resolved;
 use super::fingerprint::{self, Definition};
 use super::problems::Problems;
@@ -30,9 +30,9 @@ pub(super) struct Label {
     pub setup: usize,
 }
 
-/// Every combination, target by target; a config applies to the targets it names (all when it
-/// names none). More than `max` combinations (times `repeats`) is a problem, and then none is
-/// built: nothing a file says may make the plan allocate without bound.
+/// Every combination, target by target; a config or a setup applies to the targets it names
+/// (all when it names none). More than `max` combinations (times `repeats`) is a problem, and
+/// then none is built: nothing a file says may make the plan allocate without bound.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn labels(
     p: &mut Problems<'_>,
@@ -40,7 +40,7 @@ pub(super) fn labels(
     configs: &[&ConfigTable],
     resolved: &std::collections::BTreeMap<String, Resolved>,
     allocators: &[Spanned<Malloc>],
-    setup_names: &[&Spanned<String>],
+    setups: &[&SetupTable],
     repeats: u32,
     max: usize,
 ) -> Vec<Label> {
@@ -50,13 +50,21 @@ pub(super) fn labels(
             .and_then(|r| r.targets.as_ref())
             .is_none_or(|ts| ts.iter().any(|n| n == t.name.get_ref()))
     };
+    let setup_applies = |s: &SetupTable, t: &TargetTable| {
+        s.targets
+            .as_ref()
+            .is_none_or(|ts| ts.iter().any(|n| n.get_ref() == t.name.get_ref()))
+    };
     let combinations = file
         .targets
         .iter()
-        .map(|t| configs.iter().filter(|c| applies(c, t)).count())
+        .map(|t| {
+            let c = configs.iter().filter(|c| applies(c, t)).count();
+            let s = setups.iter().filter(|s| setup_applies(s, t)).count();
+            c.saturating_mul(s)
+        })
         .fold(0usize, usize::saturating_add)
-        .saturating_mul(allocators.len())
-        .saturating_mul(setup_names.len());
+        .saturating_mul(allocators.len());
     let count = combinations.saturating_mul(repeats as usize);
     if count > max {
         p.push(
@@ -74,14 +82,17 @@ pub(super) fn labels(
             }
             any = true;
             for (ai, a) in allocators.iter().enumerate() {
-                for (si, s) in setup_names.iter().enumerate() {
+                for (si, s) in setups.iter().enumerate() {
+                    if !setup_applies(s, t) {
+                        continue;
+                    }
                     labels.push(Label {
                         label: format!(
                             "{}/{}/{}/{}",
                             t.name.get_ref(),
                             c.name.get_ref(),
                             a.get_ref().name(),
-                            s.get_ref()
+                            s.name.get_ref()
                         ),
                         target: ti,
                         config: ci,
@@ -95,6 +106,12 @@ pub(super) fn labels(
             p.at(
                 &t.name,
                 format!("no config applies to target {}", t.name.get_ref()),
+            );
+        }
+        if !setups.iter().any(|s| setup_applies(s, t)) {
+            p.at(
+                &t.name,
+                format!("no setup applies to target {}", t.name.get_ref()),
             );
         }
     }
@@ -367,6 +384,7 @@ fn server_spec(
         user: target.user.clone(),
         replicas: None,
         galera: None,
+        on_node_failure: Default::default(),
     };
     let spec = with_cluster(p, parts, spec);
     check_pooler(p, parts);
@@ -392,7 +410,8 @@ fn server_spec(
 /// `read_from`, `galera`, `client_nodes`), checked for the cell's target as the command line's
 /// flags are (`server::replicas`).
 fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -> ServerSpec {
-    use crate::server::replicas::{ClusterNames, galera_spec, replica_spec};
+    use crate::server::replicas::{ClusterNames, galera_spec, on_node_failure, replica_spec};
+    use crate::spec::NodeFailure;
     let s = &parts.setup.cluster;
     let name = parts.table.name.get_ref().as_str();
     let choice =
@@ -416,6 +435,12 @@ fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -
     if let Some(count) = &s.replicas {
         let sync = s.sync_replicas.as_ref().map_or(0, |v| *v.get_ref());
         let read = choice(p, &s.read_from, "read_from", ["primary", "replicas"]).unwrap_or(false);
+        if let (true, Some(v), crate::spec::WorkloadSpec::Tpcc(_)) =
+            (read, &s.read_from, &parts.setup.workload)
+        {
+            let why = crate::spec::server::TPCC_READS_ON_PRIMARY;
+            p.at(v, format!("read_from = \"replicas\": {why}"));
+        }
         let kind = spec.kind;
         match replica_spec(kind, *count.get_ref(), sync, read, ClusterNames::KEYS) {
             Ok(r) => spec.replicas = Some(r),
@@ -451,6 +476,26 @@ fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -
         }
     } else if let Some(v) = &s.client_nodes {
         p.at(v, "client_nodes is for a Galera cluster: add galera = N");
+    }
+    if let (Some(v), Some(go_on)) = (
+        &s.on_node_failure,
+        choice(
+            p,
+            &s.on_node_failure,
+            "on_node_failure",
+            ["fail", "continue"],
+        ),
+    ) {
+        let policy = if go_on {
+            NodeFailure::Continue
+        } else {
+            NodeFailure::Fail
+        };
+        let cluster = spec.replicas.is_some() || spec.galera.is_some();
+        match on_node_failure(cluster, policy, ClusterNames::KEYS) {
+            Ok(policy) => spec.on_node_failure = policy,
+            Err(e) => p.at(v, format!("target {name}: {e}")),
+        }
     }
     spec
 }

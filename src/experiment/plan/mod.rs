@@ -30,7 +30,9 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use super::file::{ConfigTable, ExperimentFile, Problem, SetupTable, Source, WorkloadTable};
+use super::file::{
+    ConfigTable, ExperimentFile, Problem, SetupTable, Source, TargetTable, WorkloadTable,
+};
 use crate::dbms::{StatementMode, TargetSpec};
 pub use crate::server::SettingsCheck;
 use crate::server::{Refusal, ServerSettings};
@@ -125,7 +127,7 @@ impl Cell {
             workload: self.workload.clone(),
             server: self.server.clone(),
             statements: self.statements,
-            drop_existing: false,
+            drop_existing: self.external.as_ref().is_some_and(|e| e.drop_existing),
             write_existing: false,
             allow_server_changes: self.allow_server_changes,
             client_threads: None,
@@ -201,18 +203,24 @@ pub fn build(
     let (workload, workload_at) = workload(&p, &file, &no_workload);
     let default_setup = default_setup();
     let setup_tables = given_or(&file.setups, &default_setup);
-    let setups = check_setups(&mut p, workload, &workload_at, &setup_tables, scale, &dir);
+    let setups = check_setups(
+        &mut p,
+        (workload, &workload_at),
+        &setup_tables,
+        &file.targets,
+        scale,
+        &dir,
+    );
     check_workload(&mut p, &file, workload, &workload_at, &targets);
 
     // Cells: every combination, then the repeats.
-    let setup_names: Vec<&Spanned<String>> = setup_tables.iter().map(|s| &s.name).collect();
     let labels = cells::labels(
         &mut p,
         &file,
         &configs,
         &resolved,
         &allocators,
-        &setup_names,
+        &setup_tables,
         repeats,
         MAX_CELLS,
     );
@@ -342,28 +350,40 @@ fn resolve_configs(
     for c in configs {
         let source = p.source;
         let r = configs::resolve(p, c, configs, dir, source, &mut Vec::new());
-        for t in c.targets.iter().flatten() {
-            if !target_names.contains(t.get_ref().as_str()) {
-                p.at(
-                    t,
-                    format!(
-                        "config {} names target {:?}, which is not defined (targets: {}{})",
-                        c.name.get_ref(),
-                        t.get_ref(),
-                        target_names
-                            .iter()
-                            .take(6)
-                            .copied()
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        if target_names.len() > 6 { ", ..." } else { "" }
-                    ),
-                );
-            }
-        }
+        let named = c.targets.iter().flatten();
+        undefined_targets(p, ("config", c.name.get_ref()), named, &target_names);
         resolved.insert(c.name.get_ref().clone(), r);
     }
     resolved
+}
+
+/// One problem per name in `named` (a config's or setup's `targets`, `owner`: what and which)
+/// that is not one of `defined`.
+fn undefined_targets<'t>(
+    p: &mut Problems<'_>,
+    owner: (&str, &str),
+    named: impl Iterator<Item = &'t Spanned<String>>,
+    defined: &BTreeSet<&str>,
+) {
+    for t in named {
+        if !defined.contains(t.get_ref().as_str()) {
+            let (what, name) = owner;
+            p.at(
+                t,
+                format!(
+                    "{what} {name} names target {:?}, which is not defined (targets: {}{})",
+                    t.get_ref(),
+                    defined
+                        .iter()
+                        .take(6)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if defined.len() > 6 { ", ..." } else { "" }
+                ),
+            );
+        }
+    }
 }
 
 /// `[workload]` (`none` when absent) and where problems with it point (its table, else the
@@ -384,6 +404,7 @@ fn default_setup() -> SetupTable {
     SetupTable {
         name: Spanned::new(0..0, "default".to_string()),
         description: None,
+        targets: None,
         clients: None,
         table_rows: None,
         rows_per_client: None,
@@ -404,6 +425,7 @@ fn default_setup() -> SetupTable {
         read_from: None,
         galera: None,
         client_nodes: None,
+        on_node_failure: None,
         client_cpus: None,
         post_write_pause: None,
         random_pk_rows: None,
@@ -416,14 +438,27 @@ fn default_setup() -> SetupTable {
 /// pooler, checked. Problems with the default setup point at `[workload]` (`workload_at`).
 fn check_setups(
     p: &mut Problems<'_>,
-    workload: &WorkloadTable,
-    workload_at: &str,
+    (workload, workload_at): (&WorkloadTable, &str),
     tables: &[&SetupTable],
+    targets: &[TargetTable],
     scale: f64,
     dir: &Path,
 ) -> Vec<setups::Setup> {
+    let target_names: BTreeSet<&str> = targets.iter().map(|t| t.name.get_ref().as_str()).collect();
     for s in tables {
         check_name(p, "setup", &s.name);
+        let named = s.targets.iter().flatten();
+        undefined_targets(p, ("setup", s.name.get_ref()), named, &target_names);
+        if s.targets.as_ref().is_some_and(Vec::is_empty) {
+            p.at(
+                &s.name,
+                format!(
+                    "setup {}: targets = [] applies it to no target: name some, or leave \
+                     targets out for all",
+                    s.name.get_ref()
+                ),
+            );
+        }
     }
     unique(p, "setup", tables.iter().map(|s| &s.name));
     tables

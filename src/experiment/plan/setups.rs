@@ -80,6 +80,7 @@ pub(super) struct ClusterKeys {
     pub read_from: Option<Spanned<String>>,
     pub galera: Option<Spanned<usize>>,
     pub client_nodes: Option<Spanned<String>>,
+    pub on_node_failure: Option<Spanned<String>>,
 }
 
 /// The pooler setup `s` asks for, checked against its workload's connections.
@@ -200,6 +201,7 @@ pub(super) fn setup(
             read_from: s.read_from.clone(),
             galera: s.galera.clone(),
             client_nodes: s.client_nodes.clone(),
+            on_node_failure: s.on_node_failure.clone(),
         },
         no_sampling: value(&s.no_sampling, &workload.no_sampling).unwrap_or(false),
     }

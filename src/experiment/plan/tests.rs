@@ -268,3 +268,87 @@ fn workload_warmup_and_cooldown_reach_the_cells() {
     let (_, problems) = plan(&with.replace("cooldown = 2", "cooldown = 99999999"), None);
     assert_eq!(problems.len(), 1, "{problems:?}");
 }
+
+/// A setup's `targets`: its cells only for the targets it names; an undefined name,
+/// `targets = []` and a target no setup applies to are one line each.
+#[test]
+fn a_setup_applies_to_the_targets_it_names() {
+    let text = format!("{MATRIX}targets = [\"a\"]\n[[setup]]\nname = \"t\"\n");
+    let (p, problems) = plan(&text, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let labels: Vec<&str> = p
+        .cells
+        .iter()
+        .filter(|c| c.repeat == 1)
+        .map(|c| c.label.as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "a/base/glibc/s",
+            "a/base/glibc/t",
+            "b/base/glibc/t",
+            "b/v/glibc/t"
+        ]
+    );
+    assert_eq!(p.cells.len(), 8);
+    let listing = crate::experiment::dry_run(&p, &Default::default());
+    assert!(
+        listing.starts_with("experiment e: 8 cells (4 combinations x 2 repeat(s); 2 target(s)"),
+        "{listing}"
+    );
+    // The same setup without `targets` has the same fingerprint for target a.
+    let (all, _) = plan(MATRIX, None);
+    assert_eq!(all.cells[0].label, p.cells[0].label);
+    assert_eq!(all.cells[0].fingerprint, p.cells[0].fingerprint);
+
+    let (_, problems) = plan(&format!("{MATRIX}targets = [\"a\", \"c\"]\n"), None);
+    let m: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        m,
+        [
+            "e.toml:24: setup s names target \"c\", which is not defined (targets: a, b)",
+            "e.toml:10: no setup applies to target b"
+        ],
+        "{m:?}"
+    );
+    let (_, problems) = plan(&format!("{MATRIX}targets = []\n"), None);
+    let m: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    assert!(
+        m.iter()
+            .any(|l| l.starts_with("e.toml:21: setup s: targets = [] applies it to no target")),
+        "{m:?}"
+    );
+}
+
+/// `on_node_failure`: checked by the command line's function (a cluster only, `fail` or
+/// `continue`), and carried into the cells' server.
+#[test]
+fn on_node_failure_is_for_clusters() {
+    let text = |setup: &str| {
+        format!(
+            "name = \"e\"\n[workload]\nsteps = \"l.i0\"\n[[target]]\nname = \"m\"\ndbms = \"mysql\"\n\
+             [[setup]]\nname = \"s\"\n{setup}\n"
+        )
+    };
+    let (p, problems) = plan(&text("galera = 3\non_node_failure = \"continue\""), None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let server = p.cells[0].server.as_ref().unwrap();
+    assert_eq!(server.on_node_failure, crate::spec::NodeFailure::Continue);
+    for (setup, says) in [
+        (
+            "on_node_failure = \"continue\"",
+            "on_node_failure continue is for a cluster: add replicas = N or galera = N",
+        ),
+        (
+            "replicas = 1\non_node_failure = \"maybe\"",
+            "on_node_failure \"maybe\": expected fail or continue",
+        ),
+    ] {
+        let (_, problems) = plan(&text(setup), None);
+        assert!(
+            problems.iter().any(|p| p.message.contains(says)),
+            "{setup}: {problems:?}"
+        );
+    }
+}

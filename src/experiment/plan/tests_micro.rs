@@ -130,6 +130,32 @@ fn micro_and_insert_benchmark_fields_do_not_mix() {
     );
 }
 
+/// A micro cell's `read_from = "replicas"` reaches its run as `--read-from replicas` does (the
+/// read-only benchmarks then read from the replicas); a TPC-C cell's is refused at the key.
+#[test]
+fn micro_cells_read_from_replicas_and_tpcc_cells_refuse_it() {
+    let text = "name = \"e\"\n[workload]\nkind = \"micro\"\nbenchmarks = \"point-query\"\n\
+                [[target]]\nname = \"pg\"\ndbms = \"postgres\"\n[[setup]]\nname = \"r\"\n\
+                replicas = 1\nread_from = \"replicas\"\n";
+    let (p, problems) = plan(text, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let server = p.cells[0].server.as_ref().unwrap();
+    assert!(server.replicas.unwrap().read_from_replicas);
+    let (_, problems) = plan(
+        &text.replace(
+            "kind = \"micro\"\nbenchmarks = \"point-query\"",
+            "kind = \"tpcc\"",
+        ),
+        None,
+    );
+    let m: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(
+        m[0].starts_with("e.toml:10: read_from = \"replicas\": reads from replicas are for"),
+        "{m:?}"
+    );
+}
+
 /// The run conditions (`post_write_pause`, `random_pk_rows`, `scan_clients`, `no_sampling`):
 /// a setup's over the workload's, in the cell's spec, in its fingerprint only when set, and a
 /// bad value or a key of another workload kind one problem at its line.

@@ -167,3 +167,70 @@ fn server_options_need_allow_server_changes_and_become_session_settings() {
     let (unset, _) = plan(URL_TARGET);
     assert_ne!(cell.fingerprint, unset.cells[0].fingerprint);
 }
+
+#[test]
+fn drop_existing_is_a_url_targets_word_and_refused_elsewhere() {
+    let (p, problems) = plan(&format!("{URL_TARGET}drop_existing = true\n"));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(p.cells[0].spec(std::path::Path::new("o")).drop_existing);
+    let listing = crate::experiment::dry_run(&p, &Default::default());
+    assert!(
+        listing.contains("replaces tables ibench did not create (drop_existing)"),
+        "{listing}"
+    );
+    // Not given, or false: the run refuses tables it did not create, as without the flag.
+    let (unset, _) = plan(URL_TARGET);
+    assert!(!unset.cells[0].spec(std::path::Path::new("o")).drop_existing);
+    // Not part of what the cell's results are: resume is not disturbed by saying it.
+    assert_eq!(unset.cells[0].fingerprint, p.cells[0].fingerprint);
+    let (f, _) = plan(&format!("{URL_TARGET}drop_existing = false\n"));
+    assert!(!f.cells[0].spec(std::path::Path::new("o")).drop_existing);
+    let managed = URL_TARGET.replace(
+        "url = \"postgres://bench@db1.example:5432/ib\"",
+        "dbms = \"sqlite\"\ndrop_existing = true",
+    );
+    let (_, problems) = plan(&managed);
+    let m = messages(&problems);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(
+        m[0].starts_with("u.toml:7: target ext: drop_existing is for a server given by url"),
+        "{m:?}"
+    );
+    let source = Source {
+        path: PathBuf::from("u.toml"),
+        text: format!("{URL_TARGET}drop_existing = \"yes\"\n"),
+    };
+    let e = super::super::file::parse(&source).unwrap_err().to_string();
+    assert!(
+        e.starts_with("u.toml:7: drop_existing: invalid type: string \"yes\", expected a boolean"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_stale_server_pid_file_is_refused_at_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("postmaster.pid");
+    // Above any pid_max (2^22): no such process.
+    std::fs::write(&file, "99999999\n/var/lib/postgresql/data\n").unwrap();
+    let text = format!("{URL_TARGET}server_pid_file = \"{}\"\n", file.display());
+    let (_, problems) = plan(&text);
+    let m = messages(&problems);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(
+        m[0].starts_with("u.toml:7: target ext: server_pid_file ")
+            && m[0].contains("names pid 99999999, no such process on this host")
+            && !m[0].contains("--server-pid"),
+        "{m:?}"
+    );
+    // This process's own pid: taken.
+    std::fs::write(&file, format!("{}\n", std::process::id())).unwrap();
+    let (p, problems) = plan(&text);
+    assert!(problems.is_empty(), "{problems:?}");
+    let pid = p.cells[0].external.as_ref().unwrap().pid().unwrap();
+    assert_eq!(pid, Some(std::process::id()));
+    // Stale by the time a cell starts: the same words, from the cell.
+    std::fs::write(&file, "99999999\n").unwrap();
+    let e = p.cells[0].external.as_ref().unwrap().pid().unwrap_err();
+    assert!(e.to_string().starts_with("server_pid_file "), "{e}");
+}

@@ -21,6 +21,9 @@ pub struct External {
     pub pid_file: Option<PathBuf>,
     /// Its data directory: size and device.
     pub data_dir: Option<PathBuf>,
+    /// Cells may replace tables of the benchmark's names that ibench did not create
+    /// (`drop_existing`, as `--drop-existing`).
+    pub drop_existing: bool,
 }
 
 impl External {
@@ -111,7 +114,7 @@ pub(super) fn kind(p: &mut Problems<'_>, t: &TargetTable) -> (DbmsKind, Option<S
     (kind, Some(url.or_password_from(kind.password_env())))
 }
 
-/// A target without `url`: `server_pid_file` is refused.
+/// A target without `url`: `server_pid_file` and `drop_existing` are refused.
 pub(super) fn refuse_url_keys(p: &mut Problems<'_>, t: &TargetTable) {
     if let Some(v) = &t.server_pid_file {
         p.at(
@@ -119,6 +122,16 @@ pub(super) fn refuse_url_keys(p: &mut Problems<'_>, t: &TargetTable) {
             format!(
                 "target {}: server_pid_file is for a server given by url (ibench knows the \
                  pid of a server it starts)",
+                t.name.get_ref()
+            ),
+        );
+    }
+    if let Some(v) = &t.drop_existing {
+        p.at(
+            v,
+            format!(
+                "target {}: drop_existing is for a server given by url (a server ibench \
+                 starts, or an embedded scratch database, holds only the tables ibench creates)",
                 t.name.get_ref()
             ),
         );
@@ -154,9 +167,7 @@ pub(super) fn external(
     }
     let pid_file = t.server_pid_file.as_ref().and_then(|v| {
         let path = dir.join(v.get_ref());
-        if path.is_file() {
-            Some(path)
-        } else {
+        if !path.is_file() {
             p.at(
                 v,
                 format!(
@@ -164,13 +175,22 @@ pub(super) fn external(
                     path.display()
                 ),
             );
-            None
+            return None;
+        }
+        // Read again when each cell starts (the server may restart between cells).
+        match crate::launch::pid_from_file(&path, "server_pid_file") {
+            Ok(_) => Some(path),
+            Err(e) => {
+                p.at(v, format!("target {name}: {e}"));
+                None
+            }
         }
     });
     External {
         url,
         pid_file,
         data_dir,
+        drop_existing: t.drop_existing.as_ref().is_some_and(|v| *v.get_ref()),
     }
 }
 

@@ -80,6 +80,9 @@ pub(super) fn merge_step(parts: &[Part]) -> StepResult {
             .collect(),
         warmup: merge_warmup(parts),
         cooldown_s: base.cooldown_s,
+        // The cluster is the first host's (only a managed server has one).
+        node_failures: base.node_failures.clone(),
+        errors: base.errors.clone(),
     }
 }
 

@@ -19,7 +19,7 @@ pub struct Replication {
 
 use crate::dbms::mysql::{Engine, MysqlParams};
 use crate::dbms::{DbmsKind, Params};
-use crate::spec::{GaleraSpec, MAX_GALERA_NODES, MAX_REPLICAS, ReplicaSpec};
+use crate::spec::{GaleraSpec, MAX_GALERA_NODES, MAX_REPLICAS, NodeFailure, ReplicaSpec};
 
 /// How a request names the cluster settings (`--replicas` on the command line, `replicas` in
 /// an experiment file), for messages.
@@ -31,6 +31,8 @@ pub struct ClusterNames {
     pub sync_replicas: &'static str,
     /// The Galera node count.
     pub galera: &'static str,
+    /// What a dead node does to the run.
+    pub on_node_failure: &'static str,
 }
 
 impl ClusterNames {
@@ -39,12 +41,14 @@ impl ClusterNames {
         replicas: "--replicas",
         sync_replicas: "--sync-replicas",
         galera: "--galera",
+        on_node_failure: "--on-node-failure",
     };
     /// An experiment setup's keys.
     pub const KEYS: ClusterNames = ClusterNames {
         replicas: "replicas",
         sync_replicas: "sync_replicas",
         galera: "galera",
+        on_node_failure: "on_node_failure",
     };
 }
 
@@ -125,4 +129,30 @@ pub fn galera_spec(
         nodes,
         clients_on_all,
     })
+}
+
+/// `policy` for a run whose managed server has replicas or a Galera cluster (`cluster`): a
+/// single server (or one ibench did not start) has no other node whose death the run could
+/// fail on or continue past. The one-line problem otherwise.
+pub fn on_node_failure(
+    cluster: bool,
+    policy: NodeFailure,
+    names: ClusterNames,
+) -> Result<NodeFailure, String> {
+    if !cluster {
+        // `--galera N` on the command line, `galera = N` in an experiment file.
+        let n = if names.galera.starts_with("--") {
+            " N"
+        } else {
+            " = N"
+        };
+        return Err(format!(
+            "{} {} is for a cluster: add {}{n} or {}{n} (a single server has no other node)",
+            names.on_node_failure,
+            policy.name(),
+            names.replicas,
+            names.galera
+        ));
+    }
+    Ok(policy)
 }

@@ -220,11 +220,12 @@ impl Micro {
         out
     }
 
-    /// A thread running `driver` on a new connection at `pacing`.
+    /// A thread running `driver` on a new connection at `pacing`: a reader's (a replica's with
+    /// `--read-from replicas`) when `reads_only`, else the primary's.
     fn thread<'s, D>(
         &'s self,
         client: usize,
-        role: &'static str,
+        (role, reads_only): (&'static str, bool),
         driver: D,
         pacing: Pacing,
     ) -> ThreadSpec<'s>
@@ -232,7 +233,13 @@ impl Micro {
         D: Driver<Conn = dyn MicroConnection> + Send + 's,
     {
         let tries = (self.spec.max_tries, self.spec.max_reconnects);
-        let connect = || self.dbms.connect_micro();
+        let connect = move || {
+            if reads_only {
+                self.dbms.connect_micro_reader(client)
+            } else {
+                self.dbms.connect_micro()
+            }
+        };
         client_loop::thread(
             client,
             role,
@@ -283,7 +290,7 @@ impl Micro {
                     next_id: 1,
                     table_rows: spec.table_rows,
                 };
-                self.thread(table.id, "loader", loader, Pacing::Closed(None))
+                self.thread(table.id, ("loader", false), loader, Pacing::Closed(None))
             })
             .collect();
         let mut total = spec.table_rows * spec.tables as u64;
@@ -304,7 +311,7 @@ impl Micro {
                     left: spec.random_pk_rows,
                 };
                 let client = spec.tables + i;
-                threads.push(self.thread(client, "loader", loader, Pacing::Closed(None)));
+                threads.push(self.thread(client, ("loader", false), loader, Pacing::Closed(None)));
             }
             total += spec.random_pk_rows * spec.tables as u64;
         }
@@ -354,7 +361,7 @@ impl Micro {
                     op: Operation::default(),
                     misses: &misses,
                 };
-                self.thread(client, "query", driver, pacing)
+                self.thread(client, ("query", !b.writes), driver, pacing)
             })
             .collect();
         let outcome = env.run_threads(threads, Expect::Time(duration));
@@ -368,6 +375,14 @@ impl Micro {
         );
         result.point_query_misses = Some(misses.load(Ordering::Relaxed));
         Ok(result)
+    }
+
+    /// Where `b`'s clients read when not from the primary: the replicas (`--read-from
+    /// replicas`), for a benchmark that only reads.
+    fn replica_note(&self, b: &Benchmark) -> Option<String> {
+        let n = self.dbms.read_replicas();
+        (n > 0 && !b.writes)
+            .then(|| format!("queries read from the replicas ({n}, round-robin per client)"))
     }
 
     /// What to say about `b` on this DBMS, once per run and in each of its steps' results:
@@ -483,6 +498,7 @@ impl Workload for Micro {
         }
         let mut result = self.benchmark(env, bench)?;
         result.notes.extend(note);
+        result.notes.extend(self.replica_note(b));
         check_error_rate(&mut result, self.spec.max_error_pct);
         Ok(result)
     }
