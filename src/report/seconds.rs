@@ -329,7 +329,7 @@ pub fn report_section(r: &Report) -> Option<Section> {
         return None;
     }
     Some(Section {
-        id: "per-second".to_string(),
+        id: "seconds-summary".to_string(),
         title: "Host, device and memory per second".to_string(),
         note: format!(
             "The step's per-second series (efficiency.per_second) in three figures each: \
