@@ -240,12 +240,17 @@ fn a_default_runs_page_puts_the_verdict_first_charts_every_second_and_stays_shor
         assert!(at("id=\"per-second\"") < at(&summary), "{s} not collapsed");
     }
     assert!(page.contains("<details class=\"section\" id=\"response\">"));
-    // The writer SLA of each of the six query steps, all passed at these rates.
+    // The writer SLA of each of the six query steps as the run judged it (on a loaded host a
+    // writer may miss its rate: the verdict then says FAIL, with the rate it reached).
     for step in ["qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"] {
-        assert!(
-            page.contains(&format!("{step} pass (")),
-            "writer SLA of {step}"
-        );
+        let s = run.steps.iter().find(|s| s.name == step).unwrap();
+        let sla = s.sla.as_ref().expect("a query step's SLA");
+        let said = if sla.pass {
+            format!("{step} pass (")
+        } else {
+            format!("{step} FAIL ")
+        };
+        assert!(page.contains(&said), "writer SLA of {step}: {sla:?}");
     }
 
     let json = page
