@@ -225,8 +225,8 @@ fn galera_update_microbenchmarks_rows_agree_on_every_node() {
     });
 }
 
-/// `--galera` out of range, with MyRocks, or with PostgreSQL, `--on-node-failure` on a single
-/// server: exit 2, one line, no results.
+/// `--galera` out of range, with MyRocks, or with PostgreSQL, or with clients on every node
+/// sharing one table, `--on-node-failure` on a single server: exit 2, one line, no results.
 #[test]
 fn bad_galera_flags_exit_2() {
     let bench = Bench::new();
@@ -244,6 +244,19 @@ fn bad_galera_flags_exit_2() {
         (
             &["--server", "postgres", "--galera", "3"][..],
             "--galera is for mariadb servers",
+        ),
+        (
+            &[
+                "--server",
+                "mariadb",
+                "--galera",
+                "3",
+                "--table-mode",
+                "shared",
+                "--clients",
+                "3",
+            ][..],
+            "--table-mode shared with 3 clients spread over the --galera nodes",
         ),
         (
             &["--server", "mariadb", "--on-node-failure", "continue"][..],
