@@ -180,11 +180,7 @@ fn join(specs: &NodeSpecs<'_>, ports: &mut [Ports], i: usize) -> Result<ManagedS
     let first = start_joiner(specs, ports, i, &dir, &log);
     let Err(e) = first else { return first };
     let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let Some(cause) = text
-        .lines()
-        .find(|l| PORT_TAKEN.iter().any(|p| l.contains(p)))
-        .map(|l| l.trim().to_string())
-    else {
+    let Some(cause) = port_taken(&text) else {
         return Err(e);
     };
     eprintln!(
@@ -199,6 +195,13 @@ fn join(specs: &NodeSpecs<'_>, ports: &mut [Ports], i: usize) -> Result<ManagedS
     ports[i] = Ports::free(free_port()?, free_port()?)?;
     start_joiner(specs, ports, i, &dir, &log)
         .with_context(|| format!("Galera node {name}, started again on new ports after: {cause}"))
+}
+
+/// The first line of a node's `log` saying one of its ports was taken ([`PORT_TAKEN`]).
+fn port_taken(log: &str) -> Option<String> {
+    log.lines()
+        .find(|l| PORT_TAKEN.iter().any(|p| l.contains(p)))
+        .map(|l| l.trim().to_string())
 }
 
 /// Starts joiner `i` in `dir` with `log` and waits until it is synced (a node that does not
@@ -384,5 +387,30 @@ impl Rejoin {
     /// The server started again, if any (for its [`ManagedServer`] to stop).
     pub(crate) fn take_child(&self) -> Option<std::process::Child> {
         self.child.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::port_taken;
+
+    /// The lines MariaDB 10.11 and its wsrep_sst_rsync write when a port was taken; an SST
+    /// that failed otherwise is not retried.
+    #[test]
+    fn a_taken_port_is_told_from_other_failures() {
+        for line in [
+            "2026-11-26 10:23:40 0 [ERROR] Can't start server: Bind on TCP/IP port. Got error: \
+             98: Address already in use",
+            "WSREP_SST: [ERROR] the rsync or stunnel daemon (PID: 4242) terminated unexpectedly.",
+            "WSREP_SST: [ERROR] rsync or stunnel daemon port '23456' has been taken by another \
+             program",
+        ] {
+            let log = format!("[Note] WSREP: starting\n{line}\n[ERROR] WSREP: SST failed: 16\n");
+            assert_eq!(port_taken(&log).as_deref(), Some(line));
+        }
+        let other = "[ERROR] WSREP: Process completed with error: wsrep_sst_rsync: 32 (Broken \
+                     pipe)\n[ERROR] WSREP: SST failed: 32 (Broken pipe)\n[ERROR] WSREP: \
+                     Will never receive state. Need to abort.\n";
+        assert_eq!(port_taken(other), None);
     }
 }
