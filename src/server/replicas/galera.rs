@@ -158,18 +158,28 @@ impl NodeSpecs<'_> {
 
 /// What a joiner's log says when it failed because one of its ports was taken by another
 /// process between the moment ibench found it free and the moment it was bound: the
-/// server's own ports, or the state transfer's rsync daemon (which then exits, and the
-/// joiner aborts with "Will never receive state").
+/// server's own ports ("Address already in use"), or the state transfer's port (the rsync
+/// daemon exits or finds the port taken, and the joiner gives up: "Failed to prepare for
+/// 'rsync' SST").
 const PORT_TAKEN: &[&str] = &[
     "Address already in use",
     "has been taken by another program",
     "daemon (PID: ",
 ];
 
+/// What a joiner's log says when the donor reported that the state transfer failed (the
+/// joiner's own part was ready: its rsync daemon listened): the donor's log has the cause.
+const SST_FAILED: &str = "Will never receive state";
+
+/// What a donor's log says when its part of a state transfer failed.
+const DONOR_FAILED: &[&str] = &["WSREP_SST: [ERROR]", "State transfer to "];
+
 /// Starts joiner `i` (n2 is 1) on `ports[i]` and waits until it is synced with the cluster.
-/// When it fails because a port was taken ([`PORT_TAKEN`] in its log), says so on stderr
-/// and starts it once more on new ports, from an empty data directory, appending to the
-/// same log.
+/// When it fails because a port was taken ([`PORT_TAKEN`] in its log) or the donor's part
+/// of the state transfer failed ([`SST_FAILED`]: the copy of a small, idle node's data
+/// directory on this host, nothing a setting changes), says why on stderr (with the donor's
+/// error line) and starts it once more on new ports, from an empty data directory,
+/// appending to the same log; a second failure fails the start.
 fn join(specs: &NodeSpecs<'_>, ports: &mut [Ports], i: usize) -> Result<ManagedServer> {
     let ctx = specs.ctx;
     let name = format!("n{}", i + 1);
@@ -180,13 +190,21 @@ fn join(specs: &NodeSpecs<'_>, ports: &mut [Ports], i: usize) -> Result<ManagedS
     let first = start_joiner(specs, ports, i, &dir, &log);
     let Err(e) = first else { return first };
     let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let Some(cause) = port_taken(&text) else {
-        return Err(e);
+    let cause = match (port_taken(&text), text.contains(SST_FAILED)) {
+        (Some(line), _) => format!("one of its ports was taken by another process ({line})"),
+        (None, true) => {
+            // The donors' logs: n1's, then the joiners' before this one.
+            let donors = std::iter::once(ctx.log.to_path_buf())
+                .chain((2..=i).map(|n| ctx.log.with_extension(format!("n{n}.log"))));
+            let line = donors
+                .filter_map(|l| donor_failure(&std::fs::read_to_string(l).ok()?))
+                .next_back()
+                .unwrap_or_else(|| "no donor error line".to_string());
+            format!("the donor's state transfer failed ({line})")
+        }
+        (None, false) => return Err(e),
     };
-    eprintln!(
-        "note: Galera node {name} did not join: one of its ports was taken by another process \
-         ({cause}); starting it once more on new ports"
-    );
+    eprintln!("note: Galera node {name} did not join: {cause}; starting it once more on new ports");
     let data = dir.join("data");
     if data.exists() {
         std::fs::remove_dir_all(&data)
@@ -201,6 +219,16 @@ fn join(specs: &NodeSpecs<'_>, ports: &mut [Ports], i: usize) -> Result<ManagedS
 fn port_taken(log: &str) -> Option<String> {
     log.lines()
         .find(|l| PORT_TAKEN.iter().any(|p| l.contains(p)))
+        .map(|l| l.trim().to_string())
+}
+
+/// The last line of a donor's `log` saying its part of a state transfer failed.
+fn donor_failure(log: &str) -> Option<String> {
+    log.lines()
+        .rev()
+        .find(|l| {
+            l.contains(DONOR_FAILED[0]) || (l.contains(DONOR_FAILED[1]) && l.contains("failed"))
+        })
         .map(|l| l.trim().to_string())
 }
 
@@ -408,6 +436,13 @@ mod tests {
             let log = format!("[Note] WSREP: starting\n{line}\n[ERROR] WSREP: SST failed: 16\n");
             assert_eq!(port_taken(&log).as_deref(), Some(line));
         }
+        let donor = "[Note] WSREP: Donor monitor thread started\nWSREP_SST: [ERROR] rsync \
+                     returned code 23: (20261126 10:23:41.5)\n[Note] WSREP: done\n";
+        assert_eq!(
+            super::donor_failure(donor).as_deref(),
+            Some("WSREP_SST: [ERROR] rsync returned code 23: (20261126 10:23:41.5)")
+        );
+        assert_eq!(super::donor_failure("[Note] WSREP: Synchronized\n"), None);
         let other = "[ERROR] WSREP: Process completed with error: wsrep_sst_rsync: 32 (Broken \
                      pipe)\n[ERROR] WSREP: SST failed: 32 (Broken pipe)\n[ERROR] WSREP: \
                      Will never receive state. Need to abort.\n";
