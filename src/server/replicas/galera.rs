@@ -300,6 +300,10 @@ fn wait_synced_at(
         .pass(password)
         .prefer_socket(false)
         .tcp_connect_timeout(Some(Duration::from_secs(2)))
+        // A joiner accepts connections during its state transfer and may never answer one
+        // accepted then (seen: the handshake still waiting minutes after the node synced).
+        .read_timeout(Some(Duration::from_secs(5)))
+        .write_timeout(Some(Duration::from_secs(5)))
         .into();
     let deadline = Instant::now() + Duration::from_secs(timeout_s);
     let mut last = String::new();
