@@ -225,8 +225,8 @@ fn galera_update_microbenchmarks_rows_agree_on_every_node() {
     });
 }
 
-/// `--galera` out of range, with MyRocks, or with PostgreSQL, `--on-node-failure` on a single
-/// server: exit 2, one line, no results.
+/// `--galera` out of range, with MyRocks, or with PostgreSQL, or with clients on every node
+/// sharing one table, `--on-node-failure` on a single server: exit 2, one line, no results.
 #[test]
 fn bad_galera_flags_exit_2() {
     let bench = Bench::new();
@@ -244,6 +244,19 @@ fn bad_galera_flags_exit_2() {
         (
             &["--server", "postgres", "--galera", "3"][..],
             "--galera is for mariadb servers",
+        ),
+        (
+            &[
+                "--server",
+                "mariadb",
+                "--galera",
+                "3",
+                "--table-mode",
+                "shared",
+                "--clients",
+                "3",
+            ][..],
+            "--table-mode shared with 3 clients spread over the --galera nodes",
         ),
         (
             &["--server", "mariadb", "--on-node-failure", "continue"][..],
@@ -482,4 +495,32 @@ fn galera_node_killed_mid_step_continue_goes_on_and_it_rejoins() {
         check.rows_counted, total,
         "the queue check counted the rows"
     );
+}
+
+/// An experiment whose setup runs clients on every Galera node over one shared table: exit
+/// 2, one line at the setup's `galera` key, nothing run.
+#[test]
+fn experiment_galera_with_a_shared_table_exits_2() {
+    if !have("mariadb", "") {
+        return;
+    }
+    let bench = Bench::new();
+    let out = bench.out();
+    let path = bench.path("shared.toml");
+    std::fs::write(
+        &path,
+        "name = \"x\"\n[workload]\nsteps = \"l.i0\"\nclients = 3\ntable_mode = \"shared\"\n\
+         [[target]]\nname = \"m\"\ndbms = \"mysql\"\n\
+         [[setup]]\nname = \"g\"\ngalera = 3\n",
+    )
+    .unwrap();
+    let file = path_str(&path);
+    let o = bench.run_raw(&["experiment", file, "--out", path_str(&out)], &[]);
+    assert_eq!(o.code, Some(2), "{}", o.describe());
+    let says = format!(
+        "{file}:11: target m: table_mode = \"shared\" with 3 clients spread over the galera \
+         nodes: two nodes would hand out the same auto-increment ids"
+    );
+    assert!(o.stderr.contains(&says), "{}", o.describe());
+    assert!(!out.exists(), "nothing is written for a bad experiment");
 }

@@ -304,6 +304,13 @@ impl RunArgs {
                 spec.target.kind
             )));
         }
+        if let (Some(galera), WorkloadSpec::InsertBenchmark(w)) = (
+            spec.server.as_ref().and_then(|s| s.galera.as_ref()),
+            &spec.workload,
+        ) {
+            use crate::server::replicas::{ClusterNames, galera_workload};
+            galera_workload(galera, w, ClusterNames::FLAGS).map_err(UsageError::new)?;
+        }
         Ok(spec)
     }
 }

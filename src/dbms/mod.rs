@@ -224,6 +224,14 @@ pub trait Dbms: Send + Sync {
         BTreeMap::new()
     }
 
+    /// After the workload's DDL (tables created, indexes built) returned: waits until every
+    /// node of a managed Galera cluster has applied it, so that a client on any node finds
+    /// the tables and indexes (DDL is replicated in total order, but only the node that ran
+    /// it has applied it when it returns). Default: nothing to wait for.
+    fn ddl_applied(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// With streaming replicas: the primary's WAL position now, then per replica (by name)
     /// the seconds until it had replayed up to it (`None`: not within `timeout`). Empty
     /// without replicas.

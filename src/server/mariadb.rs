@@ -249,6 +249,10 @@ pub(super) fn start_node(ctx: &StartContext<'_>, node: Node) -> Result<ManagedSe
         .db_name(Some("ibench"))
         .prefer_socket(false)
         .tcp_connect_timeout(Some(Duration::from_secs(2)))
+        // A Galera joiner accepts connections during its state transfer and may never
+        // answer one accepted then: the probe gives up on it and tries again.
+        .read_timeout(Some(Duration::from_secs(5)))
+        .write_timeout(Some(Duration::from_secs(5)))
         .into();
     let ready = server.wait_ready(Duration::from_secs(ctx.spec.start_timeout_s), || {
         mysql::Conn::new(opts.clone()).is_ok()

@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use anyhow::Result;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts};
 
@@ -171,6 +173,48 @@ impl Nodes {
             }
         }
         out
+    }
+}
+
+impl Nodes {
+    /// Waits until every node that is up has applied what the cluster had committed when it
+    /// was called (each node's `wsrep_last_committed` at least the largest read at the
+    /// start): a DDL statement just returned on one node (total order isolation: the node
+    /// that ran it returns once it has, the others apply it in their own time) is then in
+    /// every node's data dictionary. `wsrep_sync_wait` does not cover it: a client's first
+    /// statement on another node (a prepared `SELECT min(transactionid)`, an `INSERT`) found
+    /// no table there ("Table 'ibench.pi1' doesn't exist") right after `l.i0` created it.
+    pub(super) fn wait_applied(&self, timeout: Duration) -> Result<()> {
+        let sql = "SHOW GLOBAL STATUS LIKE 'wsrep_last_committed'";
+        let read = || -> Vec<(usize, i64)> {
+            self.query_each(sql)
+                .into_iter()
+                .filter_map(|(i, rows)| Some((i, rows.first()?.1.parse::<i64>().ok()?)))
+                .collect()
+        };
+        let Some(target) = read().iter().map(|r| r.1).max() else {
+            return Ok(());
+        };
+        let deadline = Instant::now() + timeout;
+        loop {
+            let seqnos = read();
+            let behind = (0..self.nodes.len())
+                .filter(|&i| !self.down[i].load(Ordering::Relaxed))
+                .find(|&i| !seqnos.iter().any(|&(n, s)| n == i && s >= target));
+            let Some(i) = behind else { return Ok(()) };
+            if crate::interrupt::requested() {
+                return Err(crate::error::Interrupted.into());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "Galera node n{} had not applied the cluster's DDL within {} s \
+                     (wsrep_last_committed below {target})",
+                    i + 1,
+                    timeout.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

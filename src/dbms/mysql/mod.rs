@@ -211,6 +211,9 @@ impl Engine {
     }
 }
 
+/// How long a Galera cluster's nodes may take to apply the workload's DDL
+/// ([`Dbms::ddl_applied`]): an index build on a large table runs that long on each node.
+const DDL_APPLIED_WAIT: Duration = Duration::from_secs(3600);
 const VERSION: &str = "SELECT concat(@@version, ' ', @@version_comment)";
 const CONNECTION_LIMIT: &str = "SELECT @@max_connections";
 const SHOW_VARIABLES: &str = "SHOW GLOBAL VARIABLES";
@@ -453,6 +456,13 @@ impl Dbms for Mysql {
 
     fn node_up(&self, name: &str) {
         self.nodes.set_down(name, false);
+    }
+
+    fn ddl_applied(&self) -> Result<()> {
+        if self.nodes.is_empty() {
+            return Ok(());
+        }
+        self.nodes.wait_applied(DDL_APPLIED_WAIT)
     }
 
     fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {

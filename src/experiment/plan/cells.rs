@@ -410,8 +410,11 @@ fn server_spec(
 /// `read_from`, `galera`, `client_nodes`), checked for the cell's target as the command line's
 /// flags are (`server::replicas`).
 fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -> ServerSpec {
-    use crate::server::replicas::{ClusterNames, galera_spec, on_node_failure, replica_spec};
+    use crate::server::replicas::{
+        ClusterNames, galera_spec, galera_workload, on_node_failure, replica_spec,
+    };
     use crate::spec::NodeFailure;
+    use crate::spec::WorkloadSpec;
     let s = &parts.setup.cluster;
     let name = parts.table.name.get_ref().as_str();
     let choice =
@@ -470,7 +473,13 @@ fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -
             *nodes.get_ref(),
             all,
             ClusterNames::KEYS,
-        ) {
+        )
+        .and_then(|g| match &parts.setup.workload {
+            WorkloadSpec::InsertBenchmark(w) => {
+                galera_workload(&g, w, ClusterNames::KEYS).map(|()| g)
+            }
+            _ => Ok(g),
+        }) {
             Ok(g) => spec.galera = Some(g),
             Err(e) => p.at(nodes, format!("target {name}: {e}")),
         }

@@ -131,6 +131,37 @@ pub fn galera_spec(
     })
 }
 
+/// The Insert Benchmark's `workload` on the Galera cluster `galera`: clients sharing one
+/// table (`table_mode` shared, more than one client) may not connect to more than one node.
+/// Each node hands out the table's auto-increment ids from its own counter
+/// (`wsrep_auto_increment_control = OFF`, for dense ids), which learns another node's ids
+/// only once it has applied them: two nodes then take the same id, and the loser gets either
+/// a certification conflict (a deadlock error, retried) or, when the winner's row was
+/// applied between its id being taken and its row being written, a duplicate key error
+/// (1062) that no retry makes right, and the ids the queue walks are no longer dense nor
+/// growing in commit order. With a table per client, or every client on n1, one counter
+/// hands out each table's ids, as on a lone server. The one-line problem otherwise.
+pub fn galera_workload(
+    galera: &GaleraSpec,
+    workload: &crate::spec::InsertBenchmarkSpec,
+    names: ClusterNames,
+) -> Result<(), String> {
+    use crate::spec::insert_benchmark::TableMode;
+    if galera.clients_on_all && workload.table_mode == TableMode::Shared && workload.clients > 1 {
+        let (mode, nodes) = if names.galera.starts_with("--") {
+            ("--table-mode shared", "--client-nodes first")
+        } else {
+            ("table_mode = \"shared\"", "client_nodes = \"first\"")
+        };
+        return Err(format!(
+            "{mode} with {} clients spread over the {} nodes: two nodes would hand out the same \
+             auto-increment ids of the shared table; use one table per client or {nodes}",
+            workload.clients, names.galera
+        ));
+    }
+    Ok(())
+}
+
 /// `policy` for a run whose managed server has replicas or a Galera cluster (`cluster`): a
 /// single server (or one ibench did not start) has no other node whose death the run could
 /// fail on or continue past. The one-line problem otherwise.
