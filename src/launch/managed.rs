@@ -78,32 +78,7 @@ pub fn start(
             return Err(e.context(what));
         }
     };
-    resolved.target.url = Some(server.url.clone());
-    let others: Vec<_> = server.replicas.iter().map(|r| r.url.clone()).collect();
-    if let Some(g) = server_spec.galera {
-        resolved.target.node_urls = others;
-        resolved.target.clients_on_all_nodes = g.clients_on_all;
-    } else {
-        resolved.target.replica_urls = others;
-    }
-    resolved.target.read_from_replicas = server_spec.replicas.is_some_and(|r| r.read_from_replicas);
-    if !options.quiet && !server.replicas.is_empty() {
-        let ports: Vec<String> = server
-            .replicas
-            .iter()
-            .filter_map(|r| r.url.url().port().map(|p| p.to_string()))
-            .collect();
-        let what = if server_spec.galera.is_some() {
-            "other Galera node(s)"
-        } else {
-            "replica(s)"
-        };
-        eprintln!(
-            "{} {what} on 127.0.0.1, port(s) {}",
-            ports.len(),
-            ports.join(", ")
-        );
-    }
+    resolve_cluster(&server, server_spec, resolved, options.quiet);
     let pooler = match server_spec.pooler {
         None => None,
         Some(p) => match start_pooler(&server, &p, file, options, resolved) {
@@ -179,6 +154,42 @@ impl Servers {
             let _ = fs::remove_dir_all(&self.dir);
         }
         stopped
+    }
+}
+
+/// Points `resolved` at `server` and its other nodes or replicas (and says where they listen
+/// unless `quiet`).
+fn resolve_cluster(
+    server: &ManagedServer,
+    server_spec: &ServerSpec,
+    resolved: &mut Resolved,
+    quiet: bool,
+) {
+    resolved.target.url = Some(server.url.clone());
+    let others: Vec<_> = server.replicas.iter().map(|r| r.url.clone()).collect();
+    if let Some(g) = server_spec.galera {
+        resolved.target.node_urls = others;
+        resolved.target.clients_on_all_nodes = g.clients_on_all;
+    } else {
+        resolved.target.replica_urls = others;
+    }
+    resolved.target.read_from_replicas = server_spec.replicas.is_some_and(|r| r.read_from_replicas);
+    if !quiet && !server.replicas.is_empty() {
+        let ports: Vec<String> = server
+            .replicas
+            .iter()
+            .filter_map(|r| r.url.url().port().map(|p| p.to_string()))
+            .collect();
+        let what = if server_spec.galera.is_some() {
+            "other Galera node(s)"
+        } else {
+            "replica(s)"
+        };
+        eprintln!(
+            "{} {what} on 127.0.0.1, port(s) {}",
+            ports.len(),
+            ports.join(", ")
+        );
     }
 }
 

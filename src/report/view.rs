@@ -489,22 +489,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
     out.extend(crate::report::pacing::report_section(r));
     out.extend(crate::report::replication::faults_section(r));
     if crate::report::micro::is_micro(r) {
-        // A row per benchmark and client count: a column per step would be hundreds wide.
-        out.push(Section {
-            id: "micro".to_string(),
-            title: "Microbenchmarks".to_string(),
-            note: format!(
-                "One table per figure; a row per benchmark and client count; the base's value, \
-                 and each other configuration's relative to it (its value below). An op is one \
-                 statement, or one transaction of read-only, write-only and read-write; rows/s \
-                 counts rows returned, changed, or scanned (scan). Relative values are marked \
-                 red where worse, green where better, only where the runs support the change \
-                 (see the headline). cpu/o and cs/o are the DBMS's processes \
-                 (docs/metrics.md), rKB/o and wKB/o its device{}.",
-                crate::report::marks::one_run_note(r)
-            ),
-            tables: crate::report::micro::tables(r),
-        });
+        out.push(micro_section(r));
         return out;
     }
     out.push(Section {
@@ -527,45 +512,8 @@ pub fn sections(r: &Report) -> Vec<Section> {
             tables: vec![t],
         });
     }
-    let eff: Vec<ViewTable> = r
-        .step_reports
-        .iter()
-        .filter_map(|s| efficiency_table(r, s))
-        .collect();
-    if !eff.is_empty() {
-        out.push(Section {
-            id: "efficiency".to_string(),
-            title: "Efficiency".to_string(),
-            note: format!(
-                "Per op: per row inserted in load steps, per query in query steps \
-                 (docs/metrics.md gives each formula). Lower is better. A relative value is \
-                 shown only where the base's median is above the figure's resolution (one unit \
-                 of its last digit); else -. It is marked where ibench compare's test \
-                 supports the change (it tests CPU per op; KB and context switches per op are \
-                 untested, not marked), or, with one run on a side, by the 0.95/1.05 \
-                 threshold{}.",
-                crate::report::marks::one_run_note(r)
-            ),
-            tables: eff,
-        });
-    }
-    let counters: Vec<ViewTable> = r
-        .step_reports
-        .iter()
-        .filter_map(|s| counters_table(r, s))
-        .collect();
-    if !counters.is_empty() {
-        out.push(Section {
-            id: "counters".to_string(),
-            title: "DBMS counters".to_string(),
-            note: "The DBMS's own counters engineers read first, totals over each step (median \
-                   over repeats; docs/metrics.md names each): RocksDB's write stalls and \
-                   compaction bytes, SQLite's checkpoints, PostgreSQL's and MariaDB's \
-                   statistics."
-                .to_string(),
-            tables: counters,
-        });
-    }
+    out.extend(efficiency_section(r));
+    out.extend(counters_section(r));
     if let Some(w) = crate::report::waits::section(r) {
         out.push(w);
     }
@@ -585,4 +533,73 @@ pub fn sections(r: &Report) -> Vec<Section> {
         });
     }
     out
+}
+
+/// The microbenchmarks' section: a table per figure, a row per benchmark and client count.
+fn micro_section(r: &Report) -> Section {
+    // A row per benchmark and client count: a column per step would be hundreds wide.
+    Section {
+        id: "micro".to_string(),
+        title: "Microbenchmarks".to_string(),
+        note: format!(
+            "One table per figure; a row per benchmark and client count; the base's value, \
+             and each other configuration's relative to it (its value below). An op is one \
+             statement, or one transaction of read-only, write-only and read-write; rows/s \
+             counts rows returned, changed, or scanned (scan). Relative values are marked \
+             red where worse, green where better, only where the runs support the change \
+             (see the headline). cpu/o and cs/o are the DBMS's processes \
+             (docs/metrics.md), rKB/o and wKB/o its device{}.",
+            crate::report::marks::one_run_note(r)
+        ),
+        tables: crate::report::micro::tables(r),
+    }
+}
+
+/// The cost per op of each step, relative to the base; `None` without any.
+fn efficiency_section(r: &Report) -> Option<Section> {
+    let eff: Vec<ViewTable> = r
+        .step_reports
+        .iter()
+        .filter_map(|s| efficiency_table(r, s))
+        .collect();
+    if eff.is_empty() {
+        return None;
+    }
+    Some(Section {
+        id: "efficiency".to_string(),
+        title: "Efficiency".to_string(),
+        note: format!(
+            "Per op: per row inserted in load steps, per query in query steps \
+             (docs/metrics.md gives each formula). Lower is better. A relative value is \
+             shown only where the base's median is above the figure's resolution (one unit \
+             of its last digit); else -. It is marked where ibench compare's test \
+             supports the change (it tests CPU per op; KB and context switches per op are \
+             untested, not marked), or, with one run on a side, by the 0.95/1.05 \
+             threshold{}.",
+            crate::report::marks::one_run_note(r)
+        ),
+        tables: eff,
+    })
+}
+
+/// The DBMS's key counters of each step; `None` without any.
+fn counters_section(r: &Report) -> Option<Section> {
+    let counters: Vec<ViewTable> = r
+        .step_reports
+        .iter()
+        .filter_map(|s| counters_table(r, s))
+        .collect();
+    if counters.is_empty() {
+        return None;
+    }
+    Some(Section {
+        id: "counters".to_string(),
+        title: "DBMS counters".to_string(),
+        note: "The DBMS's own counters engineers read first, totals over each step (median \
+               over repeats; docs/metrics.md names each): RocksDB's write stalls and \
+               compaction bytes, SQLite's checkpoints, PostgreSQL's and MariaDB's \
+               statistics."
+            .to_string(),
+        tables: counters,
+    })
 }

@@ -350,34 +350,12 @@ fn run_steps_inner(
         };
         let mut step = run_step_watched(workload, index, &env, costs)?;
         step.cooldown_s = cooled;
-        if let Some((files, failed)) = dropped {
-            step.notes.push(format!(
-                "os cache: {files} database files written back and dropped from the page cache \
-                 before the step{}",
-                if failed > 0 {
-                    format!(" ({failed} could not be)")
-                } else {
-                    String::new()
-                }
-            ));
-        }
+        step.notes.extend(dropped.map(os_cache_note));
         if let Some(c) = costs {
             record_replication(&mut step, c);
         }
         if !display.quiet {
-            eprintln!("{}", step_line(&step));
-            for r in &step.replication {
-                eprintln!("{:>7} {}", "", replica_line(r));
-            }
-            for d in &step.node_failures {
-                eprintln!(
-                    "{:>7} {}: {}{}",
-                    "",
-                    d.message,
-                    d.outcome,
-                    crate::report::replication::rejoin_text(d)
-                );
-            }
+            say_step(&step);
         }
         let (status, error) = (step.status, step.error.clone());
         run.steps.push(step);
@@ -397,4 +375,35 @@ fn run_steps_inner(
         }
     }
     Ok(())
+}
+
+/// The step's line on stderr, with its replicas' lag and the nodes that died in it.
+fn say_step(step: &StepResult) {
+    eprintln!("{}", step_line(step));
+    for r in &step.replication {
+        eprintln!("{:>7} {}", "", replica_line(r));
+    }
+    for d in &step.node_failures {
+        eprintln!(
+            "{:>7} {}: {}{}",
+            "",
+            d.message,
+            d.outcome,
+            crate::report::replication::rejoin_text(d)
+        );
+    }
+}
+
+/// The step's note of the database files dropped from the page cache before it (`files`
+/// of them; `failed` could not be).
+fn os_cache_note((files, failed): (usize, usize)) -> String {
+    format!(
+        "os cache: {files} database files written back and dropped from the page cache before \
+         the step{}",
+        if failed > 0 {
+            format!(" ({failed} could not be)")
+        } else {
+            String::new()
+        }
+    )
 }

@@ -162,17 +162,12 @@ pub(super) enum Node {
 /// starts `mariadbd`; returns once it accepts root's connections.
 pub(super) fn start_node(ctx: &StartContext<'_>, node: Node) -> Result<ManagedServer> {
     let data = ctx.dir.join("data");
-    let files = ctx.dir.join("files");
-    fs::create_dir_all(&files)?;
-    super::private_dir(&files, ctx.account)?;
     // Temporary tables and files in a private directory of this server's own, not the
     // shared /tmp: with six servers set up at once there, one's bootstrap found its
     // temporary table's file gone ("Could not remove temporary table
     // '/tmp/#sql-temptable-…'", then "Unknown table 'mysql.tmp_user_sys'") and
     // mariadb-install-db failed; none of twelve did with a directory each.
-    let tmp = ctx.dir.join("tmp");
-    fs::create_dir_all(&tmp)?;
-    super::private_dir(&tmp, ctx.account)?;
+    let (files, tmp) = (private(ctx, "files")?, private(ctx, "tmp")?);
     let mut socket = ctx.dir.join("mysqld.sock");
     let mut socket_dir = None;
     // Those an ibench killed meanwhile left behind go first.
@@ -241,7 +236,19 @@ pub(super) fn start_node(ctx: &StartContext<'_>, node: Node) -> Result<ManagedSe
         .with_password(ctx.password);
     let mut server = ManagedServer::spawned(&MARIADB, child, url, ctx);
     server.cleanup.extend(socket_dir);
-    let opts: mysql::Opts = mysql::OptsBuilder::new()
+    let opts = probe_opts(ctx);
+    let ready = server.wait_ready(Duration::from_secs(ctx.spec.start_timeout_s), || {
+        mysql::Conn::new(opts.clone()).is_ok()
+    });
+    // The server has read it (or failed); the password lives in memory only from here.
+    let _ = fs::remove_file(&init);
+    ready?;
+    Ok(server)
+}
+
+/// How the start-up probe connects to the node of `ctx`: TCP, short timeouts.
+fn probe_opts(ctx: &StartContext<'_>) -> mysql::Opts {
+    mysql::OptsBuilder::new()
         .ip_or_hostname(Some("127.0.0.1"))
         .tcp_port(ctx.port)
         .user(Some("root"))
@@ -253,14 +260,15 @@ pub(super) fn start_node(ctx: &StartContext<'_>, node: Node) -> Result<ManagedSe
         // answer one accepted then: the probe gives up on it and tries again.
         .read_timeout(Some(Duration::from_secs(5)))
         .write_timeout(Some(Duration::from_secs(5)))
-        .into();
-    let ready = server.wait_ready(Duration::from_secs(ctx.spec.start_timeout_s), || {
-        mysql::Conn::new(opts.clone()).is_ok()
-    });
-    // The server has read it (or failed); the password lives in memory only from here.
-    let _ = fs::remove_file(&init);
-    ready?;
-    Ok(server)
+        .into()
+}
+
+/// A directory `name` of the server's own, private to its account.
+fn private(ctx: &StartContext<'_>, name: &str) -> Result<std::path::PathBuf> {
+    let dir = ctx.dir.join(name);
+    fs::create_dir_all(&dir)?;
+    super::private_dir(&dir, ctx.account)?;
+    Ok(dir)
 }
 
 /// The variable a `mariadbd` error line is about.
