@@ -30,6 +30,8 @@ pub struct StepCosts {
     pub disk_size_bytes: Option<u64>,
     /// Database files' logical size at step end.
     pub files_size_bytes: Option<u64>,
+    /// Database size at step end on a btrfs that compresses (`metrics::compressed`).
+    pub compressed_size_bytes: Option<u64>,
     /// DBMS counters at the start and the end.
     pub counters_start: BTreeMap<String, f64>,
     /// DBMS counters at the end.
@@ -139,6 +141,7 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
             dbms_bytes: costs.dbms_size_bytes,
             disk_bytes: costs.disk_size_bytes,
             files_bytes: costs.files_size_bytes,
+            btrfs_bytes: costs.compressed_size_bytes,
         },
         per_second: per_second(costs),
         counters_per_op: if ops > 0 {

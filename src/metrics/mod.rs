@@ -3,6 +3,7 @@
 
 pub mod cgroup;
 pub mod compact;
+pub mod compressed;
 pub mod efficiency;
 pub mod histogram;
 pub mod outcome;

@@ -361,6 +361,12 @@ impl Watch {
 }
 
 impl Watch {
+    /// On btrfs, what the database's files take on disk with compression (see
+    /// `metrics::compressed`); `None` elsewhere.
+    pub fn data_compressed_bytes(&self) -> Option<u64> {
+        super::compressed::btrfs_disk_bytes(&self.data_paths)
+    }
+
     /// The logical size of the database's files (their lengths), summed over `data_paths`.
     pub fn data_files_bytes(&self) -> Option<u64> {
         if self.data_paths.is_empty() {

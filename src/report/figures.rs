@@ -268,7 +268,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "MB",
         better: Better::Lower,
         digits: 1,
-        get: |s| Some(s.efficiency.as_ref()?.db_size.disk_bytes? as f64 / MIB),
+        get: |s| Some(s.efficiency.as_ref()?.db_size.on_disk()? as f64 / MIB),
     },
 ];
 

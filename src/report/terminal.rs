@@ -141,7 +141,7 @@ pub fn efficiency_table(run: &RunResult) -> Table {
             size(e.peak.dbms_rss_bytes),
             size(e.peak.dbms_pss_bytes),
             size(e.db_size.dbms_bytes),
-            size(e.db_size.disk_bytes),
+            size(e.db_size.on_disk()),
         ]);
     }
     t

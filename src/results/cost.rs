@@ -257,12 +257,24 @@ pub struct DbSize {
     pub dbms_bytes: Option<u64>,
     /// Allocated on disk by the database's files (`du`): below `files_bytes` where the file
     /// system compresses (ZFS) or files are sparse. btrfs reports a compressed file's blocks
-    /// uncompressed here (`compsize` shows what they take).
+    /// uncompressed here: `btrfs_bytes` has what they take.
     pub disk_bytes: Option<u64>,
     /// The logical size of the database's files (`du --apparent-size`); absent in results of
     /// earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_bytes: Option<u64>,
+    /// On btrfs: the bytes the database's file extents take on disk, compressed ones at their
+    /// compressed size, shared ones once (`compsize`, which needs root); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub btrfs_bytes: Option<u64>,
+}
+
+impl DbSize {
+    /// What the database's files take on disk: on btrfs what their extents take (compressed
+    /// ones at their compressed size), elsewhere the blocks allocated to them.
+    pub fn on_disk(&self) -> Option<u64> {
+        self.btrfs_bytes.or(self.disk_bytes)
+    }
 }
 
 /// Per-second series of cost figures; index i covers seconds [i, i+1) of the step.

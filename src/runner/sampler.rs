@@ -134,6 +134,7 @@ impl<'a> Sampler<'a> {
         c.dbms_size_bytes = cw.dbms.size_bytes().ok().flatten();
         c.disk_size_bytes = cw.watch.data_size_bytes();
         c.files_size_bytes = cw.watch.data_files_bytes();
+        c.compressed_size_bytes = cw.watch.data_compressed_bytes();
         Some(c)
     }
 
