@@ -448,6 +448,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
         .filter_map(|r| Some((r, r.steps.iter().find(|s| s.name == step)?)))
         .unzip();
     let node_failures = crate::report::replication::node_failure_lines(&runs, &steps);
+    let (all_runs, all_steps) = (runs.clone(), steps.clone());
     let incomplete = steps
         .iter()
         .filter(|s| s.status != RunStatus::Complete)
@@ -485,7 +486,7 @@ fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
     Ok(GroupStep {
         group: group.name.clone(),
         pacing: crate::report::pacing::Pacing::of(&steps),
-        measured: crate::report::measured::Measured::of(&runs, &steps),
+        measured: crate::report::measured::Measured::of((&all_runs, &all_steps), &runs, &steps),
         flags,
         servers: crate::report::replication::server_stats(&steps),
         counters: counter_stats(&steps),
@@ -634,6 +635,7 @@ pub fn build(groups: &[Group]) -> Result<Report> {
     crate::report::marks::judge_all(groups, &mut step_reports);
     let micro = crate::report::micro::are_micro(&steps);
     let names: Vec<String> = groups.iter().map(|g| g.name.clone()).collect();
+    let timelines = crate::report::timeline::build(groups, &step_reports);
     Ok(Report {
         headline: crate::report::marks::headlines(&names, &step_reports, micro),
         generated_at: Utc::now(),
@@ -644,7 +646,7 @@ pub fn build(groups: &[Group]) -> Result<Report> {
         bucket_labels: BUCKET_LABELS.iter().map(|s| s.to_string()).collect(),
         step_reports,
         verdicts: crate::report::verdict::build(groups, &steps),
-        timelines: crate::report::timeline::build(groups, &steps),
+        timelines,
         steps,
     })
 }
