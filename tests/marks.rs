@@ -3,7 +3,8 @@
 //! A/A (three runs a side of one configuration) marks nothing; synchronous=FULL against OFF
 //! (l.i1 and l.i2 commit small transactions, so FULL makes them wait for fsync) is marked
 //! worse, with an interval that covers the ratio measured from the runs' own results; one run
-//! a side is marked by the threshold and says it has no noise estimate.
+//! a side is marked by the threshold and says it has no noise estimate, but a change between
+//! two figures under their floor (KB/op under 0.1, cs/op under 0.01) is marked nowhere.
 
 use ibench::results::model::RunResult;
 use serde_json::Value;
@@ -306,4 +307,92 @@ fn synchronous_full_is_marked_worse_where_fsync_binds_with_an_interval_covering_
         "{}",
         md.stdout
     );
+}
+
+/// The median of figure `key` (in `map`) of `group` at `step` in the JSON report.
+fn median_of(r: &Value, step: &str, group: &str, map: &str, key: &str) -> Option<f64> {
+    group_step(r, step, group)[map][key]["median"].as_f64()
+}
+
+#[test]
+fn one_run_a_side_does_not_mark_a_change_between_negligible_figures() {
+    use ibench::report::figures::negligible;
+    let bench = Bench::new();
+    let steps = "l.i0,l.x,l.i1,l.i2,qr100";
+    let off = run_sized(
+        &bench,
+        "off",
+        steps,
+        LONGER,
+        &["--sqlite-pragma", "synchronous=OFF"],
+    );
+    let full = run_sized(
+        &bench,
+        "full",
+        steps,
+        LONGER,
+        &["--sqlite-pragma", "synchronous=FULL"],
+    );
+    let (a, b) = (off.run_id.as_str(), full.run_id.as_str());
+    let r = json(&bench, &["report", a, b, "--format", "json"]);
+    // Every cell with both sides under its figure's floor is negligible, and only those.
+    let mut under = Vec::new();
+    for (step, key, mark) in marks(&r, "full") {
+        let map = ["throughput", "efficiency", "micro"]
+            .into_iter()
+            .find(|m| median_of(&r, &step, "full", m, &key).is_some())
+            .unwrap();
+        let base = median_of(&r, &step, "off", map, &key).unwrap();
+        let this = median_of(&r, &step, "full", map, &key).unwrap();
+        let is = negligible(&key, base, this);
+        assert_eq!(
+            mark == "negligible",
+            is,
+            "{step} {key}: {base} vs {this} is {mark}"
+        );
+        if is {
+            under.push((step, key));
+        }
+    }
+    // A cached read step reads next to nothing from the device per query, and SQLite in one
+    // process switches context rarely: some figure is under its floor on both sides here.
+    assert!(!under.is_empty(), "{}", r["step_reports"]);
+    let h = &r["headline"][0];
+    assert_eq!(h["one_run"], true, "{h}");
+    for c in h["largest"].as_array().unwrap() {
+        let at = (c["step"].as_str().unwrap(), c["key"].as_str().unwrap());
+        assert!(
+            !under.iter().any(|(s, k)| (s.as_str(), k.as_str()) == at),
+            "negligible in the headline: {c}"
+        );
+    }
+    // A real difference still is marked: FULL fsyncs l.i2's small commits.
+    let ins = |run: &RunResult| {
+        run.steps
+            .iter()
+            .find(|s| s.name == "l.i2")
+            .unwrap()
+            .inserts_per_s
+    };
+    let measured = ins(&full) / ins(&off);
+    assert!(
+        measured < 0.5,
+        "FULL/OFF on l.i2 is {measured}: not fsync-bound"
+    );
+    let cell = &group_step(&r, "l.i2", "full")["throughput"]["inserts_per_s"];
+    // (Unless the step was not steady in a run, on a host busy with other work: then it
+    // says so instead.)
+    let mark = cell["judged"]["mark"].as_str();
+    assert!(
+        mark == Some("worse") || mark == Some("flagged"),
+        "{measured}: {cell}"
+    );
+    // (The headline's five largest are FULL's device writes and reads per op: real too.)
+    assert!(h["worse"].as_u64().unwrap() >= 1, "{h}");
+    assert!(!h["largest"].as_array().unwrap().is_empty(), "{h}");
+    // Markdown shows the negligible cells as ~0, never in bold.
+    let md = cmd(&bench, &["report", a, b, "--format", "md"]);
+    md.assert_success();
+    assert!(md.stdout.contains("| ~0 |"), "{}", md.stdout);
+    assert!(!bold_cells(&md.stdout).iter().any(|c| c.contains("~0")));
 }

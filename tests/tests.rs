@@ -32,6 +32,8 @@ mod history;
 /// Reports over stored runs (HTML, Markdown, JSON; repeats, base, escaping, Chromium).
 mod report;
 mod report_charts;
+/// Every format (JSON, Markdown, HTML) rendered from one report model agrees on its figures.
+mod report_formats;
 mod report_html;
 
 /// What is measured and was hidden: per-second host CPU, device IO and RSS summarised per

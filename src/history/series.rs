@@ -184,6 +184,7 @@ pub fn figures() -> Vec<MetricDef> {
         unit: "ms",
         better: Better::Lower,
         digits: 3,
+        floor: 0.0,
         get: p99_ms,
     });
     out.extend(
@@ -197,6 +198,7 @@ pub fn figures() -> Vec<MetricDef> {
         unit: "achieved/target",
         better: Better::Higher,
         digits: 3,
+        floor: 0.0,
         get: |s| Some(s.sla.as_ref()?.ratio),
     });
     out

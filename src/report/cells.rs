@@ -101,6 +101,11 @@ pub fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
         c.title = "not tested".to_string();
         return c;
     };
+    if j.mark == Mark::Negligible {
+        let mut c = Cell::plain(crate::report::figures::NEGLIGIBLE);
+        c.title = j.note.clone();
+        return c;
+    }
     let mut c = Cell::plain(text);
     c.title = j.note.clone();
     match j.mark {
@@ -114,7 +119,7 @@ pub fn relative_cell(s: Option<&Stat>, better: Better, is_base: bool) -> Cell {
             c.class = "noisy".to_string();
             c.sub = "flagged step".to_string();
         }
-        Mark::Unchanged | Mark::Untested => {}
+        Mark::Unchanged | Mark::Untested | Mark::Negligible => {}
     }
     // One run a side: the table's title says so (marks::one_run_note), the tooltip too.
     c

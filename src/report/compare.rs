@@ -475,7 +475,13 @@ fn judge(cmp: &Comparison, step: String, what: (&str, &str, Better), t: Test, q:
         Unit::Runs => "",
     };
     let threshold = format!("+-{}%", fmt_num(cmp.noise_pct));
-    let (verdict, note) = if (lo > band || hi < -band) && q <= cmp.alpha {
+    let (verdict, note) = if crate::report::figures::negligible(key, t.mean_a, t.mean_b) {
+        // The one rule of the reports' marks: no change between two negligible values.
+        (
+            Verdict::NoChange,
+            "negligible: both sides under the figure's floor".to_string(),
+        )
+    } else if (lo > band || hi < -band) && q <= cmp.alpha {
         let up = lo > 0.0;
         let improved = up == (better == Better::Higher);
         (

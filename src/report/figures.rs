@@ -30,6 +30,9 @@ pub struct MetricDef {
     pub better: Better,
     /// Digits after the point when shown.
     pub digits: usize,
+    /// The floor below which the figure is negligible: with both sides under it a change is
+    /// not marked, not in the headline, and shown as `~0` (0: no floor). See [`negligible`].
+    pub floor: f64,
     /// Reads the figure from a step; `None` when the step does not have it.
     pub get: fn(&StepResult) -> Option<f64>,
 }
@@ -45,6 +48,25 @@ impl MetricDef {
     pub fn format(&self, v: f64) -> String {
         format_value(v, self.digits)
     }
+}
+
+/// Device KB read or written per op below which IO is negligible: 0.1 KB is one 4 KB page
+/// every 40 ops, what a cache's few misses or a log's page give (a cached database reading
+/// 0.0001 vs 0.001 KB/op is not "10 times the IO").
+pub const KB_PER_OP_FLOOR: f64 = 0.1;
+/// Device reads or writes per op below which IO is negligible: one IO every 100 ops.
+pub const IOS_PER_OP_FLOOR: f64 = 0.01;
+/// Context switches per op below which they are negligible: one every 100 ops.
+pub const CS_PER_OP_FLOOR: f64 = 0.01;
+/// How a negligible value is shown in a relative cell.
+pub const NEGLIGIBLE: &str = "~0";
+
+/// Whether figure `key` is negligible on both sides, `a` and `b` both under its floor
+/// ([`MetricDef::floor`]): the one rule the report's marks, its headline and `ibench
+/// compare` apply (a change between two negligible values is not called, whatever its
+/// ratio).
+pub fn negligible(key: &str, a: f64, b: f64) -> bool {
+    find(key).is_some_and(|d| d.floor > 0.0 && a.abs() < d.floor && b.abs() < d.floor)
 }
 
 /// `v` shown with `digits` after the point; with 0, as a rate (`950`, `1.25k`, `12.3k`).
@@ -102,6 +124,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
         unit: "rows/s",
         better: Better::Higher,
         digits: 0,
+        floor: 0.0,
         get: |s| positive(s.inserts_per_s),
     },
     MetricDef {
@@ -110,6 +133,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
         unit: "rows/s",
         better: Better::Higher,
         digits: 0,
+        floor: 0.0,
         get: |s| positive(s.deletes_per_s),
     },
     MetricDef {
@@ -118,6 +142,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
         unit: "queries/s",
         better: Better::Higher,
         digits: 0,
+        floor: 0.0,
         get: |s| positive(s.queries_per_s),
     },
     MetricDef {
@@ -126,6 +151,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
         unit: "rows/s",
         better: Better::Higher,
         digits: 0,
+        floor: 0.0,
         // Only a completed l.x indexed its rows (older documents stored a rate anyway).
         get: |s| {
             s.index_build
@@ -140,6 +166,7 @@ pub const THROUGHPUT: &[MetricDef] = &[
         unit: "s",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| Some(s.duration_s),
     },
 ];
@@ -156,6 +183,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "us/op",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| per_op(s)?.dbms_cpu_us,
     },
     MetricDef {
@@ -164,6 +192,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "us/op",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| per_op(s).map(|p| p.client_cpu_us),
     },
     MetricDef {
@@ -172,6 +201,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "us/op",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| per_op(s).map(|p| p.host_cpu_us),
     },
     MetricDef {
@@ -180,6 +210,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "KB/op",
         better: Better::Lower,
         digits: 3,
+        floor: KB_PER_OP_FLOOR,
         get: |s| per_op(s)?.kb_read,
     },
     MetricDef {
@@ -188,6 +219,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "KB/op",
         better: Better::Lower,
         digits: 3,
+        floor: KB_PER_OP_FLOOR,
         get: |s| per_op(s)?.kb_written,
     },
     MetricDef {
@@ -196,6 +228,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "IOs/op",
         better: Better::Lower,
         digits: 4,
+        floor: IOS_PER_OP_FLOOR,
         get: |s| per_op(s)?.reads,
     },
     MetricDef {
@@ -204,6 +237,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "IOs/op",
         better: Better::Lower,
         digits: 4,
+        floor: IOS_PER_OP_FLOOR,
         get: |s| per_op(s)?.writes,
     },
     MetricDef {
@@ -212,6 +246,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "cs/op",
         better: Better::Lower,
         digits: 3,
+        floor: CS_PER_OP_FLOOR,
         get: |s| per_op(s)?.dbms_cs,
     },
     MetricDef {
@@ -220,6 +255,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "cs/op",
         better: Better::Lower,
         digits: 3,
+        floor: CS_PER_OP_FLOOR,
         get: |s| per_op(s).map(|p| p.host_cs),
     },
     MetricDef {
@@ -228,6 +264,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "MB",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| Some(s.efficiency.as_ref()?.peak.dbms_rss_bytes? as f64 / MIB),
     },
     MetricDef {
@@ -236,6 +273,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "MB",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| Some(s.efficiency.as_ref()?.peak.dbms_vsz_bytes? as f64 / MIB),
     },
     MetricDef {
@@ -244,6 +282,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "MB",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| Some(s.efficiency.as_ref()?.peak.dbms_pss_bytes? as f64 / MIB),
     },
     MetricDef {
@@ -252,6 +291,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "MB",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| Some(s.efficiency.as_ref()?.peak.client_rss_bytes as f64 / MIB),
     },
     MetricDef {
@@ -260,6 +300,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "MB",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| Some(s.efficiency.as_ref()?.db_size.dbms_bytes? as f64 / MIB),
     },
     MetricDef {
@@ -268,6 +309,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
         unit: "MB",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| Some(s.efficiency.as_ref()?.db_size.on_disk()? as f64 / MIB),
     },
 ];
@@ -282,6 +324,7 @@ pub const COMPARED: &[MetricDef] = &[
         unit: "us",
         better: Better::Lower,
         digits: 0,
+        floor: 0.0,
         get: |_| None,
     },
     MetricDef {
@@ -290,6 +333,7 @@ pub const COMPARED: &[MetricDef] = &[
         unit: "us",
         better: Better::Lower,
         digits: 0,
+        floor: 0.0,
         get: |_| None,
     },
     MetricDef {
@@ -298,6 +342,7 @@ pub const COMPARED: &[MetricDef] = &[
         unit: "us",
         better: Better::Lower,
         digits: 0,
+        floor: 0.0,
         get: |_| None,
     },
 ];
@@ -316,6 +361,7 @@ pub const MICRO: &[MetricDef] = &[
         unit: "ops/s",
         better: Better::Higher,
         digits: 0,
+        floor: 0.0,
         get: |s| positive(s.queries_per_s),
     },
     MetricDef {
@@ -324,6 +370,7 @@ pub const MICRO: &[MetricDef] = &[
         unit: "rows/s",
         better: Better::Higher,
         digits: 0,
+        floor: 0.0,
         get: |s| {
             let rows = query_op(s)?.rows as f64;
             (s.duration_s > 0.0).then(|| rows / s.duration_s)
@@ -335,6 +382,7 @@ pub const MICRO: &[MetricDef] = &[
         unit: "ms",
         better: Better::Lower,
         digits: 3,
+        floor: 0.0,
         get: |s| {
             let h = crate::metrics::histogram::decode(&query_op(s)?.histogram).ok()?;
             Some(h.value_at_quantile(0.95) as f64 / 1000.0)
@@ -346,6 +394,7 @@ pub const MICRO: &[MetricDef] = &[
         unit: "us/op",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| per_op(s)?.dbms_cpu_us,
     },
     MetricDef {
@@ -354,6 +403,7 @@ pub const MICRO: &[MetricDef] = &[
         unit: "us/op",
         better: Better::Lower,
         digits: 1,
+        floor: 0.0,
         get: |s| per_op(s).map(|p| p.client_cpu_us),
     },
     MetricDef {
@@ -362,6 +412,7 @@ pub const MICRO: &[MetricDef] = &[
         unit: "cs/op",
         better: Better::Lower,
         digits: 3,
+        floor: CS_PER_OP_FLOOR,
         get: |s| per_op(s)?.dbms_cs,
     },
     MetricDef {
@@ -370,6 +421,7 @@ pub const MICRO: &[MetricDef] = &[
         unit: "KB/op",
         better: Better::Lower,
         digits: 3,
+        floor: KB_PER_OP_FLOOR,
         get: |s| per_op(s)?.kb_read,
     },
     MetricDef {
@@ -378,6 +430,7 @@ pub const MICRO: &[MetricDef] = &[
         unit: "KB/op",
         better: Better::Lower,
         digits: 3,
+        floor: KB_PER_OP_FLOOR,
         get: |s| per_op(s)?.kb_written,
     },
 ];
@@ -413,5 +466,16 @@ mod tests {
         }
         assert_eq!(find("dbms_cs_per_op").unwrap().format(0.01234), "0.012");
         assert_eq!(find("inserts_per_s").unwrap().format(12345.0), "12.3k");
+    }
+
+    #[test]
+    fn a_change_between_two_negligible_values_is_negligible() {
+        assert!(negligible("kb_read_per_op", 0.001, 0.0001));
+        assert!(negligible("rkb_per_op", 0.0, 0.09));
+        assert!(!negligible("kb_read_per_op", 0.001, 0.2), "one side above");
+        assert!(negligible("dbms_cs_per_op", 0.009, 0.0));
+        assert!(!negligible("dbms_cs_per_op", 0.02, 0.001));
+        assert!(!negligible("inserts_per_s", 0.0, 0.0), "no floor");
+        assert!(!negligible("nonesuch", 0.0, 0.0));
     }
 }

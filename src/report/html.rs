@@ -15,7 +15,8 @@ use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
 use crate::report::charts::{self, Line};
-use crate::report::model::{Group, Report};
+use crate::report::measured::{EngineStatus, ProfileLink};
+use crate::report::model::Report;
 use crate::report::per_second;
 use crate::report::view::{self, ViewTable};
 
@@ -90,27 +91,13 @@ struct StepView {
     engine_status: Vec<EngineStatus>,
 }
 
-/// One section of an engine's status report at a step's end, of one run.
-#[derive(Serialize)]
-struct EngineStatus {
-    run: String,
-    section: String,
-    text: String,
-}
-
-#[derive(Serialize)]
-struct ProfileLink {
-    run: String,
-    path: String,
-}
-
 #[derive(Serialize)]
 struct LegendItem {
     name: String,
     color: String,
 }
 
-fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
+fn step_views(report: &Report) -> Result<Vec<StepView>> {
     let mut out = Vec::new();
     for step in &report.step_reports {
         let mut ops = Vec::new();
@@ -143,28 +130,15 @@ fn step_views(report: &Report, groups: &[Group]) -> Result<Vec<StepView>> {
                 chart,
             });
         }
-        let engine_status = groups
+        let engine_status = step
+            .groups
             .iter()
-            .flat_map(|g| &g.runs)
-            .filter_map(|r| Some((r, r.steps.iter().find(|s| s.name == step.name)?)))
-            .flat_map(|(r, s)| {
-                s.engine_status.iter().map(|(section, text)| EngineStatus {
-                    run: r.run_id.clone(),
-                    section: section.clone(),
-                    text: text.clone(),
-                })
-            })
+            .flat_map(|g| g.measured.engine_status.iter().cloned())
             .collect();
-        let profiles = groups
+        let profiles = step
+            .groups
             .iter()
-            .flat_map(|g| &g.runs)
-            .filter_map(|r| {
-                let s = r.steps.iter().find(|s| s.name == step.name)?;
-                Some(ProfileLink {
-                    run: r.run_id.clone(),
-                    path: s.profile.clone()?,
-                })
-            })
+            .flat_map(|g| g.measured.profiles.iter().cloned())
             .collect();
         out.push(StepView {
             name: step.name.clone(),
@@ -196,8 +170,8 @@ fn micro_charts(report: &Report) -> Result<Vec<MicroChartsView>> {
         .collect())
 }
 
-/// Renders the report as one HTML page; `groups` are the ones the report was built from.
-pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
+/// Renders the report as one HTML page, from the report model alone.
+pub fn render(report: &Report) -> Result<String> {
     let mut env = Environment::new();
     env.add_template("report.html", PAGE)?;
     env.add_template("table.html", TABLE)?;
@@ -246,7 +220,7 @@ pub fn render(report: &Report, groups: &[Group]) -> Result<String> {
         uplot_js => UPLOT_JS,
         uplot_css => UPLOT_CSS,
         charts_js => CHARTS_JS,
-        steps => Value::from(Serde(step_views(report, groups)?)),
+        steps => Value::from(Serde(step_views(report)?)),
         micro_charts => Value::from(Serde(micro_charts(report)?)),
         min_partial_s => per_second::MIN_PARTIAL_S,
         versions_chart => versions_chart,

@@ -30,6 +30,9 @@ pub enum Mark {
     /// A change the test (or the one-run threshold) calls, in a step flagged in a run of
     /// either side as not steady (`report/steady.rs`): not marked, the note says why.
     Flagged,
+    /// Both sides under the figure's floor (`figures::negligible`: KB/op under 0.1, cs/op
+    /// under 0.01): not marked, shown as `~0`, counted as unchanged in the headline.
+    Negligible,
 }
 
 /// The judgement of one relative cell.
@@ -53,6 +56,11 @@ pub const LEGEND: &str = "A relative value is marked better or worse only where 
     rate 1%, interval beyond +-3%); a ratio below 0.95 or above 1.05 they do not support says \
     'too noisy'; with one run on a side, values below 0.95 or above 1.05 are marked and say \
     'one run: no noise estimate'.";
+
+/// How negligible figures are shown, in one sentence for every format.
+pub const NEGLIGIBLE_LEGEND: &str = "A per-op figure under its floor on both sides (KB read or \
+    written per op under 0.1, reads or writes per op under 0.01, context switches per op under \
+    0.01) is negligible: shown as ~0, not marked, counted as unchanged.";
 
 /// The note of a cell marked by the threshold because a side has one run.
 pub const ONE_RUN: &str = "one run: no noise estimate";
@@ -107,10 +115,24 @@ pub fn judge(
     }
 }
 
+/// The judgement of a figure negligible on both sides (`figures::negligible`).
+fn negligible(def: &figures::MetricDef) -> Judged {
+    Judged {
+        mark: Mark::Negligible,
+        one_run: false,
+        ci_pct: None,
+        q: None,
+        note: format!(
+            "negligible: under {} {} on both sides, not marked",
+            def.floor, def.unit
+        ),
+    }
+}
+
 fn judge_map(
     stats: &mut std::collections::BTreeMap<String, Stat>,
-    cmp: &Comparison,
-    step: &str,
+    base: &std::collections::BTreeMap<String, Stat>,
+    (cmp, step): (&Comparison, &str),
     one_run: bool,
     flag: Option<&StepFlag>,
 ) {
@@ -118,6 +140,13 @@ fn judge_map(
         let (Some(r), Some(def)) = (s.relative, figures::find(key)) else {
             continue;
         };
+        if base
+            .get(key)
+            .is_some_and(|b| figures::negligible(key, b.median, s.median))
+        {
+            s.judged = Some(negligible(def));
+            continue;
+        }
         let mut j = judge(cmp, step, key, def.better, r, one_run);
         if let Some(f) = flag
             && matches!(j.mark, Mark::Better | Mark::Worse)
@@ -152,9 +181,11 @@ pub fn judge_all(groups: &[Group], steps: &mut [StepReport]) {
                 .find(|f| f.blocks())
                 .cloned();
             let flag = flag.as_ref();
-            judge_map(&mut gs.throughput, &cmp, &step.name, one_run, flag);
-            judge_map(&mut gs.efficiency, &cmp, &step.name, one_run, flag);
-            judge_map(&mut gs.micro, &cmp, &step.name, one_run, flag);
+            let b = &base_gs[0];
+            let at = (&cmp, step.name.as_str());
+            judge_map(&mut gs.throughput, &b.throughput, at, one_run, flag);
+            judge_map(&mut gs.efficiency, &b.efficiency, at, one_run, flag);
+            judge_map(&mut gs.micro, &b.micro, at, one_run, flag);
         }
     }
 }
@@ -187,7 +218,8 @@ pub struct Headline {
     pub better: usize,
     /// Cells marked worse.
     pub worse: usize,
-    /// Cells unchanged (no change called, ratio within the threshold).
+    /// Cells unchanged (no change called, ratio within the threshold), and cells negligible
+    /// on both sides (under the figure's floor).
     pub unchanged: usize,
     /// Cells beyond the threshold that the runs do not support.
     pub too_noisy: usize,
@@ -237,7 +269,7 @@ pub fn headlines(names: &[String], steps: &[StepReport], micro: bool) -> Vec<Hea
                     match j.mark {
                         Mark::Better => h.better += 1,
                         Mark::Worse => h.worse += 1,
-                        Mark::Unchanged => h.unchanged += 1,
+                        Mark::Unchanged | Mark::Negligible => h.unchanged += 1,
                         Mark::TooNoisy => h.too_noisy += 1,
                         Mark::Flagged => h.flagged += 1,
                         Mark::Untested => h.untested += 1,
@@ -372,7 +404,7 @@ pub fn headline_section(r: &crate::report::model::Report) -> Option<crate::repor
         note: format!(
             "Per configuration, its relative cells (every step's throughput and efficiency \
              figures) by what the runs support, and the {TOP} largest supported changes (ratio \
-             of medians; interval of the ratio of means from ibench compare). {LEGEND}"
+             of medians; interval of the ratio of means from ibench compare). {LEGEND} {NEGLIGIBLE_LEGEND}"
         ),
         tables,
     })

@@ -27,6 +27,7 @@ pub mod seconds;
 pub mod select;
 pub mod settings;
 pub mod steady;
+pub mod step_figures;
 pub mod table;
 pub mod terminal;
 pub mod timeline;

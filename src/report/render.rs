@@ -64,7 +64,7 @@ pub fn render_by(
         );
     }
     Ok(match format {
-        Format::Html => html::render(&report, &groups)?,
+        Format::Html => html::render(&report)?,
         Format::Md => markdown::render(&report),
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
     })

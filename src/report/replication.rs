@@ -220,8 +220,7 @@ pub fn step_faults(s: &StepResult) -> String {
 
 /// The report's section of the cluster nodes that died during steps (`--on-node-failure`): a
 /// row per step, configuration, run and death; `None` when no node died.
-pub fn faults_section(r: &crate::report::model::Report) -> Option<crate::report::cells::Section> {
-    use crate::report::cells::{Cell, Section, ViewTable};
+pub fn faults_section(r: &Report) -> Option<Section> {
     let rows: Vec<Vec<Cell>> = r
         .step_reports
         .iter()

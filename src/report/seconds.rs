@@ -79,6 +79,8 @@ pub struct StepSeconds {
     pub run_id: String,
     /// Seconds in the series.
     pub seconds: usize,
+    /// The host's logical CPUs (100% of `host_cpu_pct`).
+    pub cores: usize,
     /// Host CPU busy, % of all its CPUs.
     pub host_cpu_pct: Option<Spread>,
     /// The DBMS's processes' CPU, % of one core (200: two cores busy).
@@ -104,6 +106,8 @@ pub struct Series {
     pub host_cpu_pct: Vec<f64>,
     /// The DBMS's CPU, % of one core.
     pub dbms_cpu_pct: Vec<f64>,
+    /// ibench's own CPU (the clients), % of one core.
+    pub client_cpu_pct: Vec<f64>,
     /// Device MB read per second.
     pub read_mb_s: Vec<f64>,
     /// Device MB written per second.
@@ -166,7 +170,7 @@ impl StepSeconds {
     pub fn of(run: &RunResult, step: &StepResult) -> Option<StepSeconds> {
         let e = step.efficiency.as_ref()?;
         let p = &e.per_second;
-        let cores = run.environment.cpu_cores.max(1) as f64;
+        let cores = run.environment.cpu_cores.max(1);
         let scaled = |v: &[f64], f: f64| v.iter().map(|x| x * f).collect::<Vec<f64>>();
         let device = |v: &[f64]| match e.device {
             Some(_) => scaled(v, 1.0 / 1024.0),
@@ -174,11 +178,12 @@ impl StepSeconds {
         };
         let rss: Vec<f64> = p.dbms_rss_bytes.iter().map(|&b| b as f64 / MIB).collect();
         let series = Series {
-            host_cpu_pct: scaled(&p.host_cpu_s, 100.0 / cores),
+            host_cpu_pct: scaled(&p.host_cpu_s, 100.0 / cores as f64),
             dbms_cpu_pct: match e.dbms {
                 Some(_) => scaled(&p.dbms_cpu_s, 100.0),
                 None => Vec::new(),
             },
+            client_cpu_pct: scaled(&p.client_cpu_s, 100.0),
             read_mb_s: device(&p.device_kb_read),
             write_mb_s: device(&p.device_kb_written),
             rss_mib: if rss.iter().any(|&v| v > 0.0) {
@@ -190,6 +195,7 @@ impl StepSeconds {
         Some(StepSeconds {
             run_id: run.run_id.clone(),
             seconds: p.host_cpu_s.len(),
+            cores,
             host_cpu_pct: Spread::of(&series.host_cpu_pct),
             dbms_cpu_pct: Spread::of(&series.dbms_cpu_pct),
             read_mb_s: Spread::of(&series.read_mb_s),

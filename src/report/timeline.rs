@@ -7,16 +7,17 @@
 //! those ops ([`per_second::rates`], [`per_second::maxima`]: a partial last second shorter
 //! than [`per_second::MIN_PARTIAL_S`] is left out, ops after a query step's window are not
 //! drawn), the host's, the DBMS's and ibench's CPU and the device's KB/s between the samples
-//! taken at its start and its end, the DBMS's RSS and gauges read at its end
+//! taken at its start and its end (the report model's series, `seconds.rs`), the DBMS's RSS and gauges read at its end
 //! (`report::gauges`: a `_total` gauge as its increase). Every second is kept: an hour is
 //! 3,600 values a series, which uPlot draws at once.
 
 use serde::Serialize;
 
 use crate::report::charts::css_color;
-use crate::report::figures::MIB;
 use crate::report::gauges;
+use crate::report::model::StepReport;
 use crate::report::per_second::{self, step_of_runs};
+use crate::report::seconds::StepSeconds;
 use crate::report::select::Group;
 use crate::results::model::StepResult;
 
@@ -224,9 +225,11 @@ fn op_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
     out.extend(b.chart("response time (max; p95 dashed)", "us", "", true));
 }
 
-/// Host, DBMS and client CPU, device KB/s and the DBMS's RSS (`efficiency.per_second`).
-fn cost_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
-    type Pick = fn(&crate::results::model::EfficiencySeries) -> Vec<f64>;
+/// Host, DBMS and client CPU, device KB/s and the DBMS's RSS: each run's per-second series
+/// as the report model holds them (`seconds.rs`, `measured.seconds`), drawn in cores, KB/s
+/// and MB.
+fn cost_charts(b: &mut Builder, seconds: &[&StepSeconds], out: &mut Vec<TimeChart>) {
+    type Pick = fn(&StepSeconds) -> Vec<f64>;
     /// A chart: title, unit, and its series by name.
     type CostChart<'a> = (&'a str, &'a str, &'a [(&'a str, Pick)]);
     let charts: [CostChart; 3] = [
@@ -234,34 +237,39 @@ fn cost_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
             "CPU",
             "cores",
             &[
-                ("host", |e| e.host_cpu_s.clone()),
-                ("DBMS", |e| e.dbms_cpu_s.clone()),
-                ("client", |e| e.client_cpu_s.clone()),
+                ("host", |s| {
+                    let per_core = 100.0 / s.cores.max(1) as f64;
+                    s.series.host_cpu_pct.iter().map(|x| x / per_core).collect()
+                }),
+                ("DBMS", |s| {
+                    s.series.dbms_cpu_pct.iter().map(|x| x / 100.0).collect()
+                }),
+                ("client", |s| {
+                    s.series.client_cpu_pct.iter().map(|x| x / 100.0).collect()
+                }),
             ],
         ),
         (
             "device IO",
             "KB/s",
             &[
-                ("read", |e| e.device_kb_read.clone()),
-                ("written", |e| e.device_kb_written.clone()),
+                ("read", |s| {
+                    s.series.read_mb_s.iter().map(|x| x * 1024.0).collect()
+                }),
+                ("written", |s| {
+                    s.series.write_mb_s.iter().map(|x| x * 1024.0).collect()
+                }),
             ],
         ),
-        (
-            "DBMS RSS",
-            "MB",
-            &[("RSS", |e| {
-                e.dbms_rss_bytes.iter().map(|&b| b as f64 / MIB).collect()
-            })],
-        ),
+        ("DBMS RSS", "MB", &[("RSS", |s| s.series.rss_mib.clone())]),
     ];
     for (title, unit, picks) in charts {
         for (ri, w) in b.runs.iter().enumerate() {
-            let Some(e) = &w.step.efficiency else {
+            let Some(s) = seconds.iter().find(|s| s.run_id == w.run_id) else {
                 continue;
             };
             for (pi, (name, pick)) in picks.iter().enumerate() {
-                let v = pick(&e.per_second).into_iter().map(Some).collect();
+                let v = pick(s).into_iter().map(Some).collect();
                 b.push(ri, name, pi, false, v);
             }
         }
@@ -298,7 +306,7 @@ fn gauge_charts(
 
 /// The seconds on a step's axis: the longest run's drawn seconds (its ops' rates, else its
 /// cost samples).
-fn seconds(runs: &[Who]) -> usize {
+fn seconds(runs: &[Who], cost: &[&StepSeconds]) -> usize {
     runs.iter()
         .map(|w| {
             let ops = w
@@ -310,21 +318,23 @@ fn seconds(runs: &[Who]) -> usize {
                 .map(|s| per_second::rates(&s.rows, w.step.duration_s).samples.len())
                 .max();
             ops.unwrap_or_else(|| {
-                w.step
-                    .efficiency
-                    .as_ref()
-                    .map_or(0, |e| e.per_second.host_cpu_s.len())
+                cost.iter()
+                    .find(|s| s.run_id == w.run_id)
+                    .map_or(0, |s| s.seconds)
             })
         })
         .max()
         .unwrap_or(0)
 }
 
-/// The timelines of `steps` over the runs of `groups`.
-pub fn build(groups: &[Group], steps: &[String]) -> Vec<StepTimeline> {
+/// The timelines of the report's `steps` over the runs of `groups` (the groups the steps
+/// were built from): rates and response times from the runs' per-second series, cost from
+/// the model's (`measured.seconds`).
+pub fn build(groups: &[Group], steps: &[StepReport]) -> Vec<StepTimeline> {
     steps
         .iter()
-        .map(|step| {
+        .map(|sr| {
+            let step = &sr.name;
             let runs: Vec<Who> = step_of_runs(groups, step)
                 .into_iter()
                 .map(|(gi, id, s)| {
@@ -343,7 +353,9 @@ pub fn build(groups: &[Group], steps: &[String]) -> Vec<StepTimeline> {
                     }
                 })
                 .collect();
-            let n = seconds(&runs);
+            let cost: Vec<&StepSeconds> =
+                sr.groups.iter().flat_map(|g| &g.measured.seconds).collect();
+            let n = seconds(&runs, &cost);
             let mut b = Builder {
                 runs: &runs,
                 n,
@@ -351,7 +363,7 @@ pub fn build(groups: &[Group], steps: &[String]) -> Vec<StepTimeline> {
             };
             let mut charts = Vec::new();
             op_charts(&mut b, &mut charts);
-            cost_charts(&mut b, &mut charts);
+            cost_charts(&mut b, &cost, &mut charts);
             let flat_gauges = gauge_charts(groups, step, &mut b, &mut charts);
             StepTimeline {
                 step: step.clone(),
@@ -422,7 +434,7 @@ mod tests {
             name: "base".to_string(),
             runs: vec![query_run("r1", 4)],
         }];
-        let tl = &build(&groups, &["qr100".to_string()])[0];
+        let tl = &crate::report::model::build(&groups).unwrap().timelines[0];
         assert_eq!(tl.x, [0.0, 1.0, 2.0, 3.0]);
         let rates = &tl.charts[0];
         assert_eq!(
@@ -469,7 +481,7 @@ mod tests {
                 runs: vec![query_run("r3", 4)],
             },
         ];
-        let tl = &build(&groups, &["qr100".to_string()])[0];
+        let tl = &crate::report::model::build(&groups).unwrap().timelines[0];
         assert_eq!(tl.x.len(), 4);
         let rates = &tl.charts[0];
         let labels: Vec<&str> = rates.series.iter().map(|s| s.label.as_str()).collect();

@@ -575,8 +575,9 @@ fn efficiency_section(r: &Report) -> Option<Section> {
              of its last digit); else -. It is marked where ibench compare's test \
              supports the change (it tests CPU per op; KB and context switches per op are \
              untested, not marked), or, with one run on a side, by the 0.95/1.05 \
-             threshold{}.",
-            crate::report::marks::one_run_note(r)
+             threshold{}. {}",
+            crate::report::marks::one_run_note(r),
+            crate::report::marks::NEGLIGIBLE_LEGEND
         ),
         tables: eff,
     })
