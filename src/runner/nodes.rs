@@ -2,17 +2,17 @@
 //! node whose process is gone (killed, crashed) is seen within a tenth of a second by the
 //! step's coordinator thread, which then fails the step with one line naming the node
 //! (`--on-node-failure fail`, the default) or records the death on the step and goes on on
-//! the remaining nodes (`continue`: the node stays down for the rest of the run; new client
-//! connections no longer go to it). The first node (Galera's n1, a replicated server's
-//! primary) carries ibench's own connection: its death fails the step whatever the policy.
-//! With `continue`, a Galera node that died is started again at the step's end and the time
-//! it took to be synced with the cluster again is recorded; a replica stays down.
+//! the remaining nodes (`continue`: new client connections no longer go to the node until
+//! it is back). The first node (Galera's n1, a replicated server's primary) carries ibench's
+//! own connection: its death fails the step whatever the policy. With `continue`, a node
+//! that died is started again at the step's end and the time it took to be synced with the
+//! cluster (a replica: to accept connections, then to catch up with the primary) is recorded.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::server::replicas::galera::Rejoin;
+use crate::server::replicas::rejoin::{Rejoin, running as alive};
 
 use crate::dbms::Dbms;
 use crate::metrics::proc::SharedPid;
@@ -30,7 +30,7 @@ struct Node {
     port: u16,
     /// ibench's own connection is to it: its death always fails the step.
     first: bool,
-    /// How to start it again after it died (Galera's joined nodes).
+    /// How to start it again after it died (Galera's joined nodes, replicas).
     rejoin: Option<Arc<Rejoin>>,
 }
 
@@ -159,8 +159,9 @@ impl NodeWatch {
     }
 
     /// With `continue`: starts each node of `deaths` that can be started again (Galera's
-    /// joined nodes) and waits until it is synced with the cluster; records on its death how
-    /// long that took (or why it could not), and takes it back into `dbms`'s rotation.
+    /// joined nodes, replicas) and waits until it is synced with the cluster (a replica: has
+    /// caught up with the primary, within a bound); records on its death how long that took
+    /// (or why it could not), and takes it back into `dbms`'s rotation.
     pub fn rejoin(&self, deaths: &mut [NodeDeath], dbms: &dyn Dbms) {
         if self.policy != NodeFailure::Continue {
             return;
@@ -170,24 +171,28 @@ impl NodeWatch {
                 continue;
             };
             let Some(rejoin) = &node.rejoin else { continue };
-            let start = Instant::now();
             d.rejoin = Some(match rejoin.start() {
-                Ok(pid) => {
-                    node.pid.store(pid, Ordering::Relaxed);
+                Ok(r) => {
+                    // The cost sampler reads the new server from the next step on.
+                    node.pid.store(r.pid, Ordering::Relaxed);
                     self.down
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .retain(|n| n != &node.name);
                     dbms.node_up(&node.name);
                     NodeRejoin {
-                        pid: Some(pid),
-                        synced_s: Some(start.elapsed().as_secs_f64()),
+                        pid: Some(r.pid),
+                        synced_s: r.synced_s,
+                        started_s: r.started_s,
+                        caught_up_s: r.caught_up_s,
                         error: None,
                     }
                 }
                 Err(e) => NodeRejoin {
                     pid: None,
                     synced_s: None,
+                    started_s: None,
+                    caught_up_s: None,
                     error: Some(format!("{e:#}")),
                 },
             });
@@ -205,17 +210,4 @@ impl NodeWatch {
             .iter()
             .any(|d| self.policy == NodeFailure::Fail || d.node == self.nodes[0].name)
     }
-}
-
-/// Whether process `pid` runs: it exists and is not a zombie (a server ibench started and
-/// has not reaped yet stays one after SIGKILL).
-fn alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // "pid (comm) S ...": the state follows the last ')'.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    !matches!(state, Some("Z" | "X" | "x"))
 }
