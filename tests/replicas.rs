@@ -561,6 +561,65 @@ fn a_replica_killed_mid_step_with_continue_is_started_again_and_catches_up() {
     cluster.stop();
 }
 
+/// r1 stopped with SIGSTOP mid-qp100 (its process lives, answers nothing): ibench finds it
+/// silent, fails the step and the run with one line saying it stopped answering, and leaves
+/// nothing of the cluster running (r1 gets SIGCONT at the end, in case).
+#[test]
+fn a_replica_that_stops_answering_fails_the_run_naming_it() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = crate::common::server_bench();
+    let out = bench.out();
+    let marker = path_str(&out).to_string();
+    let mut child = bench.spawn_raw(
+        &["run", "--out", path_str(&out), "--report-interval", "1"],
+        &[
+            "--server",
+            "postgres",
+            "--replicas",
+            "2",
+            "--read-from",
+            "replicas",
+            "--steps",
+            "l.i0,l.x,qp100",
+            "--l0-rows",
+            "2000",
+            "--query-seconds",
+            "60",
+        ],
+    );
+    child.wait_for_stderr(Duration::from_secs(300), |line| {
+        let rest = line.split_once("s] ").map_or("", |(_, r)| r);
+        rest.split_whitespace().next() == Some("qp100") && rest.contains("q/s")
+    });
+    let before = crate::common::json_files(&out)
+        .first()
+        .and_then(|f| ibench::results::file::load(f).ok())
+        .expect("results of the steps before");
+    let r1 = before.managed_server.as_ref().unwrap().replicas[0].clone();
+    let pid = r1.pid.unwrap().to_string();
+    let signal = |s: &str| std::process::Command::new("kill").args([s, &pid]).status();
+    assert!(signal("-STOP").unwrap().success());
+    let outcome = child.finish(Duration::from_secs(300));
+    let _ = signal("-CONT");
+    assert_eq!(outcome.code, Some(1), "{}", outcome.describe());
+    let says = format!(
+        "step qp100 failed: replica r1 (pid {pid}, port {}) stopped answering (no answer for ",
+        r1.port
+    );
+    assert!(outcome.stderr.contains(&says), "{}", outcome.describe());
+    let run = ibench::results::file::load(&outcome.new_results[0]).unwrap();
+    let qp = &run.steps[2];
+    assert_eq!(qp.node_failures.len(), 1, "{:?}", qp.node_failures);
+    assert_eq!(qp.node_failures[0].seen, "stopped answering");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(processes_with(&marker).is_empty(), "cluster left running");
+}
+
 /// The `.server` directories (primary and replicas) left in `out`.
 fn server_dirs(out: &std::path::Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(out)

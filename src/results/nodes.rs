@@ -19,7 +19,7 @@ pub struct NodeDeath {
     pub step: String,
     /// Seconds into the step it was seen dead (to a tenth of a second).
     pub at_s: f64,
-    /// How it was seen (`process gone`).
+    /// How it was seen (`process gone`, `stopped answering`).
     pub seen: String,
     /// What it did to the step (`failed the step`, or the step went on without it).
     pub outcome: String,

@@ -7,12 +7,17 @@
 //! own connection: its death fails the step whatever the policy. With `continue`, a node
 //! that died is started again at the step's end and the time it took to be synced with the
 //! cluster (a replica: to accept connections, then to catch up with the primary) is recorded.
+//! A node whose process lives but does not answer a fresh connection for 10 s (`probe.rs`:
+//! stopped, hung) is killed (its clients would wait on it for ever) and is then a dead node
+//! under the same policy, said to have stopped answering.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::server::replicas::rejoin::{Rejoin, running as alive};
+
+mod probe;
 
 use crate::dbms::Dbms;
 use crate::metrics::proc::SharedPid;
@@ -58,6 +63,8 @@ pub struct NodeWatch {
     down: Mutex<Vec<String>>,
     /// Deaths seen since the last [`NodeWatch::take`].
     seen: Mutex<Vec<NodeDeath>>,
+    /// Whether each node answers (in `nodes`' order).
+    probes: probe::Probes,
 }
 
 impl NodeWatch {
@@ -96,7 +103,10 @@ impl NodeWatch {
                 rejoin: rejoins.get(i).cloned().flatten(),
             });
         }
+        let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+        let postgres = server.kind == crate::dbms::DbmsKind::of(&crate::dbms::postgres::POSTGRES);
         Some(NodeWatch {
+            probes: probe::Probes::start(&ports, postgres),
             nodes,
             policy: server.on_node_failure,
             down: Mutex::new(Vec::new()),
@@ -110,15 +120,31 @@ impl NodeWatch {
     pub fn check(&self, step: &str, elapsed: Option<Duration>, dbms: &dyn Dbms) -> Option<String> {
         let mut down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         let mut failure = None;
-        for node in &self.nodes {
-            if down.contains(&node.name) || alive(node.pid()) {
+        for (i, node) in self.nodes.iter().enumerate() {
+            if down.contains(&node.name) {
                 continue;
             }
+            let (seen, what) = if !alive(node.pid()) {
+                ("process gone", "died".to_string())
+            } else if let Some(quiet) = self.probes.silent(i) {
+                // Its clients wait on it for ever: killed, it is then a dead node.
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(node.pid() as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                let what = format!(
+                    "stopped answering (no answer for {:.0} s: killed)",
+                    quiet.as_secs_f64()
+                );
+                ("stopped answering", what)
+            } else {
+                continue;
+            };
             down.push(node.name.clone());
             let at_s = elapsed.map_or(0.0, |e| (e.as_secs_f64() * 10.0).round() / 10.0);
             let line = match elapsed {
-                Some(_) => format!("{} died {at_s:.1} s into {step}", node.label()),
-                None => format!("{} died before {step}", node.label()),
+                Some(_) => format!("{} {what} {at_s:.1} s into {step}", node.label()),
+                None => format!("{} {what} before {step}", node.label()),
             };
             let fails = self.policy == NodeFailure::Fail || node.first;
             let outcome = if fails {
@@ -149,7 +175,7 @@ impl NodeWatch {
                     port: node.port,
                     step: step.to_string(),
                     at_s,
-                    seen: "process gone".to_string(),
+                    seen: seen.to_string(),
                     outcome,
                     message: line,
                     rejoin: None,
@@ -167,7 +193,12 @@ impl NodeWatch {
             return;
         }
         for d in deaths.iter_mut() {
-            let Some(node) = self.nodes.iter().find(|n| n.name == d.node) else {
+            let Some((i, node)) = self
+                .nodes
+                .iter()
+                .enumerate()
+                .find(|(_, n)| n.name == d.node)
+            else {
                 continue;
             };
             let Some(rejoin) = &node.rejoin else { continue };
@@ -175,6 +206,7 @@ impl NodeWatch {
                 Ok(r) => {
                     // The cost sampler reads the new server from the next step on.
                     node.pid.store(r.pid, Ordering::Relaxed);
+                    self.probes.restarted(i);
                     self.down
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
