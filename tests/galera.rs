@@ -209,6 +209,9 @@ fn galera_update_microbenchmarks_rows_agree_on_every_node() {
             "update-index,update-nonindex",
             "--clients",
             "3",
+            // A loader per table, one on each node, as soon as the tables are created.
+            "--tables",
+            "3",
             "--table-rows",
             "2000",
             "--seconds",
