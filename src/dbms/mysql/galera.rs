@@ -109,14 +109,8 @@ impl Nodes {
     /// Every node's status now, into `gauges` (a node that cannot be read is left out of
     /// this reading).
     pub(super) fn gauges(&self, gauges: &mut BTreeMap<String, f64>) {
-        let names: Vec<String> = STATUS.iter().map(|(n, _)| format!("'{n}'")).collect();
-        let sql = format!(
-            "SHOW GLOBAL STATUS WHERE variable_name IN ({})",
-            names.join(", ")
-        );
-        for (i, rows) in self.query_each(&sql) {
-            for (name, value) in rows {
-                let Ok(v) = value.parse::<f64>() else { continue };
+        for (i, rows) in self.status_each(STATUS.iter().map(|(n, _)| *n)) {
+            for (name, v) in rows {
                 let Some((known, total)) =
                     STATUS.iter().find(|(n, _)| n.eq_ignore_ascii_case(&name))
                 else {
@@ -126,6 +120,29 @@ impl Nodes {
                 gauges.insert(format!("galera.n{}.{known}{suffix}", i + 1), v);
             }
         }
+    }
+
+    /// The status `variables` (plain names) on every node that is up: each node's index and
+    /// (variable, numeric value) rows, for the nodes that answered.
+    fn status_each<'a>(
+        &self,
+        variables: impl Iterator<Item = &'a str>,
+    ) -> Vec<(usize, Vec<(String, f64)>)> {
+        let names: Vec<String> = variables.map(|n| format!("'{n}'")).collect();
+        let sql = format!(
+            "SHOW GLOBAL STATUS WHERE variable_name IN ({})",
+            names.join(", ")
+        );
+        self.query_each(&sql)
+            .into_iter()
+            .map(|(i, rows)| {
+                let values = rows
+                    .into_iter()
+                    .filter_map(|(name, value)| Some((name, value.parse::<f64>().ok()?)))
+                    .collect();
+                (i, values)
+            })
+            .collect()
     }
 }
 
@@ -140,14 +157,8 @@ impl Nodes {
     /// Each node's conflict counters now, into `counters` as `galera.nI.<variable>` (a node
     /// down or that cannot be read is left out: its difference over the step is then none).
     pub(super) fn conflict_counters(&self, counters: &mut BTreeMap<String, f64>) {
-        let names: Vec<String> = CONFLICTS.iter().map(|(n, _)| format!("'{n}'")).collect();
-        let sql = format!(
-            "SHOW GLOBAL STATUS WHERE variable_name IN ({})",
-            names.join(", ")
-        );
-        for (i, rows) in self.query_each(&sql) {
-            for (name, value) in rows {
-                let Ok(v) = value.parse::<f64>() else { continue };
+        for (i, rows) in self.status_each(CONFLICTS.iter().map(|(n, _)| *n)) {
+            for (name, v) in rows {
                 counters.insert(format!("galera.n{}.{}", i + 1, name.to_lowercase()), v);
             }
         }
