@@ -217,7 +217,7 @@ fn join(specs: &NodeSpecs<'_>, ports: &mut [Ports], i: usize) -> Result<ManagedS
 }
 
 /// The first line of a node's `log` saying one of its ports was taken ([`PORT_TAKEN`]).
-fn port_taken(log: &str) -> Option<String> {
+pub(super) fn port_taken(log: &str) -> Option<String> {
     log.lines()
         .find(|l| PORT_TAKEN.iter().any(|p| l.contains(p)))
         .map(|l| l.trim().to_string())

@@ -22,7 +22,7 @@ use mysql::prelude::Queryable;
 
 use crate::error::Interrupted;
 use crate::server::StartContext;
-use crate::server::process;
+use crate::server::process::{self, free_port};
 use crate::spec::ServerSpec;
 
 /// How long a replica started again is waited for to catch up with the primary, seconds;
@@ -111,9 +111,10 @@ impl Rejoin {
                     .unwrap_or_default(),
             ),
         };
+        let log_at = self.log_len();
         let waited = self
             .spawn()
-            .and_then(|pid| self.wait(pid, begin, target.as_deref()));
+            .and_then(|pid| self.wait(pid, begin, log_at, target.as_deref()));
         match waited {
             Ok(r) => Ok(r),
             Err(e) => {
@@ -158,6 +159,9 @@ impl Rejoin {
                 ));
             }
         }
+        if self.kind == NodeKind::Galera {
+            cmd.args(self.galera_ports()?);
+        }
         if matches!(self.kind, NodeKind::MariadbReplica { .. }) {
             // Its init file (root's password) was read at its first start and is gone.
             cmd.arg("--init-file=");
@@ -170,27 +174,22 @@ impl Rejoin {
         Ok(pid)
     }
 
-    /// Waits for the node (`pid`) started at `begin` (a replica: until it has replayed up to
-    /// `target`). A PostgreSQL replica that exits at once because processes of its dead
-    /// server still hold its shared memory (they exit once they notice their postmaster is
-    /// gone) is started again until the start timeout.
-    fn wait(&self, mut pid: u32, begin: Instant, target: Option<&str>) -> Result<Restarted> {
+    /// Waits for the node (`pid`) started at `begin`, its log `log_at` bytes long before,
+    /// until it accepts connections, then until it is synced (Galera) or has replayed up to
+    /// `target` (a replica). A PostgreSQL replica that exits at once because processes of
+    /// its dead server still hold its shared memory (they exit once they notice their
+    /// postmaster is gone) is started again until the start timeout; a Galera node that
+    /// exits because one of its ports was taken meanwhile, once more on new ports.
+    fn wait(
+        &self,
+        mut pid: u32,
+        begin: Instant,
+        mut log_at: usize,
+        target: Option<&str>,
+    ) -> Result<Restarted> {
         let timeout = self.spec.start_timeout_s;
-        let mut restarted = Restarted {
-            pid,
-            synced_s: None,
-            started_s: None,
-            caught_up_s: None,
-        };
-        if self.kind == NodeKind::Galera {
-            let pw = Some(self.password.as_str());
-            super::galera::wait_synced_at(self.port, pw, &self.name, None, timeout)?;
-            restarted.synced_s = Some(begin.elapsed().as_secs_f64());
-            return Ok(restarted);
-        }
-        let target = target.unwrap_or_default();
         let deadline = begin + Duration::from_secs(timeout);
-        let mut log_at = self.log_len();
+        let mut retried = false;
         loop {
             let accepted = match self.kind {
                 NodeKind::PostgresReplica { .. } => self
@@ -200,10 +199,7 @@ impl Rejoin {
                 _ => self.mysql_conn(self.port, 5).ok().map(Node::My),
             };
             if let Some(node) = accepted {
-                restarted.pid = pid;
-                restarted.started_s = Some(begin.elapsed().as_secs_f64());
-                restarted.caught_up_s = self.catch_up(node, target)?;
-                return Ok(restarted);
+                return self.ready(pid, begin, node, target.unwrap_or_default());
             }
             let exited = self
                 .child
@@ -214,7 +210,24 @@ impl Rejoin {
             if let Some(status) = exited {
                 let text = std::fs::read_to_string(&self.log).unwrap_or_default();
                 let new = text.get(log_at.min(text.len())..).unwrap_or_default();
-                if new.contains(SHMEM_IN_USE) && Instant::now() < deadline {
+                let again = match self.kind {
+                    NodeKind::PostgresReplica { .. } => new.contains(SHMEM_IN_USE),
+                    NodeKind::Galera if !retried => {
+                        let taken = super::galera::port_taken(new);
+                        if let Some(line) = &taken {
+                            eprintln!(
+                                "note: Galera node {} did not rejoin: one of its ports was \
+                                 taken by another process ({line}); starting it once more on \
+                                 new ports",
+                                self.name
+                            );
+                            retried = true;
+                        }
+                        taken.is_some()
+                    }
+                    _ => false,
+                };
+                if again && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(500));
                     log_at = self.log_len();
                     pid = self.spawn()?;
@@ -234,6 +247,65 @@ impl Rejoin {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// The node (`pid`, started at `begin`) accepts connections (`node`): waits until it is
+    /// synced (Galera) or has replayed up to `target` (a replica).
+    fn ready(&self, pid: u32, begin: Instant, node: Node, target: &str) -> Result<Restarted> {
+        let mut restarted = Restarted {
+            pid,
+            synced_s: None,
+            started_s: None,
+            caught_up_s: None,
+        };
+        if self.kind == NodeKind::Galera {
+            drop(node);
+            let left = Duration::from_secs(self.spec.start_timeout_s)
+                .saturating_sub(begin.elapsed())
+                .as_secs()
+                .max(1);
+            let pw = Some(self.password.as_str());
+            super::galera::wait_synced_at(self.port, pw, &self.name, None, left)?;
+            restarted.synced_s = Some(begin.elapsed().as_secs_f64());
+        } else {
+            restarted.started_s = Some(begin.elapsed().as_secs_f64());
+            restarted.caught_up_s = self.catch_up(node, target)?;
+        }
+        Ok(restarted)
+    }
+
+    /// A Galera node's group communication and state transfer ports, taken now (its old ones
+    /// may have been taken since it died): options after its my.cnf's, which they override.
+    /// Its SQL port stays: clients, the run's watch and its results know the node by it.
+    fn galera_ports(&self) -> Result<Vec<String>> {
+        let (gcomm, ist, sst) = (free_port()?, free_port()?, free_port()?);
+        let provider = self
+            .spec
+            .options
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "wsrep_provider_options")
+            .map(|(_, v)| v.trim_matches('"').to_string())
+            .unwrap_or_default();
+        let mut parts = vec![
+            format!("gmcast.listen_addr=tcp://127.0.0.1:{gcomm}"),
+            format!("ist.recv_addr=127.0.0.1:{ist}"),
+        ];
+        parts.extend(
+            provider
+                .split(';')
+                .filter(|p| {
+                    !p.is_empty()
+                        && !p.starts_with("gmcast.listen_addr=")
+                        && !p.starts_with("ist.recv_addr=")
+                })
+                .map(str::to_string),
+        );
+        Ok(vec![
+            format!("--wsrep_node_address=127.0.0.1:{gcomm}"),
+            format!("--wsrep_provider_options={}", parts.join(";")),
+            format!("--wsrep_sst_receive_address=127.0.0.1:{sst}"),
+        ])
     }
 
     /// The server log's length now.
