@@ -70,13 +70,15 @@ pub struct NodeWatch {
 impl NodeWatch {
     /// The nodes of the cluster `server` (as recorded, with `info`'s pids and ports; how to
     /// start each of the others again, in `rejoins`), or `None` for a single server. `port`
-    /// is the first node's; `pids`, the other nodes' pids the cost sampler reads, by name.
+    /// is the first node's; `pids`, the other nodes' pids the cost sampler reads, by name;
+    /// `password`, the superuser's (every node's), for the probes that log in.
     pub fn of(
         server: &ServerSpec,
         info: &ManagedServerInfo,
         port: u16,
         rejoins: Vec<Option<Arc<Rejoin>>>,
         pids: &[(String, SharedPid)],
+        password: Option<&str>,
     ) -> Option<NodeWatch> {
         if info.replicas.is_empty() {
             return None;
@@ -106,7 +108,7 @@ impl NodeWatch {
         let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
         let postgres = server.kind == crate::dbms::DbmsKind::of(&crate::dbms::postgres::POSTGRES);
         Some(NodeWatch {
-            probes: probe::Probes::start(&ports, postgres),
+            probes: probe::Probes::start(&ports, postgres, password),
             nodes,
             policy: server.on_node_failure,
             down: Mutex::new(Vec::new()),

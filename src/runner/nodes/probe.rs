@@ -1,8 +1,9 @@
 //! Whether the cluster's nodes answer: a thread per node opens a fresh TCP connection to its
-//! SQL port every [`PROBE_EVERY`] and waits for the protocol's first answer (MariaDB: the
-//! server's greeting, sent unasked; PostgreSQL: the one-byte answer to an SSLRequest, which
-//! the postmaster's child for the connection sends), at most [`PROBE_TIMEOUT`] for each.
-//! No login: nothing runs in the server, no credentials are needed. A node with no answer
+//! SQL port every [`PROBE_EVERY`] and waits for an answer, at most [`PROBE_TIMEOUT`] for
+//! each step. PostgreSQL: the one-byte answer to an SSLRequest, which the postmaster's child
+//! for the connection sends (no login, nothing logged). MariaDB: a login as root and a ping
+//! (COM_PING, no statement), as a connection closed after the server's greeting without a
+//! login is logged as an aborted connection (a warning each time). A node with no answer
 //! for [`SILENT_AFTER`] (and at least two probes that failed meanwhile) is silent: its
 //! process lives but does not serve (stopped, hung). The threads run apart from the step's
 //! coordinator, which only reads what they found.
@@ -37,8 +38,8 @@ pub struct Probes {
 
 impl Probes {
     /// Starts probing the nodes on `ports` (127.0.0.1), speaking PostgreSQL's protocol when
-    /// `postgres`, else MariaDB's.
-    pub fn start(ports: &[u16], postgres: bool) -> Probes {
+    /// `postgres`, else MariaDB's (logging in as root with `password`).
+    pub fn start(ports: &[u16], postgres: bool, password: Option<&str>) -> Probes {
         let stop = Arc::new(AtomicBool::new(false));
         let mut heard = Vec::with_capacity(ports.len());
         for &port in ports {
@@ -47,11 +48,17 @@ impl Probes {
                 failed: AtomicU32::new(0),
             });
             let (h2, stop2) = (Arc::clone(&h), Arc::clone(&stop));
+            let password = password.map(str::to_string);
             let spawned = std::thread::Builder::new()
                 .name(format!("probe-{port}"))
                 .spawn(move || {
                     while !stop2.load(Ordering::Relaxed) {
-                        if answers(port, postgres) {
+                        let ok = if postgres {
+                            answers(port)
+                        } else {
+                            pings(port, password.as_deref())
+                        };
+                        if ok {
                             h2.answered();
                         } else {
                             h2.failed.fetch_add(1, Ordering::Relaxed);
@@ -95,9 +102,9 @@ impl Drop for Probes {
     }
 }
 
-/// Whether the server on 127.0.0.1:`port` answers a fresh connection within
-/// [`PROBE_TIMEOUT`] (see the module's doc).
-fn answers(port: u16, postgres: bool) -> bool {
+/// Whether the PostgreSQL server on 127.0.0.1:`port` answers an SSLRequest on a fresh
+/// connection within [`PROBE_TIMEOUT`].
+fn answers(port: u16) -> bool {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let Ok(mut s) = TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) else {
         return false;
@@ -105,11 +112,31 @@ fn answers(port: u16, postgres: bool) -> bool {
     let _ = s.set_read_timeout(Some(PROBE_TIMEOUT));
     let _ = s.set_write_timeout(Some(PROBE_TIMEOUT));
     // SSLRequest: length 8, code 80877103; answered 'S' or 'N'.
-    if postgres && s.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]).is_err() {
+    if s.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]).is_err() {
         return false;
     }
     let mut byte = [0u8; 1];
     matches!(s.read(&mut byte), Ok(1))
+}
+
+/// Whether the MariaDB server on 127.0.0.1:`port` takes a fresh login as root and answers a
+/// ping, each within [`PROBE_TIMEOUT`]. A login refused (too many connections) is an answer.
+fn pings(port: u16, password: Option<&str>) -> bool {
+    let opts: mysql::Opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .pass(password)
+        .prefer_socket(false)
+        .tcp_connect_timeout(Some(PROBE_TIMEOUT))
+        .read_timeout(Some(PROBE_TIMEOUT))
+        .write_timeout(Some(PROBE_TIMEOUT))
+        .into();
+    match mysql::Conn::new(opts) {
+        Ok(mut c) => c.ping().is_ok(),
+        Err(mysql::Error::MySqlError(_)) => true,
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]
@@ -128,10 +155,10 @@ mod tests {
                 let _ = c.write_all(b"N");
             }
         });
-        assert!(answers(tport, true));
-        assert!(answers(tport, false));
+        assert!(answers(tport));
         // The kernel completes the connection (backlog); nothing is read within the timeout.
-        assert!(!answers(port, false));
+        assert!(!answers(port));
+        assert!(!pings(port, None));
         drop(quiet);
     }
 }
