@@ -175,7 +175,7 @@ impl Nodes {
             }
             let conn = &mut conns[i];
             if conn.is_none() {
-                *conn = Conn::new(opts.clone()).ok();
+                *conn = Conn::new(gauge_opts(opts)).ok();
             }
             let Some(c) = conn.as_mut() else { continue };
             match c.query(sql) {
@@ -227,6 +227,20 @@ impl Nodes {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// How long a gauge's connection waits to connect, and for an answer: the gauges are read on
+/// the step's coordinator thread, which a node that stopped answering must not hold for
+/// longer (the node watch finds it silent and ends it; docs/replication.md).
+const GAUGE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `opts` with [`GAUGE_TIMEOUT`] for connecting, reading and writing.
+pub(super) fn gauge_opts(opts: &Opts) -> Opts {
+    mysql::OptsBuilder::from_opts(opts.clone())
+        .tcp_connect_timeout(Some(GAUGE_TIMEOUT))
+        .read_timeout(Some(GAUGE_TIMEOUT))
+        .write_timeout(Some(GAUGE_TIMEOUT))
+        .into()
 }
 
 /// A step's certification failures and brute-force aborts, summed over the nodes, from its
