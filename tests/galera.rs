@@ -209,6 +209,9 @@ fn galera_update_microbenchmarks_rows_agree_on_every_node() {
             "update-index,update-nonindex",
             "--clients",
             "3",
+            // A loader per table, one on each node, as soon as the tables are created.
+            "--tables",
+            "3",
             "--table-rows",
             "2000",
             "--seconds",
@@ -276,10 +279,15 @@ fn bad_galera_flags_exit_2() {
 }
 
 /// Spawns a 3-node cluster running l.i0, l.x and a qp100 of `seconds` with `extra` flags,
-/// waits until qp100 has run queries, kills n2 with SIGKILL (its pid from the results the
+/// waits until qp100 has run queries, sends n2 `signal` (`-9`; its pid from the results the
 /// run saved after l.x) and waits for ibench to end. Returns the outcome, the run as saved
 /// before the kill, and the server processes' marker (the results directory).
 fn kill_n2_mid_step(bench: &Bench, extra: &[&str]) -> Killed {
+    signal_n2_mid_step(bench, extra, "-9", "8")
+}
+
+/// [`kill_n2_mid_step`] with `signal` and a qp100 of `seconds`.
+fn signal_n2_mid_step(bench: &Bench, extra: &[&str], signal: &str, seconds: &str) -> Killed {
     let out = bench.out();
     let mut args = vec![
         "--server",
@@ -293,7 +301,7 @@ fn kill_n2_mid_step(bench: &Bench, extra: &[&str]) -> Killed {
         "--l0-rows",
         "2000",
         "--query-seconds",
-        "8",
+        seconds,
     ];
     args.extend_from_slice(extra);
     let mut child = bench.spawn_raw(
@@ -331,11 +339,15 @@ fn kill_n2_mid_step(bench: &Bench, extra: &[&str]) -> Killed {
     let n2 = &before.managed_server.as_ref().unwrap().replicas[0];
     assert_eq!(n2.name, "n2");
     let killed = std::process::Command::new("kill")
-        .args(["-9", &n2.pid.unwrap().to_string()])
+        .args([signal, &n2.pid.unwrap().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
     let outcome = child.finish(std::time::Duration::from_secs(300));
+    // A stopped node is killed by ibench; in case it was not, it goes on to its end.
+    let _ = std::process::Command::new("kill")
+        .args(["-CONT", &n2.pid.unwrap().to_string()])
+        .status();
     Killed {
         outcome,
         before,
@@ -407,6 +419,43 @@ fn galera_node_killed_mid_step_fails_the_run_naming_it() {
     assert_eq!(qp.status, ibench::results::model::RunStatus::Failed);
     assert!(qp.queries > 0, "figures up to the failure are kept");
     check_death(qp, &before);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !crate::common::processes_with(&marker).is_empty() && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        crate::common::processes_with(&marker),
+        Vec::<u32>::new(),
+        "cluster processes left behind"
+    );
+}
+
+/// n2 stopped with SIGSTOP mid-step (its process lives, answers nothing): ibench finds it
+/// silent, fails the step and the run with a line saying n2 stopped answering, and leaves
+/// nothing of the cluster running.
+#[test]
+fn galera_node_that_stops_answering_fails_the_run_naming_it() {
+    if !have("mariadb", "") {
+        return;
+    }
+    let bench = Bench::new();
+    let Killed {
+        outcome: out,
+        before,
+        marker,
+        ..
+    } = signal_n2_mid_step(&bench, &[], "-STOP", "60");
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    let n2 = &before.managed_server.as_ref().unwrap().replicas[0];
+    let says = format!(
+        "step qp100 failed: galera node n2 (pid {}, port {}) stopped answering (no answer for ",
+        n2.pid.unwrap(),
+        n2.port
+    );
+    assert!(out.stderr.contains(&says), "{}", out.describe());
+    let run = ibench::results::file::load(&out.new_results[0]).unwrap();
+    assert_eq!(run.steps[2].node_failures[0].seen, "stopped answering");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !crate::common::processes_with(&marker).is_empty() && std::time::Instant::now() < deadline
     {

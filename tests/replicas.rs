@@ -41,7 +41,16 @@ impl Cluster {
         let url = |port: u16| format!("postgres://postgres:{password}@127.0.0.1:{port}/postgres");
         let mut nodes = Vec::new();
         for r in &server.replicas {
-            let pid = r.pid.expect("replica pid");
+            // A replica started again after it died (`--on-node-failure continue`) runs as
+            // the pid its rejoin recorded.
+            let rejoined = run
+                .steps
+                .iter()
+                .flat_map(|s| &s.node_failures)
+                .filter(|d| d.node == r.name)
+                .filter_map(|d| d.rejoin.as_ref()?.pid)
+                .next_back();
+            let pid = rejoined.or(r.pid).expect("replica pid");
             assert!(alive(pid), "replica {} not running", r.name);
             nodes.push((url(r.port), Kept { pid, signal: "INT" }));
         }
@@ -436,6 +445,179 @@ fn bad_replica_flags_exit_2() {
         assert!(out.stderr.contains(says), "{}", out.describe());
         assert!(out.new_results.is_empty());
     }
+}
+
+/// r1 killed with SIGKILL mid-qp100 with `--on-node-failure continue`, reading from the
+/// replicas: the run completes, qp100 records r1's death and its start again at the step's
+/// end (started, caught up with the primary), and at the end both replicas hold exactly the
+/// primary's rows, which are the run's.
+#[test]
+fn a_replica_killed_mid_step_with_continue_is_started_again_and_catches_up() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = crate::common::server_bench();
+    let out = bench.out();
+    let mut child = bench.spawn_raw(
+        &["run", "--out", path_str(&out), "--report-interval", "1"],
+        &[
+            "--server",
+            "postgres",
+            "--replicas",
+            "2",
+            "--read-from",
+            "replicas",
+            "--on-node-failure",
+            "continue",
+            "--keep-server",
+            "--steps",
+            "l.i0,l.x,qp100,l.i1",
+            "--clients",
+            "2",
+            "--l0-rows",
+            "5000",
+            "--l1-rows",
+            "2000",
+            "--query-seconds",
+            "8",
+        ],
+    );
+    let saved = || {
+        crate::common::json_files(&out)
+            .first()
+            .and_then(|f| ibench::results::file::load(f).ok())
+            .filter(|r| r.managed_server.is_some())
+    };
+    child.wait_for_stderr(Duration::from_secs(300), |_| saved().is_some());
+    // Whatever happens next, the primary and r2 are stopped by the test (r1 is killed below;
+    // its new server is stopped once known).
+    let started = saved().unwrap();
+    let server = started.managed_server.clone().unwrap();
+    let _primary = Kept {
+        pid: server.pid.unwrap(),
+        signal: "INT",
+    };
+    let _r2 = Kept {
+        pid: server.replicas[1].pid.unwrap(),
+        signal: "INT",
+    };
+    child.wait_for_stderr(Duration::from_secs(300), |line| {
+        let rest = line.split_once("s] ").map_or("", |(_, r)| r);
+        rest.split_whitespace().next() == Some("qp100") && rest.contains("q/s")
+    });
+    let r1 = &server.replicas[0];
+    assert_eq!(r1.name, "r1");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &r1.pid.unwrap().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let outcome = child.finish(Duration::from_secs(400));
+    let run = ibench::results::file::load(&outcome.new_results[0]).unwrap();
+    let qp = run.steps.iter().find(|s| s.name == "qp100").unwrap();
+    let rejoin = qp.node_failures.first().and_then(|d| d.rejoin.clone());
+    let _r1 = rejoin
+        .as_ref()
+        .and_then(|r| r.pid)
+        .map(|pid| Kept { pid, signal: "INT" });
+    assert_eq!(outcome.code, Some(0), "{}", outcome.describe());
+    assert_eq!(run.status, ibench::results::model::RunStatus::Complete);
+    assert_eq!(qp.node_failures.len(), 1, "{:?}", qp.node_failures);
+    let d = &qp.node_failures[0];
+    assert_eq!(
+        (
+            d.node.as_str(),
+            d.role.as_str(),
+            d.pid,
+            d.port,
+            d.seen.as_str()
+        ),
+        ("r1", "replica", r1.pid.unwrap(), r1.port, "process gone")
+    );
+    assert!(d.at_s > 0.0 && d.at_s <= qp.duration_s + 0.5, "{d:?}");
+    assert!(d.outcome.contains("started again at its end"), "{d:?}");
+    let rejoin = rejoin.expect("r1 started again");
+    assert!(rejoin.error.is_none(), "{rejoin:?}");
+    assert!(rejoin.started_s.unwrap() > 0.0, "{rejoin:?}");
+    assert!(rejoin.caught_up_s.is_some(), "{rejoin:?}");
+    assert_ne!(rejoin.pid, r1.pid, "a new server");
+    eprintln!(
+        "r1 killed {:.1} s into qp100; started again in {:.1} s, caught up {:.2} s later",
+        d.at_s,
+        rejoin.started_s.unwrap(),
+        rejoin.caught_up_s.unwrap()
+    );
+    assert!(alive(rejoin.pid.unwrap()), "r1 runs again: {rejoin:?}");
+    assert!(
+        outcome.stdout.contains("caught up with the primary"),
+        "{}",
+        outcome.stdout
+    );
+    // The steps after qp100 ran on the whole cluster again: l.i1 saw no death.
+    let li1 = run.steps.iter().find(|s| s.name == "l.i1").unwrap();
+    assert!(li1.node_failures.is_empty(), "{:?}", li1.node_failures);
+    let cluster = Cluster::of(&run);
+    check_rows(&run, &cluster);
+    cluster.stop();
+}
+
+/// r1 stopped with SIGSTOP mid-qp100 (its process lives, answers nothing): ibench finds it
+/// silent, fails the step and the run with one line saying it stopped answering, and leaves
+/// nothing of the cluster running (r1 gets SIGCONT at the end, in case).
+#[test]
+fn a_replica_that_stops_answering_fails_the_run_naming_it() {
+    if !have("postgres", "") {
+        return;
+    }
+    let bench = crate::common::server_bench();
+    let out = bench.out();
+    let marker = path_str(&out).to_string();
+    let mut child = bench.spawn_raw(
+        &["run", "--out", path_str(&out), "--report-interval", "1"],
+        &[
+            "--server",
+            "postgres",
+            "--replicas",
+            "2",
+            "--read-from",
+            "replicas",
+            "--steps",
+            "l.i0,l.x,qp100",
+            "--l0-rows",
+            "2000",
+            "--query-seconds",
+            "60",
+        ],
+    );
+    child.wait_for_stderr(Duration::from_secs(300), |line| {
+        let rest = line.split_once("s] ").map_or("", |(_, r)| r);
+        rest.split_whitespace().next() == Some("qp100") && rest.contains("q/s")
+    });
+    let before = crate::common::json_files(&out)
+        .first()
+        .and_then(|f| ibench::results::file::load(f).ok())
+        .expect("results of the steps before");
+    let r1 = before.managed_server.as_ref().unwrap().replicas[0].clone();
+    let pid = r1.pid.unwrap().to_string();
+    let signal = |s: &str| std::process::Command::new("kill").args([s, &pid]).status();
+    assert!(signal("-STOP").unwrap().success());
+    let outcome = child.finish(Duration::from_secs(300));
+    let _ = signal("-CONT");
+    assert_eq!(outcome.code, Some(1), "{}", outcome.describe());
+    let says = format!(
+        "step qp100 failed: replica r1 (pid {pid}, port {}) stopped answering (no answer for ",
+        r1.port
+    );
+    assert!(outcome.stderr.contains(&says), "{}", outcome.describe());
+    let run = ibench::results::file::load(&outcome.new_results[0]).unwrap();
+    let qp = &run.steps[2];
+    assert_eq!(qp.node_failures.len(), 1, "{:?}", qp.node_failures);
+    assert_eq!(qp.node_failures[0].seen, "stopped answering");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(processes_with(&marker).is_empty(), "cluster left running");
 }
 
 /// The `.server` directories (primary and replicas) left in `out`.

@@ -263,3 +263,123 @@ fn experiment_setups_start_replicas_and_check_cluster_keys() {
         assert!(s.replication[0].catch_up_s.is_some(), "{}", s.name);
     }
 }
+
+/// r1 killed with SIGKILL mid-qp100 with `--on-node-failure continue`: the run completes, r1
+/// is started again at qp100's end (its rejoin records the start and the catch-up), and at
+/// the end both replicas hold exactly the primary's rows.
+#[test]
+fn a_mariadb_replica_killed_with_continue_is_started_again_and_catches_up() {
+    if !have("mariadb", "") {
+        return;
+    }
+    use crate::common::Kept;
+    use std::time::Duration;
+    let bench = Bench::new();
+    let out = bench.out();
+    let mut child = bench.spawn_raw(
+        &["run", "--out", path_str(&out), "--report-interval", "1"],
+        &[
+            "--server",
+            "mariadb",
+            "--keep-server",
+            "--replicas",
+            "2",
+            "--read-from",
+            "replicas",
+            "--on-node-failure",
+            "continue",
+            "--steps",
+            "l.i0,l.x,qp100,l.i1",
+            "--clients",
+            "2",
+            "--l0-rows",
+            "5000",
+            "--l1-rows",
+            "2000",
+            "--query-seconds",
+            "8",
+        ],
+    );
+    let saved = || {
+        crate::common::json_files(&out)
+            .first()
+            .and_then(|f| ibench::results::file::load(f).ok())
+            .filter(|r| r.managed_server.is_some())
+    };
+    child.wait_for_stderr(Duration::from_secs(300), |_| saved().is_some());
+    let server = saved().unwrap().managed_server.unwrap();
+    let kept = |pid: u32| Kept {
+        pid,
+        signal: "TERM",
+    };
+    let _primary = kept(server.pid.unwrap());
+    let _r2 = kept(server.replicas[1].pid.unwrap());
+    child.wait_for_stderr(Duration::from_secs(300), |line| {
+        let rest = line.split_once("s] ").map_or("", |(_, r)| r);
+        rest.split_whitespace().next() == Some("qp100") && rest.contains("q/s")
+    });
+    let r1 = &server.replicas[0];
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &r1.pid.unwrap().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let outcome = child.finish(Duration::from_secs(400));
+    let run = ibench::results::file::load(&outcome.new_results[0]).unwrap();
+    let qp = run.steps.iter().find(|s| s.name == "qp100").unwrap();
+    let rejoin = qp.node_failures.first().and_then(|d| d.rejoin.clone());
+    let _r1 = rejoin.as_ref().and_then(|r| r.pid).map(kept);
+    assert_eq!(outcome.code, Some(0), "{}", outcome.describe());
+    assert_eq!(qp.node_failures.len(), 1, "{:?}", qp.node_failures);
+    assert_eq!(
+        (
+            qp.node_failures[0].node.as_str(),
+            qp.node_failures[0].role.as_str()
+        ),
+        ("r1", "replica")
+    );
+    let rejoin = rejoin.expect("r1 started again");
+    assert!(rejoin.error.is_none(), "{rejoin:?}");
+    assert!(rejoin.started_s.unwrap() > 0.0, "{rejoin:?}");
+    assert!(rejoin.caught_up_s.is_some(), "{rejoin:?}");
+    assert!(alive(rejoin.pid.unwrap()), "r1 runs again: {rejoin:?}");
+    eprintln!(
+        "r1 started again in {:.1} s, caught up {:.2} s later",
+        rejoin.started_s.unwrap(),
+        rejoin.caught_up_s.unwrap()
+    );
+    let password = kept_password(&run);
+    let location = &run.environment.dbms.location;
+    let primary_port: u16 = location
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut primary = mariadb_root(primary_port, &password);
+    primary
+        .query_drop("SET SESSION group_concat_max_len = 1 << 24")
+        .unwrap();
+    let position: String = primary
+        .query_first("SELECT @@gtid_binlog_pos")
+        .unwrap()
+        .unwrap();
+    let expected = contents(&mut primary);
+    let rows: u64 = expected.iter().map(|c| c.1).sum();
+    let inserted: u64 = run.steps.iter().map(|s| s.rows_inserted).sum();
+    let deleted: u64 = run.steps.iter().map(|s| s.rows_deleted).sum();
+    assert_eq!(rows, inserted - deleted, "the primary holds the run's rows");
+    for r in &server.replicas {
+        let mut c = mariadb_root(r.port, &password);
+        c.query_drop("SET SESSION group_concat_max_len = 1 << 24")
+            .unwrap();
+        let waited: Option<i64> = c
+            .exec_first("SELECT MASTER_GTID_WAIT(?, 60)", (&position,))
+            .unwrap();
+        assert_eq!(waited, Some(0), "{} applied the primary's position", r.name);
+        assert_eq!(contents(&mut c), expected, "replica {}", r.name);
+    }
+}

@@ -74,6 +74,14 @@ impl<C> Readers<C> {
             .unwrap_or_else(|e| e.into_inner())
             .push(name.to_string());
     }
+
+    /// Replica `name` is back (started again): readers connect to it again.
+    pub fn set_up(&self, name: &str) {
+        self.down
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|n| n != name);
+    }
 }
 
 #[cfg(test)]
@@ -101,6 +109,8 @@ mod tests {
         r.set_down("r1");
         r.set_down("r3");
         assert_eq!(at(0), None);
+        r.set_up("r2");
+        assert_eq!((at(0), at(1)), (Some(2), Some(2)));
         let off = Readers::new(vec![(1, url(1))], false);
         assert!(off.reader(0).is_none());
         assert_eq!(off.readers(), 0);

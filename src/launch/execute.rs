@@ -169,9 +169,11 @@ fn execute_into(
 /// The managed cluster's nodes to watch during the steps (none for a single server).
 fn cluster_nodes(spec: &RunSpec, prepared: &Prepared) -> Option<crate::runner::nodes::NodeWatch> {
     let (server, info) = (spec.server.as_ref()?, prepared.managed.as_ref()?);
-    let port = prepared.resolved.target.url.as_ref()?.url().port()?;
+    let url = prepared.resolved.target.url.as_ref()?;
     let pids = &prepared.watch.0.more_pids;
-    crate::runner::nodes::NodeWatch::of(server, info, port, prepared.rejoins(), pids)
+    let rejoins = prepared.rejoins();
+    let port = url.url().port()?;
+    crate::runner::nodes::NodeWatch::of(server, info, port, rejoins, pids, url.password())
 }
 
 /// The results document of a run starting now on `db`: the request, what it resolved to,

@@ -119,7 +119,7 @@ impl Servers {
     }
 
     /// How to start each of the cluster's other nodes again after it died, in order.
-    pub fn rejoins(&self) -> Vec<Option<std::sync::Arc<crate::server::replicas::galera::Rejoin>>> {
+    pub fn rejoins(&self) -> Vec<Option<std::sync::Arc<crate::server::replicas::rejoin::Rejoin>>> {
         self.server
             .replicas
             .iter()

@@ -134,7 +134,7 @@ impl Prepared {
 
     /// How to start each of the managed cluster's other nodes again after it died (none for a
     /// node that cannot be), in the results' `managed_server.replicas` order.
-    pub fn rejoins(&self) -> Vec<Option<std::sync::Arc<crate::server::replicas::galera::Rejoin>>> {
+    pub fn rejoins(&self) -> Vec<Option<std::sync::Arc<crate::server::replicas::rejoin::Rejoin>>> {
         self.servers
             .as_ref()
             .map(|s| s.rejoins())

@@ -11,6 +11,7 @@ pub mod file;
 pub mod group;
 pub mod lock;
 pub mod model;
+pub mod nodes;
 pub mod resolved;
 pub mod series;
 pub mod store;

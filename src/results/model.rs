@@ -14,6 +14,7 @@ pub use super::cost::{
     DbSize, DeviceDelta, Efficiency, EfficiencySeries, Peaks, PerOp, ProcDelta, ProcWork,
     ServerWork,
 };
+pub use super::nodes::{NodeDeath, NodeRejoin};
 pub use super::resolved::Resolved;
 pub use super::series::{
     ClientSeconds, PerSecond, RatePercentiles, SecondsSummary, Series, SeriesSet,
@@ -391,44 +392,6 @@ pub struct StepResult {
     /// when none were counted.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors: BTreeMap<String, u64>,
-}
-
-/// A replica or Galera node that died during a step: which, when, how it was seen, and what
-/// it did to the step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NodeDeath {
-    /// `n2`, `r1`, `primary`.
-    pub node: String,
-    /// `galera node`, `replica`, `primary`.
-    pub role: String,
-    /// Its server's process id.
-    pub pid: u32,
-    /// Its SQL port on 127.0.0.1.
-    pub port: u16,
-    /// The step it died in.
-    pub step: String,
-    /// Seconds into the step it was seen dead (to a tenth of a second).
-    pub at_s: f64,
-    /// How it was seen (`process gone`).
-    pub seen: String,
-    /// What it did to the step (`failed the step`, or the step went on without it).
-    pub outcome: String,
-    /// The line said of it (`galera node n2 (pid .., port ..) died 4.2 s into l.i1`).
-    pub message: String,
-    /// With `continue`, a Galera node started again at the step's end: how it rejoined.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rejoin: Option<NodeRejoin>,
-}
-
-/// A node started again after it died (`--on-node-failure continue`, Galera).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NodeRejoin {
-    /// Its new server's pid.
-    pub pid: Option<u32>,
-    /// Seconds from starting it until it was `Synced` with the cluster again.
-    pub synced_s: Option<f64>,
-    /// Why it could not be started or did not sync (then it stays down).
-    pub error: Option<String>,
 }
 
 /// What a step's warm-up did; none of it is counted in the step's figures.

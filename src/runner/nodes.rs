@@ -2,17 +2,22 @@
 //! node whose process is gone (killed, crashed) is seen within a tenth of a second by the
 //! step's coordinator thread, which then fails the step with one line naming the node
 //! (`--on-node-failure fail`, the default) or records the death on the step and goes on on
-//! the remaining nodes (`continue`: the node stays down for the rest of the run; new client
-//! connections no longer go to it). The first node (Galera's n1, a replicated server's
-//! primary) carries ibench's own connection: its death fails the step whatever the policy.
-//! With `continue`, a Galera node that died is started again at the step's end and the time
-//! it took to be synced with the cluster again is recorded; a replica stays down.
+//! the remaining nodes (`continue`: new client connections no longer go to the node until
+//! it is back). The first node (Galera's n1, a replicated server's primary) carries ibench's
+//! own connection: its death fails the step whatever the policy. With `continue`, a node
+//! that died is started again at the step's end and the time it took to be synced with the
+//! cluster (a replica: to accept connections, then to catch up with the primary) is recorded.
+//! A node whose process lives but does not answer a fresh connection for 10 s (`probe.rs`:
+//! stopped, hung) is killed (its clients would wait on it for ever) and is then a dead node
+//! under the same policy, said to have stopped answering.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::server::replicas::galera::Rejoin;
+use crate::server::replicas::rejoin::{Rejoin, running as alive};
+
+mod probe;
 
 use crate::dbms::Dbms;
 use crate::metrics::proc::SharedPid;
@@ -30,7 +35,7 @@ struct Node {
     port: u16,
     /// ibench's own connection is to it: its death always fails the step.
     first: bool,
-    /// How to start it again after it died (Galera's joined nodes).
+    /// How to start it again after it died (Galera's joined nodes, replicas).
     rejoin: Option<Arc<Rejoin>>,
 }
 
@@ -58,18 +63,22 @@ pub struct NodeWatch {
     down: Mutex<Vec<String>>,
     /// Deaths seen since the last [`NodeWatch::take`].
     seen: Mutex<Vec<NodeDeath>>,
+    /// Whether each node answers (in `nodes`' order).
+    probes: probe::Probes,
 }
 
 impl NodeWatch {
     /// The nodes of the cluster `server` (as recorded, with `info`'s pids and ports; how to
     /// start each of the others again, in `rejoins`), or `None` for a single server. `port`
-    /// is the first node's; `pids`, the other nodes' pids the cost sampler reads, by name.
+    /// is the first node's; `pids`, the other nodes' pids the cost sampler reads, by name;
+    /// `password`, the superuser's (every node's), for the probes that log in.
     pub fn of(
         server: &ServerSpec,
         info: &ManagedServerInfo,
         port: u16,
         rejoins: Vec<Option<Arc<Rejoin>>>,
         pids: &[(String, SharedPid)],
+        password: Option<&str>,
     ) -> Option<NodeWatch> {
         if info.replicas.is_empty() {
             return None;
@@ -96,7 +105,10 @@ impl NodeWatch {
                 rejoin: rejoins.get(i).cloned().flatten(),
             });
         }
+        let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+        let postgres = server.kind == crate::dbms::DbmsKind::of(&crate::dbms::postgres::POSTGRES);
         Some(NodeWatch {
+            probes: probe::Probes::start(&ports, postgres, password),
             nodes,
             policy: server.on_node_failure,
             down: Mutex::new(Vec::new()),
@@ -110,15 +122,31 @@ impl NodeWatch {
     pub fn check(&self, step: &str, elapsed: Option<Duration>, dbms: &dyn Dbms) -> Option<String> {
         let mut down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         let mut failure = None;
-        for node in &self.nodes {
-            if down.contains(&node.name) || alive(node.pid()) {
+        for (i, node) in self.nodes.iter().enumerate() {
+            if down.contains(&node.name) {
                 continue;
             }
+            let (seen, what) = if !alive(node.pid()) {
+                ("process gone", "died".to_string())
+            } else if let Some(quiet) = self.probes.silent(i) {
+                // Its clients wait on it for ever: killed, it is then a dead node.
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(node.pid() as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                let what = format!(
+                    "stopped answering (no answer for {:.0} s: killed)",
+                    quiet.as_secs_f64()
+                );
+                ("stopped answering", what)
+            } else {
+                continue;
+            };
             down.push(node.name.clone());
             let at_s = elapsed.map_or(0.0, |e| (e.as_secs_f64() * 10.0).round() / 10.0);
             let line = match elapsed {
-                Some(_) => format!("{} died {at_s:.1} s into {step}", node.label()),
-                None => format!("{} died before {step}", node.label()),
+                Some(_) => format!("{} {what} {at_s:.1} s into {step}", node.label()),
+                None => format!("{} {what} before {step}", node.label()),
             };
             let fails = self.policy == NodeFailure::Fail || node.first;
             let outcome = if fails {
@@ -149,7 +177,7 @@ impl NodeWatch {
                     port: node.port,
                     step: step.to_string(),
                     at_s,
-                    seen: "process gone".to_string(),
+                    seen: seen.to_string(),
                     outcome,
                     message: line,
                     rejoin: None,
@@ -159,35 +187,46 @@ impl NodeWatch {
     }
 
     /// With `continue`: starts each node of `deaths` that can be started again (Galera's
-    /// joined nodes) and waits until it is synced with the cluster; records on its death how
-    /// long that took (or why it could not), and takes it back into `dbms`'s rotation.
+    /// joined nodes, replicas) and waits until it is synced with the cluster (a replica: has
+    /// caught up with the primary, within a bound); records on its death how long that took
+    /// (or why it could not), and takes it back into `dbms`'s rotation.
     pub fn rejoin(&self, deaths: &mut [NodeDeath], dbms: &dyn Dbms) {
         if self.policy != NodeFailure::Continue {
             return;
         }
         for d in deaths.iter_mut() {
-            let Some(node) = self.nodes.iter().find(|n| n.name == d.node) else {
+            let Some((i, node)) = self
+                .nodes
+                .iter()
+                .enumerate()
+                .find(|(_, n)| n.name == d.node)
+            else {
                 continue;
             };
             let Some(rejoin) = &node.rejoin else { continue };
-            let start = Instant::now();
             d.rejoin = Some(match rejoin.start() {
-                Ok(pid) => {
-                    node.pid.store(pid, Ordering::Relaxed);
+                Ok(r) => {
+                    // The cost sampler reads the new server from the next step on.
+                    node.pid.store(r.pid, Ordering::Relaxed);
+                    self.probes.restarted(i);
                     self.down
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .retain(|n| n != &node.name);
                     dbms.node_up(&node.name);
                     NodeRejoin {
-                        pid: Some(pid),
-                        synced_s: Some(start.elapsed().as_secs_f64()),
+                        pid: Some(r.pid),
+                        synced_s: r.synced_s,
+                        started_s: r.started_s,
+                        caught_up_s: r.caught_up_s,
                         error: None,
                     }
                 }
                 Err(e) => NodeRejoin {
                     pid: None,
                     synced_s: None,
+                    started_s: None,
+                    caught_up_s: None,
                     error: Some(format!("{e:#}")),
                 },
             });
@@ -205,17 +244,4 @@ impl NodeWatch {
             .iter()
             .any(|d| self.policy == NodeFailure::Fail || d.node == self.nodes[0].name)
     }
-}
-
-/// Whether process `pid` runs: it exists and is not a zombie (a server ibench started and
-/// has not reaped yet stays one after SIGKILL).
-fn alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // "pid (comm) S ...": the state follows the last ')'.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    !matches!(state, Some("Z" | "X" | "x"))
 }

@@ -299,9 +299,9 @@ pub struct ManagedServer {
     pub restored: Option<crate::dataset::Restored>,
     /// Its streaming replicas (`--replicas`), stopped before it.
     pub replicas: Vec<ManagedServer>,
-    /// How to start it again after it died (a Galera node that rejoins its cluster); the
+    /// How to start it again after it died (a Galera node, a replica); the
     /// server started so is its server from then on.
-    pub rejoin: Option<std::sync::Arc<replicas::galera::Rejoin>>,
+    pub rejoin: Option<std::sync::Arc<replicas::rejoin::Rejoin>>,
     family: &'static dyn ServerFamily,
     keep: bool,
 }

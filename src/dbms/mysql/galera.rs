@@ -109,14 +109,8 @@ impl Nodes {
     /// Every node's status now, into `gauges` (a node that cannot be read is left out of
     /// this reading).
     pub(super) fn gauges(&self, gauges: &mut BTreeMap<String, f64>) {
-        let names: Vec<String> = STATUS.iter().map(|(n, _)| format!("'{n}'")).collect();
-        let sql = format!(
-            "SHOW GLOBAL STATUS WHERE variable_name IN ({})",
-            names.join(", ")
-        );
-        for (i, rows) in self.query_each(&sql) {
-            for (name, value) in rows {
-                let Ok(v) = value.parse::<f64>() else { continue };
+        for (i, rows) in self.status_each(STATUS.iter().map(|(n, _)| *n)) {
+            for (name, v) in rows {
                 let Some((known, total)) =
                     STATUS.iter().find(|(n, _)| n.eq_ignore_ascii_case(&name))
                 else {
@@ -126,6 +120,29 @@ impl Nodes {
                 gauges.insert(format!("galera.n{}.{known}{suffix}", i + 1), v);
             }
         }
+    }
+
+    /// The status `variables` (plain names) on every node that is up: each node's index and
+    /// (variable, numeric value) rows, for the nodes that answered.
+    fn status_each<'a>(
+        &self,
+        variables: impl Iterator<Item = &'a str>,
+    ) -> Vec<(usize, Vec<(String, f64)>)> {
+        let names: Vec<String> = variables.map(|n| format!("'{n}'")).collect();
+        let sql = format!(
+            "SHOW GLOBAL STATUS WHERE variable_name IN ({})",
+            names.join(", ")
+        );
+        self.query_each(&sql)
+            .into_iter()
+            .map(|(i, rows)| {
+                let values = rows
+                    .into_iter()
+                    .filter_map(|(name, value)| Some((name, value.parse::<f64>().ok()?)))
+                    .collect();
+                (i, values)
+            })
+            .collect()
     }
 }
 
@@ -140,14 +157,8 @@ impl Nodes {
     /// Each node's conflict counters now, into `counters` as `galera.nI.<variable>` (a node
     /// down or that cannot be read is left out: its difference over the step is then none).
     pub(super) fn conflict_counters(&self, counters: &mut BTreeMap<String, f64>) {
-        let names: Vec<String> = CONFLICTS.iter().map(|(n, _)| format!("'{n}'")).collect();
-        let sql = format!(
-            "SHOW GLOBAL STATUS WHERE variable_name IN ({})",
-            names.join(", ")
-        );
-        for (i, rows) in self.query_each(&sql) {
-            for (name, value) in rows {
-                let Ok(v) = value.parse::<f64>() else { continue };
+        for (i, rows) in self.status_each(CONFLICTS.iter().map(|(n, _)| *n)) {
+            for (name, v) in rows {
                 counters.insert(format!("galera.n{}.{}", i + 1, name.to_lowercase()), v);
             }
         }
@@ -164,7 +175,7 @@ impl Nodes {
             }
             let conn = &mut conns[i];
             if conn.is_none() {
-                *conn = Conn::new(opts.clone()).ok();
+                *conn = Conn::new(gauge_opts(opts)).ok();
             }
             let Some(c) = conn.as_mut() else { continue };
             match c.query(sql) {
@@ -216,6 +227,20 @@ impl Nodes {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// How long a gauge's connection waits to connect, and for an answer: the gauges are read on
+/// the step's coordinator thread, which a node that stopped answering must not hold for
+/// longer (the node watch finds it silent and ends it; docs/replication.md).
+const GAUGE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `opts` with [`GAUGE_TIMEOUT`] for connecting, reading and writing.
+pub(super) fn gauge_opts(opts: &Opts) -> Opts {
+    mysql::OptsBuilder::from_opts(opts.clone())
+        .tcp_connect_timeout(Some(GAUGE_TIMEOUT))
+        .read_timeout(Some(GAUGE_TIMEOUT))
+        .write_timeout(Some(GAUGE_TIMEOUT))
+        .into()
 }
 
 /// A step's certification failures and brute-force aborts, summed over the nodes, from its

@@ -455,7 +455,9 @@ impl Dbms for Mysql {
     }
 
     fn node_up(&self, name: &str) {
-        self.nodes.set_down(name, false);
+        if !self.nodes.set_down(name, false) {
+            self.replicas.readers.set_up(name);
+        }
     }
 
     fn ddl_applied(&self) -> Result<()> {

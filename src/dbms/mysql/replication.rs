@@ -117,7 +117,7 @@ impl Replicas {
 /// error, to be reopened at the next reading).
 fn read_on(conn: &mut Option<Conn>, opts: &Opts, sql: &str) -> Option<Row> {
     if conn.is_none() {
-        *conn = Conn::new(opts.clone()).ok();
+        *conn = Conn::new(super::galera::gauge_opts(opts)).ok();
     }
     match conn.as_mut()?.query_first(sql) {
         Ok(row) => row,

@@ -457,6 +457,10 @@ impl Dbms for Postgres {
         self.replicas.readers.set_down(name);
     }
 
+    fn node_up(&self, name: &str) {
+        self.replicas.readers.set_up(name);
+    }
+
     fn replica_catch_up(
         &self,
         timeout: std::time::Duration,

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use mysql::prelude::Queryable;
 
+use super::rejoin::{NodeKind, Rejoin};
 use crate::error::Interrupted;
 use crate::server::mariadb::{Node, start_node};
 use crate::server::process::{self, free_port, run_setup};
@@ -216,7 +217,7 @@ fn join(specs: &NodeSpecs<'_>, ports: &mut [Ports], i: usize) -> Result<ManagedS
 }
 
 /// The first line of a node's `log` saying one of its ports was taken ([`PORT_TAKEN`]).
-fn port_taken(log: &str) -> Option<String> {
+pub(super) fn port_taken(log: &str) -> Option<String> {
     log.lines()
         .find(|l| PORT_TAKEN.iter().any(|p| l.contains(p)))
         .map(|l| l.trim().to_string())
@@ -247,7 +248,11 @@ fn start_joiner(
     let nctx = ctx.node(&spec, dir, log, ports[i].sql);
     let mut node = start_node(&nctx, Node::Joiner)
         .with_context(|| format!("Galera node {name} (log {})", log.display()))?;
-    node.rejoin = Some(std::sync::Arc::new(Rejoin::of(&nctx, &name)));
+    node.rejoin = Some(std::sync::Arc::new(Rejoin::of(
+        &nctx,
+        &name,
+        NodeKind::Galera,
+    )));
     wait_synced(&node, &name, i + 1, ctx.spec.start_timeout_s)
         .with_context(|| format!("Galera node {name} (log {})", log.display()))?;
     Ok(node)
@@ -286,7 +291,7 @@ fn wait_synced(node: &ManagedServer, name: &str, size: usize, timeout_s: u64) ->
 }
 
 /// Waits until the node on `port` is synced (with a cluster of `size` nodes, when given).
-fn wait_synced_at(
+pub(super) fn wait_synced_at(
     port: u16,
     password: Option<&str>,
     name: &str,
@@ -334,91 +339,6 @@ fn wait_synced_at(
             bail!("Galera node {name} was not synced within {timeout_s} s (last: {last})");
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// How to start a joined node (n2 ..) again after it died during a run (`--on-node-failure
-/// continue`): its server, as it was started (same account, allocator, cgroup and
-/// configuration: it rejoins the cluster through the other nodes, by incremental state
-/// transfer from a donor's write-set cache, else a full one). The server started so is kept
-/// here until its [`ManagedServer`] takes it over to stop it.
-pub struct Rejoin {
-    name: String,
-    spec: ServerSpec,
-    params: crate::dbms::Params,
-    dir: std::path::PathBuf,
-    log: std::path::PathBuf,
-    port: u16,
-    account: Option<nix::unistd::User>,
-    binaries: crate::server::binaries::Binaries,
-    password: String,
-    preload: Option<std::path::PathBuf>,
-    connections: usize,
-    cgroup_procs: Vec<std::os::fd::RawFd>,
-    child: std::sync::Mutex<Option<std::process::Child>>,
-}
-
-impl Rejoin {
-    /// The recipe of the node `name` started in `ctx`.
-    fn of(ctx: &StartContext<'_>, name: &str) -> Rejoin {
-        Rejoin {
-            name: name.to_string(),
-            spec: ctx.spec.clone(),
-            params: ctx.params.clone(),
-            dir: ctx.dir.to_path_buf(),
-            log: ctx.log.to_path_buf(),
-            port: ctx.port,
-            account: ctx.account.cloned(),
-            binaries: ctx.binaries.clone(),
-            password: ctx.password.to_string(),
-            preload: ctx.preload.clone(),
-            connections: ctx.connections,
-            cgroup_procs: ctx.cgroup_procs.clone(),
-            child: std::sync::Mutex::new(None),
-        }
-    }
-
-    /// Starts the node's server again and waits until it is synced with the cluster; its
-    /// pid. A server that does not sync in the start timeout is stopped.
-    pub fn start(&self) -> Result<u32> {
-        let ctx = StartContext {
-            spec: &self.spec,
-            params: &self.params,
-            dir: &self.dir,
-            log: &self.log,
-            port: self.port,
-            account: self.account.as_ref(),
-            binaries: &self.binaries,
-            password: &self.password,
-            preload: self.preload.clone(),
-            connections: self.connections,
-            restored: false,
-            cgroup_procs: self.cgroup_procs.clone(),
-        };
-        let mut cmd = process::server_command(&self.binaries.server, &ctx)?;
-        cmd.arg(format!(
-            "--defaults-file={}",
-            self.dir.join("my.cnf").display()
-        ));
-        let child = cmd
-            .spawn()
-            .with_context(|| format!("cannot start Galera node {} again", self.name))?;
-        let pid = child.id();
-        *self.child.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
-        let timeout = self.spec.start_timeout_s;
-        if let Err(e) = wait_synced_at(self.port, Some(&self.password), &self.name, None, timeout) {
-            if let Some(mut c) = self.take_child() {
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-            return Err(e);
-        }
-        Ok(pid)
-    }
-
-    /// The server started again, if any (for its [`ManagedServer`] to stop).
-    pub(crate) fn take_child(&self) -> Option<std::process::Child> {
-        self.child.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
 

@@ -20,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
 
+use super::rejoin::{NodeKind, Rejoin};
 use crate::error::Interrupted;
 use crate::server::process::free_port;
 use crate::server::{ManagedServer, ServerFamily, StartContext, private_dir};
@@ -94,9 +95,11 @@ fn start_one(
     };
     // Replicas share the primary's cgroup: a memory cap or IO limit holds for the cluster.
     let rctx = ctx.node(&spec, &dir, &log, free_port()?);
-    let replica = super::super::mariadb::MARIADB
+    let mut replica = super::super::mariadb::MARIADB
         .start(&rctx)
         .with_context(|| format!("replica {name} (log {})", log.display()))?;
+    let kind = NodeKind::MariadbReplica { primary_port };
+    replica.rejoin = Some(std::sync::Arc::new(Rejoin::of(&rctx, name, kind)));
     let position: String = connect(primary)?
         .query_first("SELECT @@GLOBAL.gtid_binlog_pos")?
         .unwrap_or_default();

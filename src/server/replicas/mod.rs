@@ -7,6 +7,7 @@
 pub mod galera;
 pub mod mariadb;
 pub mod postgres;
+pub mod rejoin;
 
 /// What replication a server family offers (`ServerFamily::replication`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use super::rejoin::{NodeKind, Rejoin};
 use crate::dbms::url::ServerUrl;
 use crate::error::Interrupted;
 use crate::server::process::{self, free_port, run_setup, server_command, write_private_file};
@@ -107,6 +108,8 @@ fn start_one(primary: &ManagedServer, ctx: &StartContext<'_>, name: &str) -> Res
             probe.connect(::postgres::NoTls).is_ok()
         })
         .with_context(|| format!("replica {name} (log {})", log.display()))?;
+    let kind = NodeKind::PostgresReplica { primary_port };
+    server.rejoin = Some(std::sync::Arc::new(Rejoin::of(&rctx, name, kind)));
     Ok(server)
 }
 

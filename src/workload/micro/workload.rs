@@ -278,6 +278,8 @@ impl Micro {
             }
         }
         drop(conn);
+        // A Galera cluster: the loaders on the other nodes find the tables there.
+        self.dbms.ddl_applied()?;
         let spec = &self.spec;
         let mut threads: Vec<ThreadSpec> = self
             .tables_of(Shape::Sbtest)
@@ -338,6 +340,8 @@ impl Micro {
                 conn.create_table(table, b.shape)
                     .with_context(|| format!("create table {}", table.name))?;
             }
+            // A Galera cluster: the clients on the other nodes find the tables there.
+            self.dbms.ddl_applied()?;
         }
         let duration = Duration::from_secs(self.spec.seconds);
         let pacing = Pacing::Warmed {

@@ -104,6 +104,8 @@ impl Tpcc {
                     .with_context(|| format!("create table {}", t.name))?;
             }
         }
+        // A Galera cluster: the loaders on the other nodes find the tables there.
+        self.dbms.ddl_applied()?;
         let units = load::units(self.spec.tables, self.spec.warehouses as u32);
         let threads = self.spec.load_threads.min(units.len());
         let running = AtomicUsize::new(threads);
@@ -131,6 +133,8 @@ impl Tpcc {
             .collect();
         let expect = Expect::Rows(Op::Insert, self.spec.loaded_rows());
         let outcome = env.run_threads(specs, expect);
+        // The last loader's indexes and foreign keys, applied on every node before the steps.
+        self.dbms.ddl_applied()?;
         let mut result = summarize(env.name(), threads, outcome, Vec::new(), None, None);
         let (isolation, foreign_keys) = self.settings(conn.as_ref());
         let rows = check::cardinalities(conn.as_mut(), &self.tables, self.spec.tables)?;
