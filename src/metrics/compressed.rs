@@ -9,12 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// `statfs` magic of btrfs.
-const BTRFS_SUPER_MAGIC: i64 = 0x9123_683E;
-
 /// Whether `path` lies on a btrfs file system.
 pub fn on_btrfs(path: &Path) -> bool {
-    nix::sys::statfs::statfs(path).is_ok_and(|s| s.filesystem_type().0 as i64 == BTRFS_SUPER_MAGIC)
+    use nix::sys::statfs::{BTRFS_SUPER_MAGIC, statfs};
+    statfs(path).is_ok_and(|s| s.filesystem_type() == BTRFS_SUPER_MAGIC)
 }
 
 /// Bytes the files under `paths` take on disk, compressed extents counted at their compressed
