@@ -12,10 +12,14 @@ use std::collections::HashMap;
 
 use crate::common::{Bench, exclusive_server_bench, have, json_files, path_str};
 
-/// Per run of history `h` (in its order), the host CPU per op of `step` that other processes
-/// than ibench took (host CPU less ibench's own, the embedded DBMS included), from the runs'
-/// results files in `bench`'s --out.
-fn others_cpu(bench: &Bench, h: &Value, step: &str) -> Vec<f64> {
+/// Per run of history `h` (in its order), the figure `read` takes from `step`'s cost per op
+/// (0 where the step has none), from the runs' results files in `bench`'s --out.
+fn per_op(
+    bench: &Bench,
+    h: &Value,
+    step: &str,
+    read: impl Fn(&ibench::results::cost::PerOp) -> f64,
+) -> Vec<f64> {
     let docs: HashMap<String, ibench::results::model::RunResult> = json_files(&bench.out())
         .iter()
         .filter_map(|p| ibench::results::file::load(p).ok())
@@ -29,29 +33,22 @@ fn others_cpu(bench: &Bench, h: &Value, step: &str) -> Vec<f64> {
             let run = &docs[r["id"].as_str().unwrap()];
             let s = run.steps.iter().find(|s| s.name == step).expect("the step");
             let p = s.efficiency.as_ref().and_then(|e| e.per_op.as_ref());
-            p.map_or(0.0, |p| (p.host_cpu_us - p.client_cpu_us).max(0.0))
+            p.map_or(0.0, &read)
         })
         .collect()
 }
 
+/// Per run of history `h`, the host CPU per op of `step` that other processes than ibench
+/// took (host CPU less ibench's own, the embedded DBMS included).
+fn others_cpu(bench: &Bench, h: &Value, step: &str) -> Vec<f64> {
+    per_op(bench, h, step, |p| {
+        (p.host_cpu_us - p.client_cpu_us).max(0.0)
+    })
+}
+
 /// The DBMS's CPU per op of `step` in each run of `h` (embedded SQLite: ibench's own).
 fn own_cpu(bench: &Bench, h: &Value, step: &str) -> Vec<f64> {
-    let docs: HashMap<String, ibench::results::model::RunResult> = json_files(&bench.out())
-        .iter()
-        .filter_map(|p| ibench::results::file::load(p).ok())
-        .map(|r| (r.run_id.clone(), r))
-        .collect();
-    h["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let run = &docs[r["id"].as_str().unwrap()];
-            let s = run.steps.iter().find(|s| s.name == step).expect("the step");
-            let p = s.efficiency.as_ref().and_then(|e| e.per_op.as_ref());
-            p.and_then(|p| p.dbms_cpu_us).unwrap_or(0.0)
-        })
-        .collect()
+    per_op(bench, h, step, |p| p.dbms_cpu_us.unwrap_or(0.0))
 }
 
 /// Whether a change of a rate by `change` (a fraction, -0.11) at run `at` came with its CPU

@@ -51,6 +51,25 @@ pub struct Dialect {
     /// The isolation level transactions run at (the DBMS's default, which ibench keeps), as
     /// results record it.
     pub isolation: &'static str,
+    /// How a multi-row insert of generated ids tells the largest id it assigned
+    /// ([`super::Statement::Append`]).
+    pub generated_ids: GeneratedIds,
+    /// Whether the Insert Benchmark's covering range queries name their index by a hint
+    /// (MySQL's `FORCE INDEX`; SQLite's planner takes the covering index by itself).
+    pub range_hints: bool,
+}
+
+/// How a DBMS tells the ids a multi-row insert assigned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeneratedIds {
+    /// The statement returns them (`INSERT ... RETURNING`): it is written to return their
+    /// largest as its one row.
+    Returning,
+    /// The connection's last insert id is the batch's last id (SQLite's `last_insert_rowid()`).
+    Last,
+    /// The connection's last insert id is the batch's first (MySQL's `LAST_INSERT_ID()`); the
+    /// others follow it at the connection's auto-increment step.
+    First,
 }
 
 /// `?`, MySQL's and SQLite's placeholder.

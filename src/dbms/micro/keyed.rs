@@ -10,7 +10,8 @@
 
 use std::fmt::Write as _;
 
-use super::dialect::{Column, Dialect};
+use super::dialect::{Column, Dialect, GeneratedIds};
+use crate::dbms::insert_benchmark::SecondaryIndex;
 
 /// What a [`Query`] returns, one item per column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +109,47 @@ pub enum Ddl {
         /// The referenced columns.
         parent_columns: &'static [&'static str],
     },
+    /// The Insert Benchmark's secondary indexes, named `<table>_<suffix>`: one `CREATE INDEX`
+    /// for one index, one `ALTER TABLE <table> ADD INDEX ..., ADD INDEX ...` for several (the
+    /// combined DDL, only where the DBMS's descriptor allows it).
+    Secondary(&'static [SecondaryIndex]),
+}
+
+/// `SELECT <what> FROM <table> [hint] WHERE <from> >= ? ORDER BY <order_by> LIMIT <limit>`:
+/// a covering range query through the index `<table>_<index>`, named by a hint where the
+/// dialect's range queries take one ([`Dialect::range_hints`]).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Range {
+    /// The columns returned.
+    pub what: &'static [Column],
+    /// The column compared with the one parameter.
+    pub from: Column,
+    /// The order, ascending.
+    pub order_by: &'static [Column],
+    /// `LIMIT n`.
+    pub limit: u32,
+    /// The index's name after `<table>_`.
+    pub index: &'static str,
+}
+
+impl Range {
+    /// The SQL of the query on `table`.
+    pub fn sql(&self, table: &str, dialect: &Dialect) -> String {
+        let names = |cols: &[Column]| cols.iter().map(|c| c.name()).collect::<Vec<_>>();
+        let mut sql = format!("SELECT {} FROM {table}", names(self.what).join(", "));
+        if let (true, Some(hint)) = (dialect.range_hints, dialect.index_hint) {
+            sql.push_str(&hint(&format!("{table}_{}", self.index)));
+        }
+        let _ = write!(
+            sql,
+            " WHERE {} >= {} ORDER BY {} LIMIT {}",
+            self.from.name(),
+            (dialect.placeholder)(1),
+            names(self.order_by).join(", "),
+            self.limit
+        );
+        sql
+    }
 }
 
 /// The set number of `table`: its trailing digits (`3` of `customer3`; empty for none).
@@ -252,6 +294,26 @@ pub fn put_sql(table: &str, values: &[(Column, Expr)], rows: usize, dialect: &Di
     sql
 }
 
+/// A multi-row insert of rows whose `id` the DBMS assigns ([`put_sql`]), written where the
+/// dialect's statements return the ids ([`GeneratedIds::Returning`]) to return the largest
+/// as its one row; elsewhere the connection's last insert id tells it.
+pub fn append_sql(
+    table: &str,
+    values: &[(Column, Expr)],
+    rows: usize,
+    id: Column,
+    dialect: &Dialect,
+) -> String {
+    let insert = put_sql(table, values, rows, dialect);
+    match dialect.generated_ids {
+        GeneratedIds::Returning => {
+            let id = id.name();
+            format!("WITH ins AS ({insert} RETURNING {id}) SELECT max({id}) FROM ins")
+        }
+        GeneratedIds::Last | GeneratedIds::First => insert,
+    }
+}
+
 /// Parameters of a change, or of one row of an insert.
 pub fn exprs_params(values: &[(Column, Expr)]) -> usize {
     values.iter().map(|(_, e)| e.params()).sum()
@@ -284,6 +346,24 @@ impl Ddl {
                 columns.join(", "),
                 parent_columns.join(", ")
             ),
+            Ddl::Secondary([index]) => format!(
+                "CREATE INDEX {} ON {table} ({})",
+                index.name_on(table),
+                index.columns().join(", ")
+            ),
+            Ddl::Secondary(indexes) => {
+                let adds: Vec<String> = indexes
+                    .iter()
+                    .map(|i| {
+                        format!(
+                            "ADD INDEX {} ({})",
+                            i.name_on(table),
+                            i.columns().join(", ")
+                        )
+                    })
+                    .collect();
+                format!("ALTER TABLE {table} {}", adds.join(", "))
+            }
         }
     }
 }
@@ -302,6 +382,8 @@ mod tests {
         date_time: "timestamp",
         no_foreign_keys: None,
         isolation: "",
+        generated_ids: GeneratedIds::Last,
+        range_hints: false,
     };
     const LITE: Dialect = Dialect {
         placeholder: question_mark,
@@ -311,6 +393,8 @@ mod tests {
         date_time: "timestamp",
         no_foreign_keys: Some("none here"),
         isolation: "",
+        generated_ids: GeneratedIds::Last,
+        range_hints: false,
     };
 
     #[test]

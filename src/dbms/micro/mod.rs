@@ -10,6 +10,7 @@
 //! SQL stays in `dbms/`, and a new benchmark needs no DBMS code.
 
 mod dialect;
+mod insert_benchmark;
 mod keyed;
 mod rows;
 mod schema;
@@ -17,12 +18,13 @@ mod statement;
 
 use anyhow::Result;
 
-pub use self::keyed::{Cond, Ddl, Expr, Item, Query, set_suffix, sibling};
+pub use self::insert_benchmark::{InsertBenchmarkCatalog, SqlInsertBenchmark};
+pub use self::keyed::{Cond, Ddl, Expr, Item, Query, Range, set_suffix, sibling};
 pub use self::rows::Rows;
 pub use self::schema::{ColumnDef, TableDef, Type};
 pub use self::statement::{
-    Column, Dialect, Filter, Hint, IdSource, Projection, Set, Statement, dollar, k_index_name,
-    question_mark,
+    Column, Dialect, Filter, GeneratedIds, Hint, IdSource, Projection, Set, Statement, dollar,
+    k_index_name, question_mark,
 };
 use super::insert_benchmark::{Table, TableOrigin};
 use super::literal::Literal;
@@ -70,6 +72,9 @@ pub enum Shape {
     /// key. Created with its index on `k` (`<table>_k`); clustered on `id` where the DBMS
     /// clusters tables (InnoDB, MyRocks, SQLite `WITHOUT ROWID`).
     RandomPk,
+    /// The Insert Benchmark's table (`transactionid` assigned by the DBMS, `dateandtime`,
+    /// `cashregisterid`, `customerid`, `productid`, `price`, `data`), with its primary key only.
+    InsertBenchmark,
 }
 
 /// A parameter value of a statement, in an operation's reused buffers: an integer, or text
@@ -189,6 +194,18 @@ pub trait MicroConnection: Transactions + Send {
         args: Args<'_>,
         out: &mut Rows,
     ) -> Result<u64>;
+
+    /// The id the connection's last insert assigned, where the dialect tells generated ids
+    /// that way ([`GeneratedIds::Last`], [`GeneratedIds::First`]). Default: refused.
+    fn last_insert_id(&mut self) -> Result<i64> {
+        anyhow::bail!("this connection does not keep its last insert id")
+    }
+
+    /// Step between the ids of one multi-row insert ([`GeneratedIds::First`]: MySQL's
+    /// `auto_increment_increment`). Default: 1.
+    fn id_step(&self) -> i64 {
+        1
+    }
 }
 
 #[cfg(test)]

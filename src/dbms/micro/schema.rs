@@ -91,7 +91,7 @@ impl TableDef {
 
 #[cfg(test)]
 mod tests {
-    use super::super::dialect::question_mark;
+    use super::super::dialect::{GeneratedIds, question_mark};
     use super::*;
 
     #[test]
@@ -130,6 +130,8 @@ mod tests {
             date_time: "datetime",
             no_foreign_keys: None,
             isolation: "",
+            generated_ids: GeneratedIds::Last,
+            range_hints: false,
         };
         assert_eq!(
             T.create_sql("orders1", &my, None),

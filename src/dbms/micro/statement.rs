@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-pub use super::dialect::{Column, Dialect, dollar, question_mark};
-use super::keyed::{self, Cond, Ddl, Expr, Query};
+pub use super::dialect::{Column, Dialect, GeneratedIds, dollar, question_mark};
+use super::keyed::{self, Cond, Ddl, Expr, Query, Range};
 
 /// What a `SELECT` returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +130,18 @@ pub enum Statement {
     },
     /// An index or a foreign key of the table ([`Ddl`]).
     Ddl(Ddl),
+    /// A covering range query through a named index ([`Range`]).
+    Range(Range),
+    /// `INSERT INTO <table> (c, ...) VALUES (...), ...` of rows whose `id` the DBMS assigns,
+    /// telling the largest id assigned as the dialect says ([`keyed::append_sql`]).
+    Append {
+        /// The columns and their values (`id` is not one).
+        values: &'static [(Column, Expr)],
+        /// Rows per statement.
+        rows: usize,
+        /// The generated column.
+        id: Column,
+    },
 }
 
 /// The secondary index on `k` of `table`: sysbench's `k_N` on `sbtestN`, `<table>_k` on the
@@ -222,6 +234,10 @@ impl Statement {
                 return keyed::put_sql(table, values, *rows, dialect);
             }
             Statement::Ddl(d) => return d.sql(table),
+            Statement::Range(r) => return r.sql(table, dialect),
+            Statement::Append { values, rows, id } => {
+                return keyed::append_sql(table, values, *rows, *id, dialect);
+            }
         }
         sql
     }
@@ -244,14 +260,20 @@ impl Statement {
                 keyed::exprs_params(set) + keyed::conds_params(filter)
             }
             Statement::Remove { filter } => keyed::conds_params(filter),
-            Statement::Put { values, rows } => keyed::exprs_params(values) * rows,
+            Statement::Put { values, rows } | Statement::Append { values, rows, .. } => {
+                keyed::exprs_params(values) * rows
+            }
             Statement::Ddl(_) => 0,
+            Statement::Range(_) => 1,
         }
     }
 
     /// Whether the statement changes rows.
     pub fn writes(&self) -> bool {
-        !matches!(self, Statement::Select { .. } | Statement::Query(_))
+        !matches!(
+            self,
+            Statement::Select { .. } | Statement::Query(_) | Statement::Range(_)
+        )
     }
 
     /// Whether the statement asks for an index by a hint.
@@ -306,6 +328,8 @@ mod tests {
         date_time: "timestamp",
         no_foreign_keys: Some("none here"),
         isolation: "",
+        generated_ids: GeneratedIds::Last,
+        range_hints: false,
     };
     const PG: Dialect = Dialect {
         placeholder: dollar,
@@ -315,6 +339,8 @@ mod tests {
         date_time: "timestamp",
         no_foreign_keys: None,
         isolation: "",
+        generated_ids: GeneratedIds::Last,
+        range_hints: false,
     };
     const FORCE: Dialect = Dialect {
         placeholder: question_mark,
@@ -324,6 +350,8 @@ mod tests {
         date_time: "datetime",
         no_foreign_keys: None,
         isolation: "",
+        generated_ids: GeneratedIds::Last,
+        range_hints: false,
     };
 
     fn select(what: Projection, filter: Filter, order_by: Option<Column>, hint: Hint) -> Statement {

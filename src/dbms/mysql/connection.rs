@@ -7,7 +7,8 @@ use super::Engine;
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::micro::{
-    Args, Dialect, MicroConnection, Rows, SbtestRows, Shape, Statement as MicroStatement,
+    Args, Dialect, GeneratedIds, MicroConnection, Rows, SbtestRows, Shape,
+    Statement as MicroStatement,
     Transactions, k_index_name, question_mark,
 };
 use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
@@ -97,6 +98,8 @@ static DIALECT: Dialect = Dialect {
     date_time: "datetime",
     no_foreign_keys: None,
     isolation: "REPEATABLE READ (MariaDB's default)",
+    generated_ids: GeneratedIds::First,
+    range_hints: true,
 };
 /// MyRocks: as InnoDB, but it has no foreign keys.
 static DIALECT_ROCKSDB: Dialect = Dialect {
@@ -515,6 +518,7 @@ impl MicroConnection for MyConnection {
             Shape::Sbtest => CREATE_SBTEST,
             Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
             Shape::RandomPk => CREATE_RANDOM_PK,
+            Shape::InsertBenchmark => CREATE_TABLE,
             Shape::Defined(def) => {
                 defined = format!("{}{DEFINED_OPTIONS}", def.create_sql("{t}", &DIALECT, None));
                 &defined

@@ -7,7 +7,8 @@ use postgres::types::{IsNull, ToSql, Type};
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::micro::{
-    Args, Dialect, MicroConnection, Rows, SbtestRows, Shape, Statement as MicroStatement,
+    Args, Dialect, GeneratedIds, MicroConnection, Rows, SbtestRows, Shape,
+    Statement as MicroStatement,
     Transactions, dollar, k_index_name,
 };
 use super::wire::{PgWire, Row, Statement};
@@ -94,6 +95,8 @@ static DIALECT: Dialect = Dialect {
     date_time: "timestamp",
     no_foreign_keys: None,
     isolation: "READ COMMITTED (PostgreSQL's default)",
+    generated_ids: GeneratedIds::Returning,
+    range_hints: false,
 };
 
 /// Prepared statements of one table on one connection.
@@ -481,6 +484,7 @@ impl MicroConnection for PgConnection {
             Shape::Sbtest => CREATE_SBTEST,
             Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
             Shape::RandomPk => CREATE_RANDOM_PK,
+            Shape::InsertBenchmark => CREATE_TABLE,
             Shape::Defined(def) => {
                 defined = def.create_sql(&table.name, &DIALECT, None);
                 &defined

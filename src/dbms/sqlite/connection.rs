@@ -1,22 +1,20 @@
-//! One SQLite connection: the Insert Benchmark's and the microbenchmarks' operations, with
-//! statements prepared once and kept in rusqlite's statement cache.
+//! One SQLite connection: the statements of the shared vocabulary (the microbenchmarks', TPC-C's
+//! and the Insert Benchmark's, see `micro/insert_benchmark.rs`) prepared once and kept in
+//! rusqlite's statement cache, and what only SQLite says: its tables, catalog and scan.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use rusqlite::{Connection as RawConnection, params};
 
 use super::Counters;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::micro::{
-    Args, Dialect, MicroConnection, Rows, SbtestRows, Shape, Statement, Transactions,
-    k_index_name, question_mark,
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, MicroConnection, Rows, SbtestRows, Shape,
+    Statement, Transactions, k_index_name, question_mark,
 };
-use crate::dbms::{
-    InsertBenchmarkConnection, RangeQuery, RowBatch, SecondaryIndex, StatementCache, TABLE_MARK,
-    Table, TableOrigin,
-};
+use crate::dbms::{SecondaryIndex, StatementCache, TABLE_MARK, Table, TableOrigin};
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
     transactionid INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -27,22 +25,6 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     price REAL NOT NULL,
     data TEXT /* created by ibench */)";
 const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
-const INSERT_PREFIX: &str =
-    "INSERT INTO {t} (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ";
-const INSERT_ROW: &str = "(?,?,?,?,?,?)";
-const DELETE_RANGE: &str = "DELETE FROM {t} WHERE transactionid >= ?1 AND transactionid < ?2";
-const MIN_ID: &str = "SELECT min(transactionid) FROM {t}";
-const MAX_ID: &str = "SELECT max(transactionid) FROM {t}";
-const COUNT_ROWS: &str = "SELECT count(*) FROM {t}";
-const QUERY_MARKET: &str =
-    "SELECT price, customerid FROM {t} WHERE price >= ?1 ORDER BY price, customerid LIMIT 10";
-const QUERY_REGISTER: &str = "SELECT cashregisterid, price, customerid FROM {t} \
-     WHERE cashregisterid >= ?1 ORDER BY cashregisterid, price, customerid LIMIT 10";
-const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} \
-     WHERE price >= ?1 ORDER BY price, dateandtime, customerid LIMIT 10";
-const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
-     productid, price, data FROM {t} WHERE transactionid IN (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)";
-const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
 /// The scan step: every row through the rowid b-tree (the primary key), a column of each read.
 const SCAN_PK: &str = "SELECT count(dateandtime) FROM {t} NOT INDEXED";
 /// The scan step: every entry of a secondary index (`{c}`, its first column).
@@ -86,59 +68,16 @@ static DIALECT: Dialect = Dialect {
     date_time: "timestamp",
     no_foreign_keys: Some("SQLite cannot add them to a table it has created"),
     isolation: "SERIALIZABLE (SQLite: one writer at a time)",
+    generated_ids: GeneratedIds::Last,
+    range_hints: false,
 };
-
-/// SQL text for one table, built once per connection and used as the prepared-statement key.
-struct TableSql {
-    delete_range: String,
-    min_id: String,
-    max_id: String,
-    count_rows: String,
-    market: String,
-    register: String,
-    pdc: String,
-    point: String,
-}
-
-impl TableSql {
-    fn new(table: &str) -> Self {
-        let t = |sql: &str| sql.replace("{t}", table);
-        TableSql {
-            delete_range: t(DELETE_RANGE),
-            min_id: t(MIN_ID),
-            max_id: t(MAX_ID),
-            count_rows: t(COUNT_ROWS),
-            market: t(QUERY_MARKET),
-            register: t(QUERY_REGISTER),
-            pdc: t(QUERY_PDC),
-            point: t(QUERY_POINT),
-        }
-    }
-}
-
-/// The multi-row INSERT of `rows` rows into `table`.
-fn insert_sql(table: &str, rows: usize) -> String {
-    let mut sql = INSERT_PREFIX.replace("{t}", table);
-    for i in 0..rows {
-        if i > 0 {
-            sql.push(',');
-        }
-        sql.push_str(INSERT_ROW);
-    }
-    sql
-}
 
 /// One SQLite connection with its statement texts; statements are prepared once and kept in
 /// rusqlite's statement cache.
 pub(super) struct SqliteConnection {
     conn: RawConnection,
-    sql: Vec<Option<TableSql>>,
-    /// SQL text of each multi-row INSERT, by table and batch size.
-    inserts: StatementCache<usize, String>,
-    /// SQL text of each microbenchmark statement, by table and statement.
+    /// SQL text of each statement, by table and statement.
     micro_sql: StatementCache<usize, String>,
-    /// Last formatted `dateandtime` (Unix seconds, text), so a batch formats it once per second.
-    date_cache: (i64, String),
     /// Plain-SQL mode: values inlined, statements compiled every time (no statement cache).
     plain: bool,
     /// Where this connection's page-cache figures go when it closes.
@@ -198,23 +137,12 @@ impl SqliteConnection {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         SqliteConnection {
             conn,
-            sql: Vec::new(),
-            inserts: StatementCache::new(),
             micro_sql: StatementCache::new(),
-            date_cache: (i64::MIN, String::new()),
             plain,
             counters,
         }
     }
 
-    /// The connection and the SQL of `table` (built on first use), borrowed apart.
-    fn parts(&mut self, table: &Table) -> (&RawConnection, &mut TableSql) {
-        if self.sql.len() <= table.id {
-            self.sql.resize_with(table.id + 1, || None);
-        }
-        let sql = self.sql[table.id].get_or_insert_with(|| TableSql::new(&table.name));
-        (&self.conn, sql)
-    }
 }
 
 impl SqliteConnection {
@@ -236,143 +164,13 @@ impl SqliteConnection {
     }
 }
 
-impl InsertBenchmarkConnection for SqliteConnection {
-    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
-        self.origin(table)
-    }
-
-    fn create_table(&mut self, table: &Table) -> Result<()> {
-        self.conn
-            .execute_batch(&DROP_TABLE.replace("{t}", &table.name))?;
-        self.conn
-            .execute_batch(&CREATE_TABLE.replace("{t}", &table.name))?;
-        Ok(())
-    }
-
-    fn create_indexes(
-        &mut self,
-        table: &Table,
-        indexes: &[SecondaryIndex],
-        combined: bool,
-    ) -> Result<()> {
-        if combined {
-            bail!("SQLite creates one index per statement; combined index DDL is not supported");
-        }
-        for index in indexes {
-            let sql = CREATE_INDEX
-                .replace("{i}", &index.name_on(&table.name))
-                .replace("{t}", &table.name)
-                .replace("{c}", &index.columns().join(", "));
-            self.conn.execute_batch(&sql)?;
-        }
-        Ok(())
-    }
-
+impl InsertBenchmarkCatalog for SqliteConnection {
     fn index_names(&mut self, table: &Table) -> Result<Vec<String>> {
         let mut stmt = self.conn.prepare_cached(INDEX_NAMES)?;
         let names = stmt
             .query_map(params![table.name], |r| r.get(0))?
             .collect::<rusqlite::Result<Vec<String>>>()?;
         Ok(names)
-    }
-
-    fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
-        if self.date_cache.0 != rows.dateandtime {
-            self.date_cache = (rows.dateandtime, crate::dbms::datetime_text(rows.dateandtime));
-        }
-        let n = rows.len();
-        let date_cache = std::mem::take(&mut self.date_cache.1);
-        if self.plain {
-            let text = format!(
-                "{}{}",
-                INSERT_PREFIX.replace("{t}", &table.name),
-                literal::values(rows, &date_cache, false)
-            );
-            self.date_cache.1 = date_cache;
-            self.conn.execute_batch(&text)?;
-            return Ok(self.conn.last_insert_rowid());
-        }
-        let sql = self
-            .inserts
-            .get_or_insert_with(table, n, || insert_sql(&table.name, n));
-        let conn = &self.conn;
-        let result = (|| {
-            let mut stmt = conn.prepare_cached(sql)?;
-            let mut p = 1;
-            for i in 0..n {
-                stmt.raw_bind_parameter(p, date_cache.as_str())?;
-                stmt.raw_bind_parameter(p + 1, rows.cashregisterid[i])?;
-                stmt.raw_bind_parameter(p + 2, rows.customerid[i])?;
-                stmt.raw_bind_parameter(p + 3, rows.productid[i])?;
-                stmt.raw_bind_parameter(p + 4, rows.price[i])?;
-                stmt.raw_bind_parameter(p + 5, rows.data(i))?;
-                p += 6;
-            }
-            stmt.raw_execute()?;
-            Ok(conn.last_insert_rowid())
-        })();
-        self.date_cache.1 = date_cache;
-        result
-    }
-
-    fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
-        let plain = self.plain;
-        let (conn, sql) = self.parts(table);
-        let values = [Literal::Int(lo), Literal::Int(hi)];
-        let n = statement_for(conn, &sql.delete_range, &values, plain)?.raw_execute()?;
-        Ok(n as u64)
-    }
-
-    fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        let plain = self.plain;
-        let (conn, sql) = self.parts(table);
-        Ok(statement_for(conn, &sql.min_id, &[], plain)?.query_row([], |r| r.get(0))?)
-    }
-
-    fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        let plain = self.plain;
-        let (conn, sql) = self.parts(table);
-        Ok(statement_for(conn, &sql.max_id, &[], plain)?.query_row([], |r| r.get(0))?)
-    }
-
-    fn count_rows(&mut self, table: &Table) -> Result<u64> {
-        let plain = self.plain;
-        let (conn, sql) = self.parts(table);
-        let n: i64 = statement_for(conn, &sql.count_rows, &[], plain)?.query_row([], |r| r.get(0))?;
-        Ok(n as u64)
-    }
-
-    fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize> {
-        let plain = self.plain;
-        let (conn, sql) = self.parts(table);
-        let (text, value) = match query {
-            RangeQuery::Market => (&sql.market, Literal::Float(start)),
-            RangeQuery::Register => (&sql.register, Literal::Int(start.ceil() as i64)),
-            RangeQuery::Pdc => (&sql.pdc, Literal::Float(start)),
-        };
-        let mut stmt = statement_for(conn, text, &[value], plain)?;
-        let mut rows = stmt.raw_query();
-        let mut n = 0;
-        while rows.next()?.is_some() {
-            n += 1;
-        }
-        Ok(n)
-    }
-
-    fn point_query(&mut self, table: &Table, ids: &[i64], found: &mut Vec<i64>) -> Result<usize> {
-        found.clear();
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        let plain = self.plain;
-        let (conn, sql) = self.parts(table);
-        let values = literal::point_ids(ids);
-        let mut stmt = statement_for(conn, &sql.point, &values, plain)?;
-        let mut rows = stmt.raw_query();
-        while let Some(row) = rows.next()? {
-            found.push(row.get(0)?);
-        }
-        Ok(found.len())
     }
 
     fn can_scan(&self) -> bool {
@@ -431,6 +229,7 @@ impl MicroConnection for SqliteConnection {
             Shape::Sbtest => CREATE_SBTEST,
             Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
             Shape::RandomPk => CREATE_RANDOM_PK,
+            Shape::InsertBenchmark => CREATE_TABLE,
             Shape::Defined(def) => {
                 let sql = def.create_sql(&table.name, &DIALECT, Some(TABLE_MARK));
                 self.conn.execute_batch(&sql)?;
@@ -438,7 +237,7 @@ impl MicroConnection for SqliteConnection {
             }
         };
         self.conn.execute_batch(&t(create))?;
-        if shape != Shape::Sbtest {
+        if matches!(shape, Shape::AutoIncrement | Shape::RandomPk) {
             let index = t(CREATE_SBTEST_INDEX).replace("{i}", &k_index_name(&table.name));
             self.conn.execute_batch(&index)?;
         }
@@ -490,6 +289,10 @@ impl MicroConnection for SqliteConnection {
         out: &mut Rows,
     ) -> Result<u64> {
         self.run_micro(table, statement, args, Some(out))
+    }
+
+    fn last_insert_id(&mut self) -> Result<i64> {
+        Ok(self.conn.last_insert_rowid())
     }
 }
 

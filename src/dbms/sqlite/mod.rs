@@ -26,6 +26,7 @@ use crate::dbms::{
     Table, TargetSettings, TargetSpec,
 };
 use crate::error::UsageError;
+use crate::dbms::micro::SqlInsertBenchmark;
 use connection::SqliteConnection;
 
 /// The registry's SQLite.
@@ -367,7 +368,7 @@ impl Dbms for Sqlite {
     }
 
     fn connect_insert_benchmark(&self) -> Result<Box<dyn InsertBenchmarkConnection>> {
-        Ok(Box::new(self.connection()?))
+        Ok(Box::new(SqlInsertBenchmark::new(self.connection()?)))
     }
 
     fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {

@@ -32,6 +32,7 @@ fn prefix(shape: Shape) -> &'static str {
         Shape::AutoIncrement => "sbinsert",
         Shape::RandomPk => "sbrandpk",
         Shape::Defined(def) => def.name,
+        Shape::InsertBenchmark => "pi",
     }
 }
 
