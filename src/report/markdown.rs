@@ -20,6 +20,8 @@ fn table(t: &ViewTable) -> String {
             }
             match c.class.as_str() {
                 "worse" | "better" | "fail" => format!("**{text}**"),
+                // A row naming the group of the rows under it (bold would read as a mark).
+                "group" => format!("_{text}_"),
                 _ => text,
             }
         }));

@@ -30,9 +30,43 @@ fn benchmark_steps(r: &Report) -> Vec<(&str, usize, &StepReport)> {
         .collect()
 }
 
-/// One table per figure that some step has.
+/// The kinds of microbenchmark a report groups its rows by, as the reference harness's
+/// summaries do (mdcallag's sysbench reports): point queries, range queries without
+/// aggregation, range queries with aggregation, writes.
+pub const CLASSES: [&str; 4] = [
+    "point queries",
+    "range queries without aggregation",
+    "range queries with aggregation",
+    "writes",
+];
+
+/// Which of [`CLASSES`] `benchmark` (a step's benchmark name, `.pre` included) is in: the
+/// read-only transactions (`read-only_range=N`, `read-only-sum`, ...) aggregate, the ranges
+/// and `scan` do not, and every benchmark that writes (`read-write` too) is a write.
+pub fn class(benchmark: &str) -> usize {
+    let name = benchmark.trim_end_matches(crate::workload::micro::PRE_SUFFIX);
+    let writes = crate::workload::micro::find(name).is_some_and(|b| b.writes);
+    if writes || name.starts_with("read-write") {
+        3
+    } else if name.starts_with("read-only") {
+        2
+    } else if name.starts_with("range-") || name == "scan" {
+        1
+    } else {
+        0
+    }
+}
+
+/// One table per figure that some step has; its rows grouped by [`class`] (a row naming the
+/// class before each group, when there are several), in run order within a class.
 pub fn tables(r: &Report) -> Vec<ViewTable> {
-    let steps = benchmark_steps(r);
+    let mut steps = benchmark_steps(r);
+    steps.sort_by_key(|(b, _, _)| class(b));
+    let classes = {
+        let mut c: Vec<usize> = steps.iter().map(|(b, _, _)| class(b)).collect();
+        c.dedup();
+        c.len()
+    };
     let mut out = Vec::new();
     for d in MICRO {
         if !steps
@@ -49,9 +83,16 @@ pub fn tables(r: &Report) -> Vec<ViewTable> {
                 format!("{} (rel.)", g.name)
             });
         }
-        let rows = steps
-            .iter()
-            .map(|(benchmark, clients, s)| {
+        let mut rows = Vec::new();
+        let mut last = None;
+        for (benchmark, clients, s) in &steps {
+            if classes > 1 && last != Some(class(benchmark)) {
+                last = Some(class(benchmark));
+                let mut row = vec![Cell::marked(CLASSES[class(benchmark)], "group")];
+                row.resize(header.len(), Cell::plain(""));
+                rows.push(row);
+            }
+            rows.push({
                 let mut row = vec![Cell::plain(*benchmark), Cell::plain(clients.to_string())];
                 for (gi, g) in r.groups.iter().enumerate() {
                     let gs = &s.groups[gi];
@@ -76,8 +117,8 @@ pub fn tables(r: &Report) -> Vec<ViewTable> {
                     row.push(cell);
                 }
                 row
-            })
-            .collect();
+            });
+        }
         out.push(ViewTable {
             title: if r.groups.len() > 1 {
                 format!(
@@ -177,5 +218,45 @@ mod tests {
         assert_eq!(parse_step("qr100"), None);
         assert_eq!(parse_step("x.c"), None);
         assert_eq!(parse_step(".c2"), None);
+    }
+
+    #[test]
+    fn benchmarks_fall_in_the_reference_summaries_classes() {
+        let of = |b: &str| CLASSES[class(b)];
+        for b in [
+            "point-query",
+            "point-query.pre",
+            "hot-points",
+            "points-covered-si",
+        ] {
+            assert_eq!(of(b), "point queries", "{b}");
+        }
+        assert_eq!(of("random-points_range=100"), "point queries");
+        for b in [
+            "range-covered-pk_range=10",
+            "range-notcovered-si_range=10",
+            "scan",
+        ] {
+            assert_eq!(of(b), "range queries without aggregation", "{b}");
+        }
+        for b in ["read-only_range=10", "read-only-sum", "read-only-count.pre"] {
+            assert_eq!(of(b), "range queries with aggregation", "{b}");
+        }
+        for b in [
+            "update-index",
+            "insert",
+            "delete",
+            "write-only",
+            "read-write_range=10",
+        ] {
+            assert_eq!(of(b), "writes", "{b}");
+        }
+        // Every registered benchmark has a class that says what it does.
+        for b in crate::workload::micro::BENCHMARKS {
+            assert_eq!(
+                class(b.name) == 3,
+                b.writes || b.name.starts_with("read-write")
+            );
+        }
     }
 }
