@@ -310,12 +310,7 @@ fn signal_n2_mid_step(bench: &Bench, extra: &[&str], signal: &str, seconds: &str
     );
     // The cluster as the run recorded it at its start: with --keep-server, n1 and n3 are
     // stopped by the test whatever happens next (n2 is killed below).
-    let saved = || {
-        crate::common::json_files(&out)
-            .first()
-            .and_then(|f| ibench::results::file::load(f).ok())
-            .filter(|r| r.managed_server.is_some())
-    };
+    let saved = || crate::common::saved_managed_run(&out);
     child.wait_for_stderr(std::time::Duration::from_secs(300), |_| saved().is_some());
     let mut kept = Vec::new();
     if extra.contains(&"--keep-server") {

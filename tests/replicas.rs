@@ -482,12 +482,7 @@ fn a_replica_killed_mid_step_with_continue_is_started_again_and_catches_up() {
             "8",
         ],
     );
-    let saved = || {
-        crate::common::json_files(&out)
-            .first()
-            .and_then(|f| ibench::results::file::load(f).ok())
-            .filter(|r| r.managed_server.is_some())
-    };
+    let saved = || crate::common::saved_managed_run(&out);
     child.wait_for_stderr(Duration::from_secs(300), |_| saved().is_some());
     // Whatever happens next, the primary and r2 are stopped by the test (r1 is killed below;
     // its new server is stopped once known).
@@ -593,10 +588,7 @@ fn a_replica_that_stops_answering_fails_the_run_naming_it() {
         let rest = line.split_once("s] ").map_or("", |(_, r)| r);
         rest.split_whitespace().next() == Some("qp100") && rest.contains("q/s")
     });
-    let before = crate::common::json_files(&out)
-        .first()
-        .and_then(|f| ibench::results::file::load(f).ok())
-        .expect("results of the steps before");
+    let before = crate::common::saved_managed_run(&out).expect("results of the steps before");
     let r1 = before.managed_server.as_ref().unwrap().replicas[0].clone();
     let pid = r1.pid.unwrap().to_string();
     let signal = |s: &str| std::process::Command::new("kill").args([s, &pid]).status();

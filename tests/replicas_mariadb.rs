@@ -300,12 +300,7 @@ fn a_mariadb_replica_killed_with_continue_is_started_again_and_catches_up() {
             "8",
         ],
     );
-    let saved = || {
-        crate::common::json_files(&out)
-            .first()
-            .and_then(|f| ibench::results::file::load(f).ok())
-            .filter(|r| r.managed_server.is_some())
-    };
+    let saved = || crate::common::saved_managed_run(&out);
     child.wait_for_stderr(Duration::from_secs(300), |_| saved().is_some());
     let server = saved().unwrap().managed_server.unwrap();
     let kept = |pid: u32| Kept {

@@ -324,6 +324,16 @@ pub fn path_str(p: &Path) -> &str {
 }
 
 /// `*.json` files directly in `dir`, sorted; none when `dir` does not exist.
+/// The results of the run writing to `out` as saved so far (ibench saves them after each
+/// step), once they name its managed server: what a test that kills a node mid-run reads
+/// the cluster's pids and ports from.
+pub fn saved_managed_run(out: &Path) -> Option<RunResult> {
+    json_files(out)
+        .first()
+        .and_then(|f| ibench::results::file::load(f).ok())
+        .filter(|r| r.managed_server.is_some())
+}
+
 pub fn json_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
