@@ -1,21 +1,17 @@
 //! One PostgreSQL client connection over the lean wire client (see `wire.rs` for why): the
 //! Insert Benchmark's and the microbenchmarks' operations, statements prepared once.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use postgres::types::{IsNull, ToSql, Type};
 
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::micro::{
-    Args, Dialect, GeneratedIds, MicroConnection, Rows, SbtestRows, Shape,
-    Statement as MicroStatement,
-    Transactions, dollar, k_index_name,
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, MicroConnection, Rows, SbtestRows,
+    Shape, Statement as MicroStatement, Transactions, dollar, k_index_name,
 };
 use super::wire::{PgWire, Row, Statement};
-use crate::dbms::{
-    InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex,
-    StatementCache, Table, TableOrigin,
-};
+use crate::dbms::{SecondaryIndex, StatementCache, Table, TableOrigin};
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
     transactionid bigserial PRIMARY KEY,
@@ -26,22 +22,6 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     price float8 NOT NULL,
     data varchar(4000))";
 const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
-const INSERT_PREFIX: &str = "WITH ins AS (INSERT INTO {t} \
-     (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ";
-const INSERT_SUFFIX: &str = " RETURNING transactionid) SELECT max(transactionid) FROM ins";
-const DELETE_RANGE: &str = "DELETE FROM {t} WHERE transactionid >= $1 AND transactionid < $2";
-const MIN_ID: &str = "SELECT min(transactionid) FROM {t}";
-const MAX_ID: &str = "SELECT max(transactionid) FROM {t}";
-const COUNT_ROWS: &str = "SELECT count(*) FROM {t}";
-const QUERY_MARKET: &str =
-    "SELECT price, customerid FROM {t} WHERE price >= $1 ORDER BY price, customerid LIMIT 10";
-const QUERY_REGISTER: &str = "SELECT cashregisterid, price, customerid FROM {t} \
-     WHERE cashregisterid >= $1 ORDER BY cashregisterid, price, customerid LIMIT 10";
-const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} \
-     WHERE price >= $1 ORDER BY price, dateandtime, customerid LIMIT 10";
-const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
-     productid, price, data FROM {t} WHERE transactionid IN ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)";
-const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
 /// The scan step: PostgreSQL has no index hints, so the scanning transaction turns the
 /// planner's other choices off and asks for the index's order (OFFSET 0 keeps the subquery
 /// from being flattened away): every row through the primary key.
@@ -99,28 +79,16 @@ static DIALECT: Dialect = Dialect {
     range_hints: false,
 };
 
-/// Prepared statements of one table on one connection.
-struct TableStatements {
-    delete_range: Statement,
-    min_id: Statement,
-    max_id: Statement,
-    count_rows: Statement,
-    market: Statement,
-    register: Statement,
-    pdc: Statement,
-    point: Statement,
-}
-
 /// A client thread's connection, over the lean wire client (see `wire.rs` for why).
 pub(super) struct PgConnection {
     wire: PgWire,
-    tables: Vec<Option<TableStatements>>,
-    /// Multi-row INSERTs prepared on this connection, by table and batch size.
-    inserts: StatementCache<usize, Statement>,
-    /// Microbenchmark statements prepared on this connection, by table and statement.
+    /// Statements prepared on this connection, by table and statement.
     micro: StatementCache<usize, Statement>,
     /// Plain-SQL mode: simple-query protocol with values inlined, nothing prepared.
     plain: bool,
+    /// The last date-time text bound as a `timestamp` and its value: an Insert Benchmark
+    /// batch binds one date-time per row, the same for all of them.
+    timestamp: (String, chrono::NaiveDateTime),
 }
 
 /// Maps a wire error to one naming the statement and table, keeping its kind; formats only
@@ -144,86 +112,10 @@ impl PgConnection {
     pub(super) fn new(wire: PgWire, plain: bool) -> Self {
         PgConnection {
             wire,
-            tables: Vec::new(),
-            inserts: StatementCache::new(),
             micro: StatementCache::new(),
             plain,
+            timestamp: (String::new(), chrono::NaiveDateTime::default()),
         }
-    }
-
-    /// The connection and the statements of `table` (prepared on first use), borrowed apart.
-    fn parts(&mut self, table: &Table) -> Result<(&mut PgWire, &mut TableStatements)> {
-        if self.tables.len() <= table.id {
-            self.tables.resize_with(table.id + 1, || None);
-        }
-        if self.tables[table.id].is_none() {
-            let w = &mut self.wire;
-            let t = |sql: &str| sql.replace("{t}", &table.name);
-            let mut prep = |sql: &str| w.prepare(&t(sql)).map_err(sql_err("prepare on", table));
-            let s = TableStatements {
-                delete_range: prep(DELETE_RANGE)?,
-                min_id: prep(MIN_ID)?,
-                max_id: prep(MAX_ID)?,
-                count_rows: prep(COUNT_ROWS)?,
-                market: prep(QUERY_MARKET)?,
-                register: prep(QUERY_REGISTER)?,
-                pdc: prep(QUERY_PDC)?,
-                point: prep(QUERY_POINT)?,
-            };
-            self.tables[table.id] = Some(s);
-        }
-        let s = self.tables[table.id].as_mut().expect("just prepared");
-        Ok((&mut self.wire, s))
-    }
-
-    /// The multi-row INSERT of `rows` rows into `table`, prepared on first use.
-    fn insert_statement(
-        &mut self,
-        table: &Table,
-        rows: usize,
-    ) -> Result<(&mut PgWire, &Statement)> {
-        // A table's first statement, whichever, prepares its other statements too.
-        self.parts(table)?;
-        let wire = &mut self.wire;
-        let stmt = self.inserts.get_or_try_insert_with(table, rows, || {
-            let mut sql = INSERT_PREFIX.replace("{t}", &table.name);
-            for i in 0..rows {
-                let p = i * 6;
-                if i > 0 {
-                    sql.push(',');
-                }
-                sql.push_str(&format!(
-                    "(${},${},${},${},${},${})",
-                    p + 1,
-                    p + 2,
-                    p + 3,
-                    p + 4,
-                    p + 5,
-                    p + 6
-                ));
-            }
-            sql.push_str(INSERT_SUFFIX);
-            wire.prepare(&sql)
-                .map_err(sql_err("prepare insert into", table))
-        })?;
-        Ok((wire, stmt))
-    }
-
-    /// Runs a statement of `table` without parameters and returns its single `Option<i64>`.
-    fn opt_i64(
-        &mut self,
-        table: &Table,
-        pick: fn(&TableStatements) -> &Statement,
-        what: &str,
-    ) -> Result<Option<i64>> {
-        let (wire, s) = self.parts(table)?;
-        let mut value = None;
-        wire.query(pick(s), &[], |r| {
-            value = r.get(0)?;
-            Ok(())
-        })
-        .map_err(sql_err(what, table))?;
-        Ok(value)
     }
 }
 
@@ -264,42 +156,7 @@ fn parse_i64(v: Option<&Option<String>>) -> Result<Option<i64>> {
     }
 }
 
-impl InsertBenchmarkConnection for PgConnection {
-    fn create_table(&mut self, table: &Table) -> Result<()> {
-        if let Some(t) = self.tables.get_mut(table.id) {
-            *t = None;
-        }
-        self.inserts.forget(table);
-        simple(&mut self.wire, DROP_TABLE, &[], table)?;
-        simple(&mut self.wire, CREATE_TABLE, &[], table)?;
-        simple(&mut self.wire, MARK_TABLE, &[], table)?;
-        Ok(())
-    }
-
-    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
-        origin(&mut self.wire, table)
-    }
-
-    fn create_indexes(
-        &mut self,
-        table: &Table,
-        indexes: &[SecondaryIndex],
-        combined: bool,
-    ) -> Result<()> {
-        if combined {
-            bail!(
-                "PostgreSQL creates one index per statement; combined index DDL is not supported"
-            );
-        }
-        for index in indexes {
-            let sql = CREATE_INDEX
-                .replace("{i}", &index.name_on(&table.name))
-                .replace("{c}", &index.columns().join(", "));
-            simple(&mut self.wire, &sql, &[], table)?;
-        }
-        Ok(())
-    }
-
+impl InsertBenchmarkCatalog for PgConnection {
     fn index_names(&mut self, table: &Table) -> Result<Vec<String>> {
         let (names, _) = simple(
             &mut self.wire,
@@ -308,125 +165,6 @@ impl InsertBenchmarkConnection for PgConnection {
             table,
         )?;
         Ok(names.into_iter().flatten().collect())
-    }
-
-    fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
-        let date = crate::dbms::datetime(rows.dateandtime);
-        if self.plain {
-            let text = format!(
-                "{}{}{}",
-                INSERT_PREFIX,
-                literal::values(rows, &crate::dbms::datetime_text(rows.dateandtime), false),
-                INSERT_SUFFIX
-            );
-            let (first, _) = simple(&mut self.wire, &text, &[], table)?;
-            return Ok(parse_i64(first.first())?.unwrap_or(0));
-        }
-        // Two small allocations per batch: the values' references.
-        let data: Vec<&str> = (0..rows.len()).map(|i| rows.data(i)).collect();
-        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * 6);
-        for (i, d) in data.iter().enumerate() {
-            params.extend_from_slice(&[
-                &date as &(dyn ToSql + Sync),
-                &rows.cashregisterid[i],
-                &rows.customerid[i],
-                &rows.productid[i],
-                &rows.price[i],
-                d,
-            ]);
-        }
-        let (wire, stmt) = self.insert_statement(table, rows.len())?;
-        let mut last = None;
-        wire.query(stmt, &params, |r| {
-            last = r.get::<Option<i64>>(0)?;
-            Ok(())
-        })
-        .map_err(sql_err("insert into", table))?;
-        Ok(last.unwrap_or(0))
-    }
-
-    fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
-        if self.plain {
-            let values = [Literal::Int(lo), Literal::Int(hi)];
-            return Ok(simple(&mut self.wire, DELETE_RANGE, &values, table)?.1);
-        }
-        let (wire, s) = self.parts(table)?;
-        wire.query(&s.delete_range, &[&lo, &hi], no_rows)
-            .map_err(sql_err("delete from", table))
-    }
-
-    fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        if self.plain {
-            return parse_i64(simple(&mut self.wire, MIN_ID, &[], table)?.0.first());
-        }
-        self.opt_i64(table, |s| &s.min_id, "select min from")
-    }
-
-    fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        if self.plain {
-            return parse_i64(simple(&mut self.wire, MAX_ID, &[], table)?.0.first());
-        }
-        self.opt_i64(table, |s| &s.max_id, "select max from")
-    }
-
-    fn count_rows(&mut self, table: &Table) -> Result<u64> {
-        if self.plain {
-            let n = parse_i64(simple(&mut self.wire, COUNT_ROWS, &[], table)?.0.first())?;
-            return Ok(n.unwrap_or(0) as u64);
-        }
-        let n = self.opt_i64(table, |s| &s.count_rows, "count rows of")?;
-        Ok(n.unwrap_or(0) as u64)
-    }
-
-    fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize> {
-        if self.plain {
-            let (sql, value) = match query {
-                RangeQuery::Market => (QUERY_MARKET, Literal::Float(start)),
-                RangeQuery::Register => (QUERY_REGISTER, Literal::Int(start.ceil() as i64)),
-                RangeQuery::Pdc => (QUERY_PDC, Literal::Float(start)),
-            };
-            return Ok(simple(&mut self.wire, sql, &[value], table)?.0.len());
-        }
-        let (wire, s) = self.parts(table)?;
-        let register = start.ceil() as i32;
-        let (stmt, param): (&Statement, &(dyn ToSql + Sync)) = match query {
-            RangeQuery::Market => (&s.market, &start),
-            RangeQuery::Register => (&s.register, &register),
-            RangeQuery::Pdc => (&s.pdc, &start),
-        };
-        let mut n = 0;
-        wire.query(stmt, &[param], |_| {
-            n += 1;
-            Ok(())
-        })
-        .map_err(sql_err("range query on", table))?;
-        Ok(n)
-    }
-
-    fn point_query(&mut self, table: &Table, ids: &[i64], found: &mut Vec<i64>) -> Result<usize> {
-        found.clear();
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        if self.plain {
-            let values = literal::point_ids(ids);
-            for v in simple(&mut self.wire, QUERY_POINT, &values, table)?
-                .0
-                .iter()
-            {
-                found.extend(parse_i64(Some(v))?);
-            }
-            return Ok(found.len());
-        }
-        let (wire, s) = self.parts(table)?;
-        let params: [&(dyn ToSql + Sync); POINT_QUERY_IDS] =
-            std::array::from_fn(|i| ids.get(i).unwrap_or(&ids[0]) as &(dyn ToSql + Sync));
-        wire.query(&s.point, &params, |r| {
-            found.push(r.get(0)?);
-            Ok(())
-        })
-        .map_err(sql_err("point query on", table))?;
-        Ok(found.len())
     }
 
     fn can_scan(&self) -> bool {
@@ -592,12 +330,18 @@ impl PgConnection {
             wire.prepare(&statement.sql(&table.name, &DIALECT))
                 .map_err(sql_err("prepare on", table))
         })?;
+        let timestamp = &mut self.timestamp;
         let mut rows = 0;
         let affected = wire
             .query_with(
                 stmt,
                 args.len(),
-                |i, ty, buf| Bound(args.get(i)).to_sql(ty, buf),
+                |i, ty, buf| match (args.get(i), ty) {
+                    (Literal::Str(text), &Type::TIMESTAMP) => {
+                        timestamp_of(timestamp, text)?.to_sql(ty, buf)
+                    }
+                    (value, _) => Bound(value).to_sql(ty, buf),
+                },
                 |r| {
                     keep_row(out.as_deref_mut(), r);
                     rows += 1;
@@ -607,6 +351,20 @@ impl PgConnection {
             .map_err(sql_err("statement on", table))?;
         Ok(if statement.writes() { affected } else { rows })
     }
+}
+
+/// The `timestamp` written as `text` (`YYYY-MM-DD HH:MM:SS`), parsed only when it differs
+/// from the last one (`last`).
+fn timestamp_of(
+    last: &mut (String, chrono::NaiveDateTime),
+    text: &str,
+) -> Result<chrono::NaiveDateTime, Box<dyn std::error::Error + Sync + Send>> {
+    if last.0 != text {
+        last.1 = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S")?;
+        last.0.clear();
+        last.0.push_str(text);
+    }
+    Ok(last.1)
 }
 
 /// Keeps the values of `r` in `out`, by their types (text as sent where the type is not one

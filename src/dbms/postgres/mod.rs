@@ -28,6 +28,7 @@ use crate::dbms::{
 };
 use crate::error::UsageError;
 use connection::PgConnection;
+use crate::dbms::micro::SqlInsertBenchmark;
 
 /// The registry's PostgreSQL.
 pub static POSTGRES: PostgresDescriptor = PostgresDescriptor;
@@ -428,7 +429,7 @@ impl Dbms for Postgres {
         if let Some(why) = self.flavor.insert_benchmark_refusal() {
             anyhow::bail!("{why}");
         }
-        Ok(Box::new(self.connection()?))
+        Ok(Box::new(SqlInsertBenchmark::new(self.connection()?)))
     }
 
     fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {
@@ -437,7 +438,7 @@ impl Dbms for Postgres {
 
     fn connect_reader(&self, client: usize) -> Result<Box<dyn InsertBenchmarkConnection>> {
         match self.replica_connection(client)? {
-            Some(c) => Ok(Box::new(c)),
+            Some(c) => Ok(Box::new(SqlInsertBenchmark::new(c))),
             None => self.connect_insert_benchmark(),
         }
     }
