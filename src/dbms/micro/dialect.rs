@@ -57,6 +57,10 @@ pub struct Dialect {
     /// Whether the Insert Benchmark's covering range queries name their index by a hint
     /// (MySQL's `FORCE INDEX`; SQLite's planner takes the covering index by itself).
     pub range_hints: bool,
+    /// Why the Insert Benchmark's secondary indexes cannot be created in one statement
+    /// (`--index-ddl combined`, [`super::Ddl::Secondary`] of several), as the refusal says it;
+    /// `None`: they can.
+    pub one_index_per_statement: Option<&'static str>,
 }
 
 /// How a DBMS tells the ids a multi-row insert assigned.

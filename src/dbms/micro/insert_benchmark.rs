@@ -203,6 +203,9 @@ impl<C: InsertBenchmarkCatalog> InsertBenchmarkConnection for SqlInsertBenchmark
             if indexes.is_empty() {
                 return Ok(());
             }
+            if let Some(why) = self.conn.dialect().one_index_per_statement {
+                bail!("{why}; use --index-ddl separate");
+            }
             if indexes != &SecondaryIndex::ALL[..indexes.len()] {
                 bail!("combined index DDL creates the first secondary indexes in their order");
             }
@@ -334,6 +337,7 @@ mod tests {
         isolation: "",
         generated_ids: GeneratedIds::Last,
         range_hints: false,
+        one_index_per_statement: None,
     };
     const PG: Dialect = Dialect {
         placeholder: dollar,
@@ -345,6 +349,7 @@ mod tests {
         index_hint: Some(|index| format!(" FORCE INDEX ({index})")),
         generated_ids: GeneratedIds::First,
         range_hints: true,
+        one_index_per_statement: None,
         ..LITE
     };
 

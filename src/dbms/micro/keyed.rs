@@ -384,6 +384,7 @@ mod tests {
         isolation: "",
         generated_ids: GeneratedIds::Last,
         range_hints: false,
+        one_index_per_statement: None,
     };
     const LITE: Dialect = Dialect {
         placeholder: question_mark,
@@ -395,6 +396,7 @@ mod tests {
         isolation: "",
         generated_ids: GeneratedIds::Last,
         range_hints: false,
+        one_index_per_statement: None,
     };
 
     #[test]

@@ -132,6 +132,7 @@ mod tests {
             isolation: "",
             generated_ids: GeneratedIds::Last,
             range_hints: false,
+            one_index_per_statement: None,
         };
         assert_eq!(
             T.create_sql("orders1", &my, None),

@@ -330,6 +330,7 @@ mod tests {
         isolation: "",
         generated_ids: GeneratedIds::Last,
         range_hints: false,
+        one_index_per_statement: None,
     };
     const PG: Dialect = Dialect {
         placeholder: dollar,
@@ -341,6 +342,7 @@ mod tests {
         isolation: "",
         generated_ids: GeneratedIds::Last,
         range_hints: false,
+        one_index_per_statement: None,
     };
     const FORCE: Dialect = Dialect {
         placeholder: question_mark,
@@ -352,6 +354,7 @@ mod tests {
         isolation: "",
         generated_ids: GeneratedIds::Last,
         range_hints: false,
+        one_index_per_statement: None,
     };
 
     fn select(what: Projection, filter: Filter, order_by: Option<Column>, hint: Hint) -> Statement {

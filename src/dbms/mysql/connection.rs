@@ -1,21 +1,17 @@
 //! One MariaDB/MySQL client connection over the lean wire client (see `wire.rs` for why):
 //! the Insert Benchmark's and the microbenchmarks' operations, statements prepared once.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use super::Engine;
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::micro::{
-    Args, Dialect, GeneratedIds, MicroConnection, Rows, SbtestRows, Shape,
-    Statement as MicroStatement,
-    Transactions, k_index_name, question_mark,
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, MicroConnection, Rows, SbtestRows,
+    Shape, Statement as MicroStatement, Transactions, k_index_name, question_mark,
 };
 use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
-use crate::dbms::{
-    InsertBenchmarkConnection, POINT_QUERY_IDS, RangeQuery, RowBatch, SecondaryIndex,
-    StatementCache, Table, TableOrigin,
-};
+use crate::dbms::{SecondaryIndex, StatementCache, Table, TableOrigin};
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
     transactionid bigint NOT NULL AUTO_INCREMENT,
@@ -27,28 +23,10 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     data varchar(4000),
     PRIMARY KEY (transactionid)) ENGINE={e} COMMENT='created by ibench'";
 const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
-const INSERT_PREFIX: &str =
-    "INSERT INTO {t} (dateandtime, cashregisterid, customerid, productid, price, data) VALUES ";
-const INSERT_ROW: &str = "(?,?,?,?,?,?)";
-const DELETE_RANGE: &str = "DELETE FROM {t} WHERE transactionid >= ? AND transactionid < ?";
-const MIN_ID: &str = "SELECT min(transactionid) FROM {t}";
-const MAX_ID: &str = "SELECT max(transactionid) FROM {t}";
-const COUNT_ROWS: &str = "SELECT count(*) FROM {t}";
-const QUERY_MARKET: &str = "SELECT price, customerid FROM {t} FORCE INDEX ({t}_marketsegment) \
-     WHERE price >= ? ORDER BY price, customerid LIMIT 10";
-const QUERY_REGISTER: &str = "SELECT cashregisterid, price, customerid FROM {t} \
-     FORCE INDEX ({t}_registersegment) WHERE cashregisterid >= ? \
-     ORDER BY cashregisterid, price, customerid LIMIT 10";
-const QUERY_PDC: &str = "SELECT price, dateandtime, customerid FROM {t} FORCE INDEX ({t}_pdc) \
-     WHERE price >= ? ORDER BY price, dateandtime, customerid LIMIT 10";
-const QUERY_POINT: &str = "SELECT transactionid, dateandtime, cashregisterid, customerid, \
-     productid, price, data FROM {t} WHERE transactionid IN (?,?,?,?,?,?,?,?,?,?)";
-const CREATE_INDEX: &str = "CREATE INDEX {i} ON {t} ({c})";
 /// The scan step: every row through the clustered primary key, counted by the server.
 const SCAN_PK: &str = "SELECT count(*) FROM {t} FORCE INDEX (PRIMARY)";
 /// The scan step: every entry of a secondary index.
 const SCAN_INDEX: &str = "SELECT count(*) FROM {t} FORCE INDEX ({i})";
-const ALTER_ADD_INDEX: &str = "ALTER TABLE {t} ";
 const INDEX_NAMES: &str = "SELECT DISTINCT index_name FROM information_schema.statistics \
      WHERE table_schema = database() AND table_name = ? AND index_name <> 'PRIMARY' \
      ORDER BY index_name";
@@ -100,36 +78,27 @@ static DIALECT: Dialect = Dialect {
     isolation: "REPEATABLE READ (MariaDB's default)",
     generated_ids: GeneratedIds::First,
     range_hints: true,
+    one_index_per_statement: None,
 };
-/// MyRocks: as InnoDB, but it has no foreign keys.
+/// MyRocks: as InnoDB, but it has no foreign keys and adds one index per statement.
 static DIALECT_ROCKSDB: Dialect = Dialect {
     no_foreign_keys: Some("MyRocks has no foreign keys"),
+    one_index_per_statement: Some("MyRocks creates one index per statement"),
     ..DIALECT
 };
-
-struct TableStatements {
-    delete_range: Statement,
-    min_id: Statement,
-    max_id: Statement,
-    count_rows: Statement,
-    point: Statement,
-    /// Range queries are prepared on first use: FORCE INDEX fails before the index exists.
-    ranges: [Option<Statement>; 3],
-}
 
 /// A client thread's connection, over the lean wire client (see `wire.rs` for why).
 pub(super) struct MyConnection {
     wire: MyWire,
     engine: Engine,
-    tables: Vec<Option<TableStatements>>,
-    /// Multi-row INSERTs prepared on this connection, by table and batch size.
-    inserts: StatementCache<usize, Statement>,
-    /// Microbenchmark statements prepared on this connection, by table and statement.
+    /// Statements prepared on this connection, by table and statement.
     micro: StatementCache<usize, Statement>,
     /// Plain-SQL mode: text protocol with values inlined, nothing prepared.
     plain: bool,
     /// `auto_increment_increment` of the server.
     id_step: i64,
+    /// The first id the last statement's insert assigned (`LAST_INSERT_ID()`).
+    last_insert_id: u64,
 }
 
 fn t(sql: &str, table: &Table) -> String {
@@ -157,61 +126,11 @@ impl MyConnection {
         MyConnection {
             wire,
             engine,
-            tables: Vec::new(),
-            inserts: StatementCache::new(),
             micro: StatementCache::new(),
             plain,
             id_step,
+            last_insert_id: 0,
         }
-    }
-
-    /// The connection and the statements of `table` (prepared on first use), borrowed apart.
-    fn parts(&mut self, table: &Table) -> Result<(&mut MyWire, &mut TableStatements)> {
-        if self.tables.len() <= table.id {
-            self.tables.resize_with(table.id + 1, || None);
-        }
-        if self.tables[table.id].is_none() {
-            let w = &mut self.wire;
-            let mut prep = |sql: &str| {
-                w.prepare(&t(sql, table))
-                    .map_err(|e| sql_err("prepare statement on", &table.name)(e))
-            };
-            let s = TableStatements {
-                delete_range: prep(DELETE_RANGE)?,
-                min_id: prep(MIN_ID)?,
-                max_id: prep(MAX_ID)?,
-                count_rows: prep(COUNT_ROWS)?,
-                point: prep(QUERY_POINT)?,
-                ranges: [None, None, None],
-            };
-            self.tables[table.id] = Some(s);
-        }
-        let s = self.tables[table.id].as_mut().expect("just prepared");
-        Ok((&mut self.wire, s))
-    }
-
-    fn first_i64(
-        &mut self,
-        table: &Table,
-        pick: fn(&TableStatements) -> Statement,
-        sql: &str,
-    ) -> Result<Option<i64>> {
-        if self.plain {
-            return Ok(self
-                .plain_query(sql, &[], table)?
-                .0
-                .first()
-                .copied()
-                .flatten());
-        }
-        let (wire, s) = self.parts(table)?;
-        let mut value = None;
-        wire.execute(&pick(s), &[], |v| {
-            value = v.as_i64();
-            Ok(())
-        })
-        .map_err(sql_err("query", &table.name))?;
-        Ok(value)
     }
 
     /// Runs one-off SQL text (DDL) on the connection.
@@ -222,11 +141,6 @@ impl MyConnection {
 }
 
 impl MyConnection {
-    /// The largest id of a multi-row insert whose first id is `first`.
-    fn last_id(&self, first: u64, rows: usize) -> i64 {
-        first as i64 + (rows as i64 - 1) * self.id_step
-    }
-
     /// Plain-SQL mode: runs `sql` with `values` inlined over the text protocol; returns the
     /// rows' first column as an integer where it is one, and the statement's outcome.
     fn plain_query(
@@ -270,52 +184,7 @@ impl MyConnection {
     }
 }
 
-impl InsertBenchmarkConnection for MyConnection {
-    fn table_origin(&mut self, table: &Table) -> Result<TableOrigin> {
-        self.origin(table)
-    }
-
-    fn create_table(&mut self, table: &Table) -> Result<()> {
-        if let Some(s) = self.tables.get_mut(table.id) {
-            *s = None;
-        }
-        self.inserts.forget(table);
-        self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
-        let create = t(CREATE_TABLE, table).replace("{e}", self.engine.sql_name());
-        self.run(&create, "create table", &table.name)
-    }
-
-    fn create_indexes(
-        &mut self,
-        table: &Table,
-        indexes: &[SecondaryIndex],
-        combined: bool,
-    ) -> Result<()> {
-        let ddl = |i: &SecondaryIndex| (i.name_on(&table.name), i.columns().join(", "));
-        if combined {
-            if self.engine == Engine::Rocksdb {
-                bail!("MyRocks creates one index per statement; use --index-ddl separate");
-            }
-            let adds: Vec<String> = indexes
-                .iter()
-                .map(|i| {
-                    let (name, cols) = ddl(i);
-                    format!("ADD INDEX {name} ({cols})")
-                })
-                .collect();
-            let sql = format!("{}{}", t(ALTER_ADD_INDEX, table), adds.join(", "));
-            return self.run(&sql, "create indexes on", &table.name);
-        }
-        for i in indexes {
-            let (name, cols) = ddl(i);
-            let sql = t(CREATE_INDEX, table)
-                .replace("{i}", &name)
-                .replace("{c}", &cols);
-            self.run(&sql, "create index", &name)?;
-        }
-        Ok(())
-    }
-
+impl InsertBenchmarkCatalog for MyConnection {
     fn index_names(&mut self, table: &Table) -> Result<Vec<String>> {
         let sql = literal::bind(INDEX_NAMES, &[Literal::Str(&table.name)], true);
         let mut names = Vec::new();
@@ -328,134 +197,6 @@ impl InsertBenchmarkConnection for MyConnection {
             })
             .map_err(sql_err("list indexes of", &table.name))?;
         Ok(names)
-    }
-
-    fn insert(&mut self, table: &Table, rows: &RowBatch) -> Result<i64> {
-        let n = rows.len();
-        if self.plain {
-            let date = crate::dbms::datetime_text(rows.dateandtime);
-            let text = format!("{}{}", INSERT_PREFIX, literal::values(rows, &date, true));
-            let (_, done) = self.plain_query(&text, &[], table)?;
-            return Ok(self.last_id(done.last_insert_id, n));
-        }
-        let date = crate::dbms::datetime(rows.dateandtime);
-        // One allocation per batch: the parameters' list.
-        let mut params = Vec::with_capacity(n * 6);
-        for i in 0..n {
-            params.extend_from_slice(&[
-                Param::DateTime(date),
-                Param::Int(i64::from(rows.cashregisterid[i])),
-                Param::Int(i64::from(rows.customerid[i])),
-                Param::Int(i64::from(rows.productid[i])),
-                Param::Double(rows.price[i]),
-                Param::Bytes(rows.data(i).as_bytes()),
-            ]);
-        }
-        // A table's first statement, whichever, prepares its other statements too.
-        self.parts(table)?;
-        let wire = &mut self.wire;
-        let stmt = *self.inserts.get_or_try_insert_with(table, n, || {
-            let mut sql = t(INSERT_PREFIX, table);
-            sql.push_str(&vec![INSERT_ROW; n].join(","));
-            wire.prepare(&sql)
-                .map_err(sql_err("prepare insert into", &table.name))
-        })?;
-        let done = wire
-            .execute(&stmt, &params, no_rows)
-            .map_err(sql_err("insert into", &table.name))?;
-        Ok(self.last_id(done.last_insert_id, n))
-    }
-
-    fn delete_range(&mut self, table: &Table, lo: i64, hi: i64) -> Result<u64> {
-        if self.plain {
-            let values = [Literal::Int(lo), Literal::Int(hi)];
-            return Ok(self
-                .plain_query(DELETE_RANGE, &values, table)?
-                .1
-                .affected_rows);
-        }
-        let (wire, s) = self.parts(table)?;
-        let done = wire
-            .execute(&s.delete_range, &[Param::Int(lo), Param::Int(hi)], no_rows)
-            .map_err(sql_err("delete from", &table.name))?;
-        Ok(done.affected_rows)
-    }
-
-    fn min_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        self.first_i64(table, |s| s.min_id, MIN_ID)
-    }
-
-    fn max_id(&mut self, table: &Table) -> Result<Option<i64>> {
-        self.first_i64(table, |s| s.max_id, MAX_ID)
-    }
-
-    fn count_rows(&mut self, table: &Table) -> Result<u64> {
-        Ok(self
-            .first_i64(table, |s| s.count_rows, COUNT_ROWS)?
-            .unwrap_or(0) as u64)
-    }
-
-    fn range_query(&mut self, table: &Table, query: RangeQuery, start: f64) -> Result<usize> {
-        let (slot, sql) = match query {
-            RangeQuery::Market => (0, QUERY_MARKET),
-            RangeQuery::Register => (1, QUERY_REGISTER),
-            RangeQuery::Pdc => (2, QUERY_PDC),
-        };
-        if self.plain {
-            let value = match query {
-                RangeQuery::Register => Literal::Int(start.ceil() as i64),
-                _ => Literal::Float(start),
-            };
-            return Ok(self.plain_query(sql, &[value], table)?.0.len());
-        }
-        let (wire, s) = self.parts(table)?;
-        let stmt = match s.ranges[slot] {
-            Some(stmt) => stmt,
-            None => {
-                let stmt = wire
-                    .prepare(&t(sql, table))
-                    .map_err(sql_err("prepare range query on", &table.name))?;
-                s.ranges[slot] = Some(stmt);
-                stmt
-            }
-        };
-        let param = match query {
-            RangeQuery::Register => Param::Int(start.ceil() as i64),
-            _ => Param::Double(start),
-        };
-        let mut n = 0;
-        wire.execute(&stmt, &[param], |_| {
-            n += 1;
-            Ok(())
-        })
-        .map_err(sql_err("range query on", &table.name))?;
-        Ok(n)
-    }
-
-    fn point_query(&mut self, table: &Table, ids: &[i64], found: &mut Vec<i64>) -> Result<usize> {
-        found.clear();
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        if self.plain {
-            let values = literal::point_ids(ids);
-            found.extend(
-                self.plain_query(QUERY_POINT, &values, table)?
-                    .0
-                    .into_iter()
-                    .flatten(),
-            );
-            return Ok(found.len());
-        }
-        let params: [Param; POINT_QUERY_IDS] =
-            std::array::from_fn(|i| Param::Int(*ids.get(i).unwrap_or(&ids[0])));
-        let (wire, s) = self.parts(table)?;
-        wire.execute(&s.point, &params, |v| {
-            found.push(v.as_i64().unwrap_or(i64::MIN));
-            Ok(())
-        })
-        .map_err(sql_err("point query on", &table.name))?;
-        Ok(found.len())
     }
 
     fn can_scan(&self) -> bool {
@@ -563,6 +304,7 @@ impl MicroConnection for MyConnection {
             let sql = statement.sql(&table.name, self.dialect());
             let values: Vec<Literal<'_>> = args.iter().collect();
             let (rows, done) = self.plain_query(&sql, &values, table)?;
+            self.last_insert_id = done.last_insert_id;
             return Ok(if statement.writes() {
                 done.affected_rows
             } else {
@@ -580,6 +322,7 @@ impl MicroConnection for MyConnection {
                 Ok(())
             })
             .map_err(sql_err("statement on", &table.name))?;
+        self.last_insert_id = done.last_insert_id;
         Ok(if statement.writes() {
             done.affected_rows
         } else {
@@ -616,11 +359,20 @@ impl MicroConnection for MyConnection {
                 .execute_all(&stmt, args.len(), |i| param(args, i), &mut keep)
         }
         .map_err(sql_err("statement on", &table.name))?;
+        self.last_insert_id = done.last_insert_id;
         Ok(if statement.writes() {
             done.affected_rows
         } else {
             out.len() as u64
         })
+    }
+
+    fn last_insert_id(&mut self) -> Result<i64> {
+        Ok(self.last_insert_id as i64)
+    }
+
+    fn id_step(&self) -> i64 {
+        self.id_step
     }
 }
 

@@ -36,6 +36,7 @@ use crate::dbms::{
 };
 use crate::error::UsageError;
 use connection::MyConnection;
+use crate::dbms::micro::SqlInsertBenchmark;
 
 /// The registry's MariaDB/MySQL.
 pub static MYSQL: MysqlDescriptor = MysqlDescriptor;
@@ -423,7 +424,7 @@ impl Dbms for Mysql {
     }
 
     fn connect_insert_benchmark(&self) -> Result<Box<dyn InsertBenchmarkConnection>> {
-        Ok(Box::new(self.connection()?))
+        Ok(Box::new(SqlInsertBenchmark::new(self.connection()?)))
     }
 
     fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {
@@ -432,7 +433,9 @@ impl Dbms for Mysql {
 
     fn connect_reader(&self, client: usize) -> Result<Box<dyn InsertBenchmarkConnection>> {
         match self.replicas.readers.reader(client) {
-            Some((opts, url)) => Ok(Box::new(self.connection_to(opts, url)?)),
+            Some((opts, url)) => Ok(Box::new(SqlInsertBenchmark::new(
+                self.connection_to(opts, url)?,
+            ))),
             None => self.connect_insert_benchmark(),
         }
     }

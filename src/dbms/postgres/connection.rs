@@ -77,6 +77,7 @@ static DIALECT: Dialect = Dialect {
     isolation: "READ COMMITTED (PostgreSQL's default)",
     generated_ids: GeneratedIds::Returning,
     range_hints: false,
+    one_index_per_statement: Some("PostgreSQL creates one index per statement"),
 };
 
 /// A client thread's connection, over the lean wire client (see `wire.rs` for why).

@@ -70,6 +70,7 @@ static DIALECT: Dialect = Dialect {
     isolation: "SERIALIZABLE (SQLite: one writer at a time)",
     generated_ids: GeneratedIds::Last,
     range_hints: false,
+    one_index_per_statement: Some("SQLite creates one index per statement"),
 };
 
 /// One SQLite connection with its statement texts; statements are prepared once and kept in
