@@ -7,8 +7,6 @@
 
 use std::fmt::Write;
 
-use crate::dbms::{POINT_QUERY_IDS, RowBatch};
-
 /// A value bound to a statement's parameter, or inlined into its text in plain-SQL mode.
 #[derive(Clone, Copy, Debug)]
 pub enum Literal<'a> {
@@ -77,41 +75,6 @@ pub fn bind(sql: &str, values: &[Literal<'_>], backslash_escapes: bool) -> Strin
             Some(v) => push(&mut out, *v, backslash_escapes),
             None => out.push_str("NULL"),
         }
-    }
-    out
-}
-
-/// The ids of a point query as the statement's [`POINT_QUERY_IDS`] values: fewer ids than
-/// slots repeat the first (`IN` ignores repeats). `ids` must not be empty.
-pub fn point_ids(ids: &[i64]) -> [Literal<'static>; POINT_QUERY_IDS] {
-    std::array::from_fn(|i| Literal::Int(ids.get(i).copied().unwrap_or(ids[0])))
-}
-
-/// `(date, cashregisterid, customerid, productid, price, data)` tuples of `rows`, comma-separated.
-pub fn values(rows: &RowBatch, date: &str, backslash_escapes: bool) -> String {
-    let mut out = String::with_capacity(rows.len() * 64);
-    for i in 0..rows.len() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push('(');
-        for (k, v) in [
-            Literal::Str(date),
-            Literal::Int(rows.cashregisterid[i] as i64),
-            Literal::Int(rows.customerid[i] as i64),
-            Literal::Int(rows.productid[i] as i64),
-            Literal::Float(rows.price[i]),
-            Literal::Str(rows.data(i)),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if k > 0 {
-                out.push(',');
-            }
-            push(&mut out, v, backslash_escapes);
-        }
-        out.push(')');
     }
     out
 }
