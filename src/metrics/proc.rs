@@ -161,9 +161,17 @@ fn read_process(
             }
         }
     }
-    if with_pss && let Some(pss) = pss_bytes(p.pid) {
-        c.pss_bytes = pss;
-        c.pss_known = true;
+    if with_pss {
+        match pss_bytes(p.pid) {
+            Some(pss) => {
+                c.pss_bytes = pss;
+                c.pss_known = true;
+            }
+            // A zombie, or a process gone since its stat was read (a parallel worker that
+            // ended with the step), holds no memory: its PSS is known, zero.
+            None if stat.state == 'Z' || p.stat().is_err() => c.pss_known = true,
+            None => {}
+        }
     }
     Some(c)
 }
@@ -418,6 +426,31 @@ mod tests {
         assert!(s.client.rss_bytes > 0);
         assert_eq!(s.dbms, Some(s.client));
         assert!(s.host.context_switches > 0);
+    }
+
+    #[test]
+    fn a_zombie_in_the_tree_leaves_its_pss_known() {
+        // A child that exited and was not reaped yet (a server's worker at a step's end).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        let zombie = || {
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            stat.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        };
+        for _ in 0..500 {
+            if zombie() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(zombie(), "child {pid} did not become a zombie");
+        let c = tree_counters(pid, true).expect("the zombie is listed");
+        assert_eq!((c.processes, c.pss_known, c.pss_bytes), (1, true, 0));
+        child.wait().unwrap();
     }
 }
 
