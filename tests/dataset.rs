@@ -197,6 +197,15 @@ fn sqlite_dataset_restores_the_same_rows_and_runs_consistently() {
         &["--from-dataset", "nope"],
         "no dataset nope",
     );
+    // A dataset of an embedded DBMS is not a server's: refused before a server starts.
+    if have("postgres", "") {
+        refused(
+            &bench,
+            "tpcc",
+            &["--server", "postgres", "--from-dataset", "w1"],
+            "dataset w1 holds sqlite",
+        );
+    }
     dataset(&bench, &["rm", "w1"]);
     assert_eq!(dataset(&bench, &["list"]), "");
     refused(&bench, "tpcc", &["--from-dataset", "w1"], "no dataset w1");
@@ -265,20 +274,12 @@ fn postgres_dataset_restores_the_same_rows_and_runs_consistently() {
         "dataset p1 was loaded by postgres 9.6.24",
     );
 
-    // A dataset of PostgreSQL is not SQLite's, nor an embedded one a server's.
+    // A dataset of PostgreSQL is not SQLite's (an embedded one is not a server's either: the
+    // SQLite test checks that on its own dataset rather than loading another here).
     refused(
         &bench,
         "tpcc",
         &["--from-dataset", "p1"],
         "dataset p1 holds postgres",
-    );
-    let loaded = tpcc(&bench, &["--warehouses", "1", "--prepare-only"]);
-    assert_eq!(loaded.steps.len(), 1);
-    dataset(&bench, &["save", "s1"]);
-    refused(
-        &bench,
-        "tpcc",
-        &["--server", "postgres", "--from-dataset", "s1"],
-        "dataset s1 holds sqlite",
     );
 }
