@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::Identity;
 use crate::error::UsageError;
+use crate::metrics::proc::running;
 use crate::results::model::{RunResult, RunStatus};
 
 /// A database to save, and what it holds.
@@ -18,14 +19,6 @@ pub struct Source {
     pub version: String,
     /// The run that loaded it.
     pub run_id: String,
-}
-
-/// Whether process `pid` runs (exists and is not a zombie awaiting its parent).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
-    })
 }
 
 /// The database `run` left, checked to be whole and at rest: the run completed, its data was
@@ -47,7 +40,7 @@ pub fn source_of(run: &RunResult) -> Result<Source, UsageError> {
             };
             if server.kept
                 && let Some(pid) = server.pid
-                && alive(pid)
+                && running(pid)
             {
                 return Err(UsageError::new(format!(
                     "the server of run {id} still runs (pid {pid}): stop it first (kill -INT \

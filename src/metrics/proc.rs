@@ -209,6 +209,19 @@ pub fn process_tree(root: i32) -> Vec<Process> {
     all.into_iter().filter(|p| in_tree(p.pid)).collect()
 }
 
+/// Whether process `pid` runs: it exists and is not a zombie (a server ibench started and
+/// has not reaped yet stays one after SIGKILL) or dead, as /proc/PID/stat says.
+pub fn running(pid: u32) -> bool {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // "pid (comm) S ...": the state follows the last ')'.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, Some("Z" | "X" | "x"))
+}
+
 /// Counters of the tree under `root` (PSS only when `with_pss`: reading smaps is the costly
 /// part of a sample).
 pub fn tree_counters(root: i32, with_pss: bool) -> Option<ProcCounters> {

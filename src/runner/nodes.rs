@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::server::replicas::rejoin::{Rejoin, running as alive};
+use crate::metrics::proc::running;
+use crate::server::replicas::rejoin::Rejoin;
 
 mod probe;
 
@@ -126,7 +127,7 @@ impl NodeWatch {
             if down.contains(&node.name) {
                 continue;
             }
-            let (seen, what) = if !alive(node.pid()) {
+            let (seen, what) = if !running(node.pid()) {
                 ("process gone", "died".to_string())
             } else if let Some(quiet) = self.probes.silent(i) {
                 // Its clients wait on it for ever: killed, it is then a dead node.

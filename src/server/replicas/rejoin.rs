@@ -21,6 +21,7 @@ use anyhow::{Context, Result, bail};
 use mysql::prelude::Queryable;
 
 use crate::error::Interrupted;
+use crate::metrics::proc::running;
 use crate::server::StartContext;
 use crate::server::process::{self, free_port};
 use crate::spec::ServerSpec;
@@ -415,17 +416,4 @@ impl Rejoin {
 enum Node {
     Pg(Box<::postgres::Client>),
     My(mysql::Conn),
-}
-
-/// Whether process `pid` runs: it exists and is not a zombie (a server ibench started and
-/// has not reaped yet stays one after SIGKILL).
-pub fn running(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // "pid (comm) S ...": the state follows the last ')'.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    !matches!(state, Some("Z" | "X" | "x"))
 }
