@@ -246,21 +246,33 @@ pub(super) fn start_node(ctx: &StartContext<'_>, node: Node) -> Result<ManagedSe
     Ok(server)
 }
 
-/// How the start-up probe connects to the node of `ctx`: TCP, short timeouts.
+/// How the start-up probe connects to the node of `ctx`: TCP, short timeouts (a Galera joiner
+/// accepts connections during its state transfer and may never answer one accepted then: the
+/// probe gives up on it and tries again).
 fn probe_opts(ctx: &StartContext<'_>) -> mysql::Opts {
+    let io = Some(Duration::from_secs(5));
+    root_opts(ctx.port, Some(ctx.password), Duration::from_secs(2), io)
+        .db_name(Some("ibench"))
+        .into()
+}
+
+/// A root login to the MariaDB server ibench started on 127.0.0.1:`port`, over TCP (never a
+/// socket): connecting gives up after `connect`, each read or write after `io` (`None`: waits).
+pub(crate) fn root_opts(
+    port: u16,
+    password: Option<&str>,
+    connect: Duration,
+    io: Option<Duration>,
+) -> mysql::OptsBuilder {
     mysql::OptsBuilder::new()
         .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(ctx.port)
+        .tcp_port(port)
         .user(Some("root"))
-        .pass(Some(ctx.password))
-        .db_name(Some("ibench"))
+        .pass(password)
         .prefer_socket(false)
-        .tcp_connect_timeout(Some(Duration::from_secs(2)))
-        // A Galera joiner accepts connections during its state transfer and may never
-        // answer one accepted then: the probe gives up on it and tries again.
-        .read_timeout(Some(Duration::from_secs(5)))
-        .write_timeout(Some(Duration::from_secs(5)))
-        .into()
+        .tcp_connect_timeout(Some(connect))
+        .read_timeout(io)
+        .write_timeout(io)
 }
 
 /// A directory `name` of the server's own, private to its account.

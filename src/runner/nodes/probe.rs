@@ -122,16 +122,9 @@ fn answers(port: u16) -> bool {
 /// Whether the MariaDB server on 127.0.0.1:`port` takes a fresh login as root and answers a
 /// ping, each within [`PROBE_TIMEOUT`]. A login refused (too many connections) is an answer.
 fn pings(port: u16, password: Option<&str>) -> bool {
-    let opts: mysql::Opts = mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .pass(password)
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(PROBE_TIMEOUT))
-        .read_timeout(Some(PROBE_TIMEOUT))
-        .write_timeout(Some(PROBE_TIMEOUT))
-        .into();
+    let opts: mysql::Opts =
+        crate::server::mariadb::root_opts(port, password, PROBE_TIMEOUT, Some(PROBE_TIMEOUT))
+            .into();
     match mysql::Conn::new(opts) {
         Ok(mut c) => c.ping().is_ok(),
         Err(mysql::Error::MySqlError(_)) => true,

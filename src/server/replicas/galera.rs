@@ -298,18 +298,11 @@ pub(super) fn wait_synced_at(
     size: Option<usize>,
     timeout_s: u64,
 ) -> Result<()> {
-    let opts: mysql::Opts = mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .pass(password)
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(Duration::from_secs(2)))
-        // A joiner accepts connections during its state transfer and may never answer one
-        // accepted then (seen: the handshake still waiting minutes after the node synced).
-        .read_timeout(Some(Duration::from_secs(5)))
-        .write_timeout(Some(Duration::from_secs(5)))
-        .into();
+    // A joiner accepts connections during its state transfer and may never answer one
+    // accepted then (seen: the handshake still waiting minutes after the node synced).
+    let io = Some(Duration::from_secs(5));
+    let opts: mysql::Opts =
+        crate::server::mariadb::root_opts(port, password, Duration::from_secs(2), io).into();
     let deadline = Instant::now() + Duration::from_secs(timeout_s);
     let mut last = String::new();
     loop {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder};
+use mysql::{Conn, Opts};
 
 use super::rejoin::{NodeKind, Rejoin};
 use crate::error::Interrupted;
@@ -141,14 +141,8 @@ fn gtid_literal(position: &str) -> Result<&str> {
 fn connect(server: &ManagedServer) -> Result<Conn> {
     let url = &server.url;
     let port = url.url().port().context("server without a port")?;
-    let opts: Opts = OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .pass(url.password())
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(Duration::from_secs(2)))
-        .into();
+    let connect = Duration::from_secs(2);
+    let opts: Opts = crate::server::mariadb::root_opts(port, url.password(), connect, None).into();
     Conn::new(opts).with_context(|| format!("cannot connect to {}", url.redacted()))
 }
 

@@ -391,16 +391,10 @@ impl Rejoin {
 
     /// A MariaDB connection to the node on `port` as root (reads time out after `read_s`).
     fn mysql_conn(&self, port: u16, read_s: u64) -> Result<mysql::Conn> {
-        let opts: mysql::Opts = mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(port)
-            .user(Some("root"))
-            .pass(Some(self.password.as_str()))
-            .prefer_socket(false)
-            .tcp_connect_timeout(Some(Duration::from_secs(2)))
-            .read_timeout(Some(Duration::from_secs(read_s)))
-            .write_timeout(Some(Duration::from_secs(read_s)))
-            .into();
+        let io = Some(Duration::from_secs(read_s));
+        let password = Some(self.password.as_str());
+        let opts: mysql::Opts =
+            crate::server::mariadb::root_opts(port, password, Duration::from_secs(2), io).into();
         Ok(mysql::Conn::new(opts)?)
     }
 
