@@ -1,5 +1,6 @@
 //! One PostgreSQL client connection over the lean wire client (see `wire.rs` for why): the
-//! Insert Benchmark's and the microbenchmarks' operations, statements prepared once.
+//! shared statement vocabulary executed (every workload's statements, prepared once per
+//! table), its tables created and marked, and the Insert Benchmark's catalog and scan.
 
 use anyhow::{Context, Result};
 use postgres::types::{IsNull, ToSql, Type};

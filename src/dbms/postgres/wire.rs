@@ -25,7 +25,7 @@ use postgres::config::{Config, Host};
 use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::backend::{ErrorResponseBody, Message};
 use postgres_protocol::message::frontend;
-use postgres_types::{FromSql, ToSql, Type};
+use postgres_types::{ToSql, Type};
 
 use crate::dbms::socket::Socket;
 use crate::dbms::{DbError, ErrorKind};
@@ -76,19 +76,6 @@ pub struct Row<'a> {
 }
 
 impl<'a> Row<'a> {
-    /// Column `i` as `T` (binary format for prepared statements).
-    pub fn get<T: FromSql<'a>>(&self, i: usize) -> Result<T> {
-        let ty = self
-            .types
-            .get(i)
-            .ok_or_else(|| protocol_error("missing column"))?;
-        let raw = self.ranges[i].clone().map(|r| &self.buf[r]);
-        T::from_sql_nullable(ty, raw).map_err(|e| DbError {
-            kind: ErrorKind::Fatal,
-            message: format!("cannot read column {i} ({ty}): {e}"),
-        })
-    }
-
     /// Number of columns.
     pub fn len(&self) -> usize {
         self.ranges.len()

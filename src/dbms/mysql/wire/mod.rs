@@ -18,7 +18,6 @@ use std::io;
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 
-use chrono::{Datelike, NaiveDateTime, Timelike};
 use mysql::mysql_common::constants::{CapabilityFlags, ColumnType};
 
 use crate::dbms::socket::Socket;
@@ -49,8 +48,6 @@ pub enum Param<'a> {
     Double(f64),
     /// A string.
     Bytes(&'a [u8]),
-    /// A DATETIME, to the second.
-    DateTime(NaiveDateTime),
 }
 
 /// The first column of a result row, decoded in place.
@@ -318,17 +315,6 @@ impl MyWire {
         Ok(stmt)
     }
 
-    /// Runs `stmt` with `params`, calling `row` with the first column of each row; returns
-    /// what the statement reports.
-    pub fn execute(
-        &mut self,
-        stmt: &Statement,
-        params: &[Param<'_>],
-        row: impl FnMut(Value<'_>) -> Result<()>,
-    ) -> Result<Done> {
-        self.execute_with(stmt, params.len(), |i| params[i], row)
-    }
-
     /// Runs `stmt` with `n` parameters, parameter `i` given by `param(i)` (called twice per
     /// parameter: for its type, then for its value), calling `row` with the first column of
     /// each row; returns what the statement reports. Nothing is allocated: the values go
@@ -397,7 +383,6 @@ impl MyWire {
                     Param::Int(_) => ColumnType::MYSQL_TYPE_LONGLONG,
                     Param::Double(_) => ColumnType::MYSQL_TYPE_DOUBLE,
                     Param::Bytes(_) => ColumnType::MYSQL_TYPE_VAR_STRING,
-                    Param::DateTime(_) => ColumnType::MYSQL_TYPE_DATETIME,
                 };
                 out.extend_from_slice(&[ty as u8, 0]);
             }
@@ -408,17 +393,6 @@ impl MyWire {
                     Param::Bytes(b) => {
                         put_lenenc(out, b.len() as u64);
                         out.extend_from_slice(b);
-                    }
-                    Param::DateTime(d) => {
-                        out.push(7);
-                        out.extend_from_slice(&(d.year() as u16).to_le_bytes());
-                        out.extend_from_slice(&[
-                            d.month() as u8,
-                            d.day() as u8,
-                            d.hour() as u8,
-                            d.minute() as u8,
-                            d.second() as u8,
-                        ]);
                     }
                 }
             }
