@@ -248,20 +248,9 @@ rows_per_client = 2000
 "#;
 
 fn mariadbd_in(dir: &Path) -> Vec<u32> {
-    let needle = path_str(dir).to_string();
-    fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(&needle))
-                .unwrap_or(false)
-                && !fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .unwrap_or_default()
-                    .contains(") Z ")
-        })
-        .collect()
+    let mut pids = crate::common::processes_with(path_str(dir));
+    pids.retain(|&pid| crate::common::alive(pid));
+    pids
 }
 
 #[test]

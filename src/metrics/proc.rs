@@ -169,7 +169,7 @@ fn read_process(
             }
             // A zombie, or a process gone since its stat was read (a parallel worker that
             // ended with the step), holds no memory: its PSS is known, zero.
-            None if stat.state == 'Z' || p.stat().is_err() => c.pss_known = true,
+            None if !running(p.pid as u32) => c.pss_known = true,
             None => {}
         }
     }
