@@ -61,6 +61,10 @@ mod data;
 /// panics, and leaves no broken results file.
 mod bad_input;
 
+/// Hostile and faulty input, grouped by cause (issue 38): planted links and devices, files
+/// ibench did not create, imports, datasets, experiment files, Markdown, flags.
+mod hostile;
+
 /// `ibench tpcc`: sysbench-tpcc's cardinalities after a one-warehouse load, the consistency
 /// conditions after a run, the mix and the rollbacks, on SQLite, PostgreSQL, MariaDB InnoDB
 /// and MyRocks; bad flags refused in one line.
