@@ -22,7 +22,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use rand::Rng;
@@ -74,6 +74,98 @@ pub fn write_atomic(
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Writes a file the user named (`report -o`, `history -o`) whole, without replacing
+/// anything that is not a file: a regular file, a link another user may have planted
+/// (replaced, never followed) or nothing is written as [`write_atomic`] does; a character
+/// device or a FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is written through, never
+/// renamed over (as root that would replace `/dev/null` with a file); anything else (a
+/// directory, a block device, a socket) is refused. A link is followed only to reach a
+/// device or FIFO, and only when no other user could have made it: it is root's or ibench's
+/// user's, in a directory nobody else can write to (`/dev/stdout` is such a link).
+pub fn write_output(
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let node = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return write_atomic(path, mode, write),
+        other => other?,
+    };
+    let kind = node.file_type();
+    let stream = |t: fs::FileType| t.is_char_device() || t.is_fifo();
+    if kind.is_file() {
+        return write_atomic(path, mode, write);
+    }
+    if kind.is_symlink() {
+        let trusted = (node.uid() == euid() || node.uid() == 0)
+            && path.parent().is_some_and(|dir| {
+                let dir = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                dir_access(dir).is_ok_and(|a| a == DirAccess::Private)
+            });
+        if trusted && fs::metadata(path).is_ok_and(|m| stream(m.file_type())) {
+            return write_through(path, false, write);
+        }
+        return write_atomic(path, mode, write);
+    }
+    if stream(kind) {
+        return write_through(path, true, write);
+    }
+    Err(io::Error::other(format!(
+        "it is {}, not a file",
+        node_kind(kind)
+    )))
+}
+
+/// Writes into the character device or FIFO at `path` (never through a link when
+/// `no_follow`):
+/// opened without creating or truncating anything, and without waiting for a reader (a FIFO
+/// nobody reads is an error, not a hang).
+fn write_through(
+    path: &Path,
+    no_follow: bool,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let flags = libc::O_NONBLOCK | libc::O_CLOEXEC | if no_follow { libc::O_NOFOLLOW } else { 0 };
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => io::Error::other("it is a FIFO that nobody reads"),
+            _ => e,
+        })?;
+    let meta = file.metadata()?;
+    if !(meta.file_type().is_char_device() || meta.file_type().is_fifo()) {
+        return Err(io::Error::other("it changed while being opened"));
+    }
+    // Writes wait for a slow reader as they would on any pipe.
+    nix::fcntl::fcntl(
+        &file,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+    )
+    .map_err(io::Error::from)?;
+    let mut out = BufWriter::new(file);
+    write(&mut out)?;
+    out.flush()
+}
+
+/// What a node that is not a regular file is, for messages.
+fn node_kind(kind: fs::FileType) -> &'static str {
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Opens the log `path` for appending, creating it (mode 0600) when missing. An existing

@@ -71,7 +71,8 @@ pub fn render_by(
 }
 
 /// Writes `text` to `path` atomically (a new temporary file, then rename: see `safe_fs`),
-/// in a directory no other user can replace it in.
+/// in a directory no other user can replace it in; a device or FIFO is written through
+/// (`safe_fs::write_output`).
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let dir = path
         .parent()
@@ -81,7 +82,7 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
         // (A directory that cannot be read is named by the write's own error below.)
         crate::safe_fs::check_dir(dir, "the report's directory")?;
     }
-    crate::safe_fs::write_atomic(path, 0o644, |f| f.write_all(text.as_bytes()))
+    crate::safe_fs::write_output(path, 0o644, |f| f.write_all(text.as_bytes()))
         .map_err(|e| UsageError::new(format!("cannot write {}: {e}", path.display())))?;
     Ok(())
 }
