@@ -13,6 +13,9 @@ pub struct Located {
     pub key: String,
     /// `file:line`.
     pub at: String,
+    /// Written in a file not every user may read: a server's message about it, which may
+    /// quote its value, is not shown.
+    pub private: bool,
 }
 
 /// One server configuration to check.
@@ -70,12 +73,37 @@ pub fn check_all(checks: &[SettingsCheck]) -> Vec<SettingProblem> {
             continue;
         }
         for p in family.check_settings(&mine) {
+            let p = hide_private(&mine, p);
             if !problems.contains(&p) {
                 problems.push(p);
             }
         }
     }
     problems
+}
+
+/// `p` as shown: for a setting written in a private file (see [`Located::private`]), only its
+/// name; the server's own words may quote the file's text.
+fn hide_private(checks: &[&SettingsCheck], p: SettingProblem) -> SettingProblem {
+    let private = checks.iter().find_map(|c| {
+        let l = c.settings.iter().find(|l| l.private && l.at == p.at)?;
+        Some((c.server.kind, l))
+    });
+    match private {
+        Some((kind, l)) => SettingProblem {
+            message: format!(
+                "{} rejects setting {}: what it said is not shown (the file is not \
+                 readable by every user, and the message may quote it)",
+                // The family's own word ("mariadb rejects setting x: ...") where it has one.
+                p.message
+                    .split_once(" rejects setting ")
+                    .map_or(kind.to_string(), |(who, _)| who.to_string()),
+                normalize(&l.key)
+            ),
+            at: p.at,
+        },
+        None => p,
+    }
 }
 
 /// Normal form of a setting name for comparisons: lowercase, `-` as `_`.

@@ -229,6 +229,7 @@ impl CellSettings {
             located.push(Located {
                 key: cache.name.to_string(),
                 at: p.source.at_span(span.clone()),
+                private: false,
             });
         }
         for (k, v, at) in &r.options {
@@ -240,6 +241,7 @@ impl CellSettings {
             located.push(Located {
                 key: k.clone(),
                 at: at.clone(),
+                private: false,
             });
         }
         CellSettings { options, located }

@@ -28,6 +28,9 @@ pub(super) struct Fragment {
     pub first_line: usize,
     /// Set when the fragment is a file.
     pub file: Option<PathBuf>,
+    /// A file not every user may read: what a server says of its lines (which may quote
+    /// their values) is not shown.
+    pub private: bool,
 }
 
 impl Fragment {
@@ -41,10 +44,20 @@ impl Fragment {
                 Some(Located {
                     key,
                     at: format!("{}:{}", self.path, self.first_line + i),
+                    private: self.private,
                 })
             })
             .collect()
     }
+}
+
+/// Whether `key` can be a setting's name: letters, digits, `_`, `-`, `.` (MariaDB's
+/// `loose-...`, PostgreSQL's `custom.name`), and at most 128 of them.
+fn name_shaped(key: &str) -> bool {
+    key.len() <= 128
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 /// The key of a config-file line (`key = value`, `key=value`, `key value`), if it is one.
@@ -156,18 +169,16 @@ fn add_fragments(
         );
     }
     if let Some(f) = &c.file {
-        let path = dir.join(f.get_ref());
-        match crate::bounded::read_to_string(&path, limits::MAX_FILE_BYTES) {
-            Ok(text) => r.fragments.push(Fragment {
-                text,
-                path: path.display().to_string(),
-                first_line: 1,
-                file: Some(path),
-            }),
-            Err(e) => p.at(
-                f,
-                format!("config {name}: cannot read file {}: {e}", path.display()),
-            ),
+        match read_fragment(dir, f.get_ref()) {
+            Ok(fragment) => r.fragments.push(fragment),
+            Err(FragmentError::At(line, message)) => {
+                // The file's own line, never its text: it may be a file the user cannot read.
+                p.push(
+                    format!("{}:{line}", dir.join(f.get_ref()).display()),
+                    format!("config {name}: {message}"),
+                );
+            }
+            Err(FragmentError::File(message)) => p.at(f, format!("config {name}: {message}")),
         }
     }
     if let Some(t) = &c.text {
@@ -180,6 +191,7 @@ fn add_fragments(
             path: source.path.display().to_string(),
             first_line: source.line_of(start) + skip,
             file: None,
+            private: false,
         });
     }
     if r.fragments.iter().map(|f| f.text.len()).sum::<usize>() > limits::MAX_CONFIG_TEXT {
@@ -192,6 +204,59 @@ fn add_fragments(
         );
         r.fragments.clear();
     }
+}
+
+/// Why a config's file was not taken.
+enum FragmentError {
+    /// About the file as a whole.
+    File(String),
+    /// About its line (1-based).
+    At(usize, String),
+}
+
+/// Reads the config fragment `given` (as the experiment names it): a relative path lies in
+/// the experiment's directory `dir` (after `..` and links are resolved), else it is refused;
+/// an absolute one may be anywhere. Every setting line must start with a setting's name: a
+/// file that is not a config fragment (`/etc/shadow`) is refused at its first such line,
+/// without its text.
+fn read_fragment(dir: &Path, given: &str) -> Result<Fragment, FragmentError> {
+    let path = dir.join(given);
+    let cannot = |e: std::io::Error| {
+        FragmentError::File(format!("cannot read file {}: {e}", path.display()))
+    };
+    if Path::new(given).is_relative() {
+        let base = dir.canonicalize().map_err(cannot)?;
+        let real = path.canonicalize().map_err(cannot)?;
+        if !real.starts_with(&base) {
+            return Err(FragmentError::File(format!(
+                "file {given} is outside the experiment's directory {}: give its absolute \
+                 path to use a file there",
+                base.display()
+            )));
+        }
+    }
+    let text = crate::bounded::read_to_string(&path, limits::MAX_FILE_BYTES).map_err(cannot)?;
+    for (i, line) in text.lines().enumerate() {
+        if setting_key(line).is_some_and(|k| !name_shaped(&k)) {
+            return Err(FragmentError::At(
+                i + 1,
+                format!(
+                    "line {} of file {given} is not a setting (`name = value`, a name of \
+                     letters, digits, '_', '-' and '.'); the line is not shown",
+                    i + 1
+                ),
+            ));
+        }
+    }
+    use std::os::unix::fs::MetadataExt;
+    let private = std::fs::metadata(&path).map_or(true, |m| m.mode() & 0o004 == 0);
+    Ok(Fragment {
+        text,
+        path: path.display().to_string(),
+        first_line: 1,
+        file: Some(path),
+        private,
+    })
 }
 
 /// Adds `c`'s options after its parents', each replacing an earlier one of the same key; an
