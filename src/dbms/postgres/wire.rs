@@ -110,6 +110,8 @@ pub struct PgWire {
     socket: Socket,
     out: BytesMut,
     input: BytesMut,
+    /// What the socket's reads go into, zeroed once (see `next`).
+    scratch: Box<[u8]>,
     ranges: Vec<Option<std::ops::Range<usize>>>,
     statements: usize,
 }
@@ -142,6 +144,7 @@ impl PgWire {
             socket,
             out: BytesMut::with_capacity(8192),
             input: BytesMut::with_capacity(16384),
+            scratch: vec![0; 16384].into_boxed_slice(),
             ranges: Vec::new(),
             statements: 0,
         };
@@ -223,19 +226,11 @@ impl PgWire {
             if let Some(m) = Message::parse(&mut self.input)? {
                 return Ok(m);
             }
-            if self.input.capacity() - self.input.len() < 4096 {
-                self.input.reserve(16384);
-            }
-            let len = self.input.len();
-            // SAFETY: the bytes between len and capacity are only exposed to read(), which
-            // writes them; only the n bytes it reports are kept.
-            unsafe {
-                self.input.set_len(self.input.capacity());
-            }
-            let n = self.socket.read(&mut self.input[len..]);
-            let got = *n.as_ref().unwrap_or(&0);
-            unsafe {
-                self.input.set_len(len + got);
+            // Read into a buffer zeroed once (never uninitialised bytes behind a `&mut [u8]`),
+            // then append what came: a copy of the bytes read, small beside a round trip.
+            let n = self.socket.read(&mut self.scratch[..]);
+            if let Ok(got) = n {
+                self.input.extend_from_slice(&self.scratch[..got]);
             }
             match n {
                 Ok(0) => {
