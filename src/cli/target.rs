@@ -362,6 +362,9 @@ impl TargetArgs {
             None => None,
         };
         let kind = self.dbms_kind(url.as_ref())?;
+        if kind.embedded() {
+            self.refuse_server_flags(kind)?;
+        }
         if let Some(path) = &self.path {
             check_database_path(kind, path)?;
         }
@@ -428,6 +431,26 @@ impl TargetArgs {
             cooldown_s: self.cooldown,
             no_sampling: self.no_sampling,
         })
+    }
+
+    /// Refuses the flags that only a server (or its client connections) has, given for the
+    /// embedded `kind`: they used to be ignored without a word.
+    fn refuse_server_flags(&self, kind: DbmsKind) -> Result<(), UsageError> {
+        let given = [
+            (self.server_pid.is_some(), "--server-pid"),
+            (self.server_pid_file.is_some(), "--server-pid-file"),
+            (self.data_dir.is_some(), "--data-dir"),
+            (self.allow_server_changes, "--allow-server-changes"),
+            (self.client_threads.is_some(), "--client-threads"),
+            (self.client_io.is_some(), "--client-io"),
+        ];
+        match given.iter().find(|(g, _)| *g) {
+            Some((_, flag)) => Err(UsageError::new(format!(
+                "{flag} is for a server DBMS; {kind} runs inside ibench (a thread per \
+                 connection, its figures are ibench's own): drop {flag}"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// The managed server to start, when --server is given.
