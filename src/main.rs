@@ -32,6 +32,14 @@ fn main() -> ExitCode {
     // it writes through output::stdout (an error) or with print! (a panic, silenced by the
     // hook and caught here after the command's clean-up ran as the panic unwound).
     stdout::install_hook();
+    // A guard that sets a server's setting back if this ibench's parent is killed (see
+    // dbms::mysql::guard): not a command for users, so not in the parser.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == ibench::dbms::mysql::guard::COMMAND)
+    {
+        return ibench::dbms::mysql::guard::serve();
+    }
     let cli = ibench::cli::parse_args();
     // Passwords in --url / --results leave `ps` now that clap has its own copy.
     ibench::cli::argv::hide_passwords();

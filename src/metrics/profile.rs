@@ -8,6 +8,7 @@
 
 use std::fs;
 use std::io::{BufReader, Read};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -85,13 +86,24 @@ impl Profiler {
         let data = self.dir.join(format!("{stem}.perf.data"));
         let log = self.dir.join(format!("{stem}.perf.log"));
         let pid_list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
-        let child = Command::new(perf_binary())
-            .args(["record", "-g", "-F", FREQUENCY, "-q", "-o"])
+        let mut cmd = Command::new(perf_binary());
+        cmd.args(["record", "-g", "-F", FREQUENCY, "-q", "-o"])
             .arg(&data)
             .args(["-p", &pid_list.join(",")])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(fs::File::create(&log).context("perf's log")?)
+            .stderr(fs::File::create(&log).context("perf's log")?);
+        // perf attached to a server ibench did not start would outlive a killed ibench (kill
+        // -9) for good: it gets SIGTERM when the thread that started it ends (this step's
+        // sampler, which stops it before it ends) and writes its data and exits.
+        // SAFETY: prctl is async-signal-safe; it runs in the child after fork, before exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM)
+                    .map_err(std::io::Error::from)
+            });
+        }
+        let child = cmd
             .spawn()
             .map_err(|e| anyhow::anyhow!("cannot run perf ({e}): apt-get install linux-perf"))?;
         let mut rec = Recording { child, data, log };

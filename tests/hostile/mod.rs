@@ -25,3 +25,7 @@ mod experiment_files;
 
 /// Flags: exits of `dataset`, flags that do not apply to the target.
 mod cli;
+
+/// Faults: ibench killed (-9) while perf is attached to a server it did not start, or while a
+/// global setting of such a server is changed for a moment.
+mod faults;

@@ -11,6 +11,7 @@ pub mod compaction;
 mod connection;
 mod galera;
 mod gauges;
+pub mod guard;
 mod replication;
 mod session;
 mod settle;
@@ -356,16 +357,28 @@ impl Mysql {
         let Some(old) = old.and_then(|v| v.parse::<f64>().ok()) else {
             return Ok(String::new());
         };
+        let restore = format!("SET GLOBAL innodb_max_dirty_pages_pct = {old}");
+        // Set back by a guard process if ibench is killed before it sets it back itself.
+        let guard = match guard::Guard::start(&self.opts, restore.clone()) {
+            Ok(g) => g,
+            Err(e) => return Ok(format!(", dirty-page flush skipped ({e:#})")),
+        };
         if conn
             .query_drop("SET GLOBAL innodb_max_dirty_pages_pct = 0")
             .is_err()
         {
+            guard.disarm();
             return Ok(", dirty-page flush skipped (needs SUPER)".to_string());
         }
-        // Restore the setting whatever happened while waiting (an interrupt ends the wait);
-        // only a kill of ibench meanwhile leaves it at 0 (docs/reliability.md).
+        // Restore the setting whatever happened while waiting (an interrupt ends the wait).
         let waited = wait_for_clean_pool(conn);
-        let restored = conn.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct = {old}"));
+        let restored = conn.query_drop(&restore);
+        if restored.is_ok() {
+            guard.disarm();
+        } else {
+            // The guard tries again on a connection of its own.
+            drop(guard);
+        }
         let dirty = waited?;
         restored.context("restore innodb_max_dirty_pages_pct")?;
         Ok(format!(
