@@ -160,7 +160,7 @@ pub struct TargetArgs {
     pub write_existing: bool,
     /// Let the maintenance pause change the global settings of a server ibench did not start,
     /// for a moment (InnoDB: innodb_max_dirty_pages_pct = 0 until the buffer pool is flushed,
-    /// then set back; if ibench is killed meanwhile, set it back by hand). Without it the
+    /// then set back, by a guard process if ibench is killed meanwhile). Without it the
     /// pause changes no setting of such a server.
     #[arg(long, conflicts_with = "server")]
     pub allow_server_changes: bool,
