@@ -51,18 +51,31 @@ fn dir_with_mode(bench: &Bench, name: &str, mode: u32) -> PathBuf {
     dir
 }
 
+/// What SQLite keeps beside a database.
+const SIDE_FILES: [&str; 3] = ["-wal", "-shm", "-journal"];
+
 /// `ibench run` of one small load on `path`.
 fn load_into(bench: &Bench, path: &Path) -> Outcome {
-    bench.run(&[
-        "--path",
-        path_str(path),
-        "--steps",
-        "l.i0",
-        "--l0-rows",
-        "200",
-        "--clients",
-        "1",
-    ])
+    load_into_with(bench, path, &[])
+}
+
+/// [`load_into`] with `more` flags.
+fn load_into_with(bench: &Bench, path: &Path, more: &[&str]) -> Outcome {
+    let args = [
+        &[
+            "--path",
+            path_str(path),
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "200",
+            "--clients",
+            "1",
+        ][..],
+        more,
+    ]
+    .concat();
+    bench.run(&args)
 }
 
 #[test]
@@ -87,6 +100,8 @@ fn a_link_planted_at_path_or_beside_it_is_never_followed() {
             line.contains("--path") && line.contains("ib.sqlite"),
             "{line}"
         );
+        let why = if mode == 0o777 { "other users" } else { "link" };
+        assert!(line.contains(why), "{line}");
         assert_eq!(fs::read(&victim).unwrap(), before, "the link was followed");
         assert!(!bench.path("root.sqlite-wal").exists());
     }
@@ -95,7 +110,7 @@ fn a_link_planted_at_path_or_beside_it_is_never_followed() {
     // the names, in a sticky directory: refused, the victim untouched.
     let shared = dir_with_mode(&bench, "sticky", 0o1777);
     let db = shared.join("ib.sqlite");
-    for suffix in ["", "-wal", "-shm", "-journal"] {
+    for suffix in [""].into_iter().chain(SIDE_FILES) {
         let at = format!("{}{suffix}", db.display());
         for plant in [&["ln", "-s", path_str(&victim), &at][..], &["touch", &at]] {
             let (ok, text) = as_nobody(plant[0], &plant[1..]);
@@ -107,7 +122,7 @@ fn a_link_planted_at_path_or_beside_it_is_never_followed() {
             );
             assert_eq!(fs::read(&victim).unwrap(), before, "{plant:?}");
             fs::remove_file(&at).unwrap();
-            for other in ["", "-wal", "-shm", "-journal"] {
+            for other in [""].into_iter().chain(SIDE_FILES) {
                 let name = format!("{}{other}", db.display());
                 assert!(!Path::new(&name).exists(), "{plant:?} left {name}");
             }
@@ -120,6 +135,28 @@ fn a_link_planted_at_path_or_beside_it_is_never_followed() {
     assert!(meta.is_file() && meta.uid() == 0, "{meta:?}");
     // And a run on it again (ibench's own file there now) works.
     load_into(&bench, &db).result();
+    for suffix in SIDE_FILES {
+        let name = format!("{}{suffix}", db.display());
+        assert!(!Path::new(&name).exists(), "{name} left behind");
+    }
+
+    // A database of root's own there in rollback-journal mode: its -journal name is free
+    // between two transactions, so it is used there only in WAL mode, when asked.
+    let mine = shared.join("mine.sqlite");
+    rollback_database(
+        &mine,
+        "CREATE TABLE other (x); INSERT INTO other VALUES (1);",
+    );
+    let kept = fs::read(&mine).unwrap();
+    let line = refusal(&load_into(&bench, &mine));
+    assert!(
+        line.contains("journal mode") && line.contains("journal_mode=wal"),
+        "{line}"
+    );
+    assert!(fs::read(&mine).unwrap() == kept);
+    let wal = ["--sqlite-pragma", "journal_mode=wal"];
+    load_into_with(&bench, &mine, &wal).result();
+    assert_eq!(header_modes(&mine), [2, 2]);
 
     // A link given as --path in a private directory is refused too: name the file itself.
     let private = bench.path("link.sqlite");
