@@ -131,12 +131,15 @@ pub struct TargetArgs {
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub server_start_timeout: u64,
     /// Database file of an embedded DBMS. Default: a fresh file under --out, removed after the
-    /// run unless --keep-data.
+    /// run unless --keep-data. Not a symbolic link; in a directory others can write to, only a
+    /// sticky one (as /tmp), and there only ibench's own files at its names.
     #[arg(long, value_name = "FILE")]
     pub path: Option<PathBuf>,
     /// Setting of an embedded DBMS, applied on every connection after ibench's defaults (an
-    /// SQLite pragma: journal_mode=WAL and synchronous=NORMAL are the defaults; a RocksDB
-    /// option, or block_cache_size, block_cache_num_shard_bits, sync); repeatable.
+    /// SQLite pragma: synchronous=NORMAL is a default, and journal_mode=WAL on a file ibench
+    /// creates; a database of yours keeps its journal mode unless journal_mode is given here,
+    /// and the results say whether ibench changed it; a RocksDB option, or block_cache_size,
+    /// block_cache_num_shard_bits, sync); repeatable.
     #[arg(
         long = "sqlite-pragma",
         visible_aliases = ["db-option", "rocksdb-option"],

@@ -8,10 +8,11 @@
 //! not cause. Time spent waiting counts in the operation's response time.
 
 mod connection;
+mod file;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -54,7 +55,7 @@ impl Descriptor for SqliteDescriptor {
     }
 
     fn about(&self) -> &'static str {
-        "embedded SQLite (bundled with ibench), WAL mode"
+        "embedded SQLite (bundled with ibench), WAL mode on the files ibench creates"
     }
 
     fn embedded(&self) -> bool {
@@ -66,9 +67,8 @@ impl Descriptor for SqliteDescriptor {
     }
 
     fn data_paths(&self, path: &std::path::Path) -> Vec<PathBuf> {
-        // The database file and what SQLite keeps beside it in WAL mode.
-        ["", "-wal", "-shm"]
-            .iter()
+        // The database file and what SQLite keeps beside it.
+        [""].into_iter().chain(file::SIDE_FILES)
             .map(|suffix| PathBuf::from(format!("{}{suffix}", path.display())))
             .collect()
     }
@@ -130,8 +130,8 @@ impl Descriptor for SqliteDescriptor {
     }
 }
 
-/// Pragmas ibench applies before the user's own: WAL, as the Insert Benchmark expects, and the
-/// synchronous level SQLite recommends with WAL.
+/// Pragmas ibench applies before the user's own: WAL, as the Insert Benchmark expects (on a
+/// file ibench created only: see `file`), and the synchronous level SQLite recommends with WAL.
 pub const DEFAULT_PRAGMAS: &[(&str, &str)] = &[("journal_mode", "WAL"), ("synchronous", "NORMAL")];
 
 /// Pragmas read back into the run's results as the effective settings.
@@ -151,7 +151,16 @@ const SETTINGS_PRAGMAS: &[&str] = &[
 
 /// An SQLite database file.
 pub struct Sqlite {
+    /// `--path` as given (shown in the results).
     path: PathBuf,
+    /// The same file under its directory's real path: what SQLite opens, never following a link.
+    open_path: PathBuf,
+    /// Whether ibench sets the journal mode, and what the file's was.
+    journal: file::JournalPlan,
+    /// In a directory others can write to: a connection open for the run, so that SQLite keeps
+    /// the `-wal` and `-shm` files ibench made its own instead of removing them between
+    /// connections.
+    _keeper: Option<Mutex<RawConnection>>,
     pragmas: Vec<(String, String)>,
     busy_timeout: Duration,
     plain: bool,
@@ -206,37 +215,62 @@ impl Sqlite {
                 )));
             }
         }
-        let db = Sqlite {
+        let checked = file::check_path(&path)?;
+        let asked = pragmas
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("journal_mode"))
+            .map(|(_, v)| v.clone());
+        let journal = file::journal_plan(&checked.open_path, asked.is_some()).map_err(|e| {
+            UsageError::new(format!(
+                "cannot use {} as an SQLite database: {e:#}",
+                path.display()
+            ))
+        })?;
+        if checked.shared {
+            file::refuse_rollback_journal(&path, &journal, asked.as_deref())?;
+            file::claim(&checked.open_path)?;
+        }
+        let mut db = Sqlite {
             path,
+            open_path: checked.open_path,
+            journal,
+            _keeper: None,
             pragmas,
             busy_timeout: Duration::from_millis(busy_timeout_ms),
             plain,
             counters: Arc::default(),
         };
         // The first open checks the file and the pragmas: what fails here is the user's input.
-        db.open_raw().map_err(|e| {
+        let first = db.open_raw().map_err(|e| {
             UsageError::new(format!(
                 "cannot use {} as an SQLite database: {e:#}",
                 db.path.display()
             ))
         })?;
+        if checked.shared {
+            first.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+            db._keeper = Some(Mutex::new(first));
+        }
         Ok(db)
     }
 
     fn open_raw(&self) -> Result<RawConnection> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut conn = RawConnection::open_with_flags(&self.path, flags)
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let mut conn = RawConnection::open_with_flags(&self.open_path, flags)
             .with_context(|| format!("cannot open SQLite database {}", self.path.display()))?;
         install_busy_handler(&mut conn, self.busy_timeout)?;
         // A user's pragma replaces ibench's default of the same name (not applied after it:
         // switching journal_mode to WAL and back on every new connection needs a lock that
         // another connection's write holds, and fails at once).
         let user = self.pragmas.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        // The default journal mode only on a file ibench created (see `file`).
         let defaults = DEFAULT_PRAGMAS
             .iter()
             .filter(|(d, _)| !self.pragmas.iter().any(|(n, _)| n.eq_ignore_ascii_case(d)))
+            .filter(|(d, _)| *d != "journal_mode" || self.journal.default_applies())
             .map(|(n, v)| (*n, *v));
         for (name, value) in defaults.chain(user) {
             if name.eq_ignore_ascii_case("journal_mode") {
@@ -414,6 +448,11 @@ impl Dbms for Sqlite {
             };
             settings.insert((*name).to_string(), text);
         }
+        let now = settings.get("journal_mode").cloned().unwrap_or_default();
+        settings.insert(
+            "journal_mode_changed".to_string(),
+            self.journal.describe(&now),
+        );
         // ibench's busy handler replaces SQLite's, so `PRAGMA busy_timeout` reads 0.
         settings.insert(
             "busy_timeout".to_string(),
