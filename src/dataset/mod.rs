@@ -283,25 +283,58 @@ fn rename_new(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Restores `dataset` into the new directory `to` (files owned by `owner`, a managed
-/// server's account): cloned where the file system allows it, else copied.
+/// server's account): cloned where the file system allows it, else copied, then checked
+/// against the manifest's SHA-256 before anything uses it. A restore that fails (a link in
+/// the dataset, files that are not what was saved, a full disk) removes `to` again; one of
+/// the dataset's own is a [`UsageError`] naming it.
 pub fn restore(dataset: &Dataset, to: &Path, owner: Option<(u32, u32)>) -> Result<Restored> {
+    let name = &dataset.manifest.name;
     let start = Instant::now();
     let options = copy::CopyOptions { owner, sync: false };
-    let copied = copy::copy_tree(&dataset.data(), to, options).with_context(|| {
-        format!(
-            "cannot restore dataset {} into {}",
-            dataset.manifest.name,
-            to.display()
-        )
+    let copied = copy::copy_tree(&dataset.data(), to, options).map_err(|e| {
+        let what = format!("cannot restore dataset {name} into {}: {e}", to.display());
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            anyhow::Error::new(UsageError::new(what))
+        } else {
+            anyhow::anyhow!(what)
+        }
     })?;
+    let checked = Instant::now();
+    if let Err(e) = verify(dataset, to) {
+        let _ = fs::remove_dir_all(to);
+        return Err(e);
+    }
     Ok(Restored {
-        name: dataset.manifest.name.clone(),
+        name: name.clone(),
         sha256: dataset.manifest.sha256.clone(),
         files: copied.files,
         bytes: copied.bytes,
         method: copied.method(),
         seconds: start.elapsed().as_secs_f64(),
+        verify_seconds: checked.elapsed().as_secs_f64(),
     })
+}
+
+/// Refuses (one line naming the dataset's manifest) a restored copy `to` whose digest is
+/// not the one `dataset` was saved with: its files were changed or damaged since.
+fn verify(dataset: &Dataset, to: &Path) -> Result<()> {
+    let m = &dataset.manifest;
+    let digest = copy::tree_digest(to)
+        .with_context(|| format!("cannot read the restored {} to check it", to.display()))?;
+    if digest != m.sha256 {
+        return Err(UsageError::new(format!(
+            "dataset {} is not what was saved: its files ({}) have sha256 {digest}, but {} \
+             says {}: they were changed or damaged since; save it again (ibench dataset rm {}, \
+             then ibench dataset save)",
+            m.name,
+            dataset.data().display(),
+            dataset.dir.join("manifest.json").display(),
+            m.sha256,
+            m.name
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
