@@ -73,6 +73,9 @@ pub enum Action {
 
 /// Runs `ibench dataset`.
 pub fn execute(args: &DatasetCommandArgs) -> Result<()> {
+    let (Action::Save { out, .. } | Action::List { out } | Action::Rm { out, .. }) = &args.action;
+    // What saves and removals killed midway left (see dataset::settle).
+    dataset::settle(&dataset::store_dir(out));
     match &args.action {
         Action::Save { name, run, out } => {
             dataset::check_name(name)?;
