@@ -73,11 +73,16 @@ pub enum Action {
 
 /// Runs `ibench dataset`.
 pub fn execute(args: &DatasetCommandArgs) -> Result<()> {
+    let (Action::Save { out, .. } | Action::List { out } | Action::Rm { out, .. }) = &args.action;
+    // What saves and removals killed midway left (see dataset::settle).
+    dataset::settle(&dataset::store_dir(out));
     match &args.action {
         Action::Save { name, run, out } => {
             dataset::check_name(name)?;
             let run = match run {
-                Some(path) => crate::results::file::load(path)?,
+                // A file that is missing or not a run's results is the user's to fix.
+                Some(path) => crate::results::file::load(path)
+                    .map_err(|e| UsageError::new(format!("--run: {e:#}")))?,
                 None => newest_prepared(out)?,
             };
             let source = dataset::source_of(&run)?;
@@ -96,7 +101,9 @@ pub fn execute(args: &DatasetCommandArgs) -> Result<()> {
             Ok(())
         }
         Action::List { out } => {
-            for d in dataset::list(&dataset::store_dir(out)) {
+            let store = dataset::store_dir(out);
+            check_listable(out, &store)?;
+            for d in dataset::list(&store) {
                 let m = &d.manifest;
                 println!(
                     "{}\t{}\t{}\t{} MiB\t{}\t{}",
@@ -111,6 +118,28 @@ pub fn execute(args: &DatasetCommandArgs) -> Result<()> {
             Ok(())
         }
         Action::Rm { name, out } => dataset::remove(&dataset::store_dir(out), name),
+    }
+}
+
+/// Refuses (one line) an `--out` that is not a directory, or whose `datasets` is not one:
+/// listing nothing there would say there are no datasets where none can be. An `--out`
+/// without `datasets` yet has none.
+fn check_listable(out: &Path, store: &Path) -> Result<(), UsageError> {
+    let is_dir = |path: &Path, what: &str| match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(UsageError::new(format!(
+            "{what} {} is not a directory",
+            path.display()
+        ))),
+        Err(e) => Err(UsageError::new(format!(
+            "cannot read {what} {}: {e}",
+            path.display()
+        ))),
+    };
+    is_dir(out, "--out")?;
+    match std::fs::symlink_metadata(store) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        _ => is_dir(store, "the datasets directory"),
     }
 }
 

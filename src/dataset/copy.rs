@@ -48,38 +48,57 @@ pub struct CopyOptions {
 
 /// Copies the directory `from` to the new directory `to` (which must not exist), file by
 /// file: cloned where possible, else copied. A symbolic link or a special file in `from` is
-/// an error (nothing outside the tree is ever reached through it).
+/// an error (nothing outside the tree is ever reached through it; its kind is
+/// `InvalidInput`). A copy that fails removes what it made: `to` and all in it.
 pub fn copy_tree(from: &Path, to: &Path, options: CopyOptions) -> io::Result<Copied> {
-    let mut copied = Copied::default();
-    copy_dir(from, to, options, &mut copied)?;
-    Ok(copied)
-}
-
-fn copy_dir(from: &Path, to: &Path, options: CopyOptions, copied: &mut Copied) -> io::Result<()> {
     let meta = fs::symlink_metadata(from)?;
     if !meta.is_dir() {
-        return Err(io::Error::other(format!(
-            "{} is not a directory",
-            from.display()
-        )));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a directory", from.display()),
+        ));
     }
     crate::safe_fs::create_dir(to)?;
+    let mut copied = Copied::default();
+    let result = fill_dir(from, to, &meta, options, &mut copied);
+    if result.is_err() {
+        // `to` is the directory made above (private, so nobody else put anything in it);
+        // remove_dir_all does not follow links.
+        let _ = fs::remove_dir_all(to);
+    }
+    result.map(|()| copied)
+}
+
+/// Copies the entries of the directory `from` (its metadata `meta`) into the new, empty
+/// directory `to`, then gives `to` the owner and mode `from` has.
+fn fill_dir(
+    from: &Path,
+    to: &Path,
+    meta: &fs::Metadata,
+    options: CopyOptions,
+    copied: &mut Copied,
+) -> io::Result<()> {
     let mut entries: Vec<_> = fs::read_dir(from)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let (src, dst) = (entry.path(), to.join(entry.file_name()));
         let kind = entry.file_type()?;
         if kind.is_dir() {
-            copy_dir(&src, &dst, options, copied)?;
+            let meta = fs::symlink_metadata(&src)?;
+            crate::safe_fs::create_dir(&dst)?;
+            fill_dir(&src, &dst, &meta, options, copied)?;
         } else if kind.is_file() {
             copied.bytes += copy_file(&src, &dst, options, &mut copied.cloned)?;
             copied.files += 1;
         } else {
-            return Err(io::Error::other(format!(
-                "{} is a symbolic link or a special file: a database's files are plain files \
-                 and directories",
-                src.display()
-            )));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a symbolic link or a special file: a database's files are plain \
+                     files and directories",
+                    src.display()
+                ),
+            ));
         }
     }
     if let Some((uid, gid)) = options.owner {
@@ -97,10 +116,10 @@ fn copy_file(from: &Path, to: &Path, options: CopyOptions, cloned: &mut u64) -> 
         .open(from)?;
     let meta = src.metadata()?;
     if !meta.is_file() {
-        return Err(io::Error::other(format!(
-            "{} is not a plain file",
-            from.display()
-        )));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a plain file", from.display()),
+        ));
     }
     let mut dst = crate::safe_fs::create_new(to, meta.mode() & 0o777)?;
     if clone(&src, &dst) {
@@ -190,7 +209,10 @@ mod tests {
         assert!(copy_tree(&src, &dst, CopyOptions::default()).is_err());
         fs::write(dst.join("a"), b"alphA").unwrap();
         assert_ne!(tree_digest(&src).unwrap(), tree_digest(&dst).unwrap());
-        std::os::unix::fs::symlink("/etc/passwd", src.join("link")).unwrap();
-        assert!(copy_tree(&src, &dir.path().join("dst2"), CopyOptions::default()).is_err());
+        // A link (after the files, in name order): refused, and what was copied removed.
+        std::os::unix::fs::symlink("/etc/passwd", src.join("zz")).unwrap();
+        let refused = copy_tree(&src, &dir.path().join("dst2"), CopyOptions::default());
+        assert_eq!(refused.unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        assert!(!dir.path().join("dst2").exists());
     }
 }

@@ -7,12 +7,16 @@
 //! data directory (stopped cleanly first), or an embedded database's scratch directory. A
 //! dataset is written under a temporary name beside it (`.NAME.<random>.tmp`) and renamed to
 //! its name only once whole, so a half-saved one is never listed or used; one is removed by
-//! renaming it away first.
+//! renaming it away first. A restore checks the files it restored against the manifest's
+//! digest before the run uses them.
 //!
 //! * `copy.rs` — the tree copy (reflink where the file system allows, else bytes), its
 //!   digest and its sizes.
+//! * `settle.rs` — the store's lock, and the temporary directories of saves and removals
+//!   whose process ended before they finished, removed at the next start.
 
 pub mod copy;
+mod settle;
 mod source;
 
 use std::fs;
@@ -26,6 +30,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::results::dataset::{Method, Restored};
 pub use crate::spec::check_dataset_name as check_name;
 pub use copy::TreeSize;
+pub use settle::{StoreLock, hold, settle};
 pub use source::{Source, source_of};
 
 use crate::error::UsageError;
@@ -201,6 +206,7 @@ pub fn list(store: &Path) -> Vec<Dataset> {
 /// Removes the dataset `name`: renamed away first, so no run can start from half of it.
 pub fn remove(store: &Path, name: &str) -> Result<()> {
     let dataset = open(store, name)?;
+    let _lock = hold(store)?;
     let away = crate::safe_fs::temp_path(&dataset.dir);
     fs::rename(&dataset.dir, &away)
         .with_context(|| format!("cannot remove {}", dataset.dir.display()))?;
@@ -225,6 +231,9 @@ pub fn save(store: &Path, name: &str, source: &Source) -> Result<Dataset> {
         ))
         .into());
     }
+    // Held until the temporary directory is renamed or removed: while it is, no other
+    // ibench takes that directory for a killed save's (see settle.rs).
+    let _lock = hold(store)?;
     let tmp = crate::safe_fs::temp_path(&dir);
     let result = (|| {
         crate::safe_fs::create_dir(&tmp)?;
@@ -283,25 +292,58 @@ fn rename_new(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Restores `dataset` into the new directory `to` (files owned by `owner`, a managed
-/// server's account): cloned where the file system allows it, else copied.
+/// server's account): cloned where the file system allows it, else copied, then checked
+/// against the manifest's SHA-256 before anything uses it. A restore that fails (a link in
+/// the dataset, files that are not what was saved, a full disk) removes `to` again; one of
+/// the dataset's own is a [`UsageError`] naming it.
 pub fn restore(dataset: &Dataset, to: &Path, owner: Option<(u32, u32)>) -> Result<Restored> {
+    let name = &dataset.manifest.name;
     let start = Instant::now();
     let options = copy::CopyOptions { owner, sync: false };
-    let copied = copy::copy_tree(&dataset.data(), to, options).with_context(|| {
-        format!(
-            "cannot restore dataset {} into {}",
-            dataset.manifest.name,
-            to.display()
-        )
+    let copied = copy::copy_tree(&dataset.data(), to, options).map_err(|e| {
+        let what = format!("cannot restore dataset {name} into {}: {e}", to.display());
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            anyhow::Error::new(UsageError::new(what))
+        } else {
+            anyhow::anyhow!(what)
+        }
     })?;
+    let checked = Instant::now();
+    if let Err(e) = verify(dataset, to) {
+        let _ = fs::remove_dir_all(to);
+        return Err(e);
+    }
     Ok(Restored {
-        name: dataset.manifest.name.clone(),
+        name: name.clone(),
         sha256: dataset.manifest.sha256.clone(),
         files: copied.files,
         bytes: copied.bytes,
         method: copied.method(),
         seconds: start.elapsed().as_secs_f64(),
+        verify_seconds: checked.elapsed().as_secs_f64(),
     })
+}
+
+/// Refuses (one line naming the dataset's manifest) a restored copy `to` whose digest is
+/// not the one `dataset` was saved with: its files were changed or damaged since.
+fn verify(dataset: &Dataset, to: &Path) -> Result<()> {
+    let m = &dataset.manifest;
+    let digest = copy::tree_digest(to)
+        .with_context(|| format!("cannot read the restored {} to check it", to.display()))?;
+    if digest != m.sha256 {
+        return Err(UsageError::new(format!(
+            "dataset {} is not what was saved: its files ({}) have sha256 {digest}, but {} \
+             says {}: they were changed or damaged since; save it again (ibench dataset rm {}, \
+             then ibench dataset save)",
+            m.name,
+            dataset.data().display(),
+            dataset.dir.join("manifest.json").display(),
+            m.sha256,
+            m.name
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -333,11 +375,11 @@ mod tests {
         let store = store_dir(dir.path());
         assert!(save(&store, "d1", &source(data.clone())).is_err());
         assert!(list(&store).is_empty());
-        assert_eq!(
-            fs::read_dir(&store).unwrap().count(),
-            0,
-            "no temporary left"
-        );
+        let left: Vec<_> = fs::read_dir(&store)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, [".lock"], "no temporary left");
         assert!(open(&store, "d1").is_err());
 
         fs::remove_file(data.join("planted")).unwrap();

@@ -71,10 +71,15 @@ pub fn start(
             if e.is::<crate::error::Interrupted>() {
                 return Err(e);
             }
-            let what = format!(
-                "{name} server failed to start (log kept at {})",
-                log.display()
-            );
+            // Named only once written: a start refused before the server ran (a dataset of
+            // another version, or changed since its save) has none.
+            let what = match fs::symlink_metadata(&log) {
+                Ok(_) => format!(
+                    "{name} server failed to start (log kept at {})",
+                    log.display()
+                ),
+                Err(_) => format!("{name} server failed to start"),
+            };
             return Err(e.context(what));
         }
     };

@@ -154,6 +154,8 @@ pub fn run_to_out(spec: RunSpec, store: Option<&Path>, options: RunOptions) -> R
     // Runs an earlier ibench left `running` when it was killed: marked abandoned, their
     // scratch data removed.
     crate::results::abandoned::sweep(&out, &store_path);
+    // Temporary directories of dataset saves killed midway.
+    crate::dataset::settle(&crate::dataset::store_dir(&out));
     // Cgroups an ibench killed with kill -9 left behind, once their processes are gone.
     crate::server::cgroup::sweep();
     let file = ResultsFile::create(&out, &stem).map_err(|e| {

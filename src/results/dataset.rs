@@ -40,6 +40,10 @@ pub struct Restored {
     pub bytes: u64,
     /// Reflink, copy, or mixed.
     pub method: Method,
-    /// Seconds the restore took.
+    /// Seconds the restore took, its check included.
     pub seconds: f64,
+    /// Seconds of them spent checking the restored files against the dataset's SHA-256
+    /// (0 in the results of an earlier ibench, which did not check).
+    #[serde(default)]
+    pub verify_seconds: f64,
 }

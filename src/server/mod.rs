@@ -375,7 +375,14 @@ impl ManagedServer {
         let restored = match dataset {
             Some(d) => {
                 let owner = account.as_ref().map(|u| (u.uid.as_raw(), u.gid.as_raw()));
-                Some(crate::dataset::restore(d, &dir.join("data"), owner)?)
+                match crate::dataset::restore(d, &dir.join("data"), owner) {
+                    Ok(restored) => Some(restored),
+                    Err(e) => {
+                        // The restore removed what it copied: `dir`, made above, is empty.
+                        let _ = fs::remove_dir(&dir);
+                        return Err(e);
+                    }
+                }
             }
             None => None,
         };
