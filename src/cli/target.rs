@@ -357,6 +357,9 @@ impl TargetArgs {
                 )));
             }
         }
+        if let Some(label) = &output.label {
+            crate::results::bounds::check_label("--label", label).map_err(UsageError::new)?;
+        }
         let url = match &self.url {
             Some(text) => Some(ServerUrl::parse(text, "")?),
             None => None,
