@@ -2,8 +2,8 @@
 //! elsewhere (`ibench import`) or a flag (`--label`) may say anything, and a report repeats a
 //! label or a host name in every table that names the run: a 50 MB label made `ibench report`
 //! take 23.8 GB of memory. Every text field a report or `list` shows is bounded here, checked
-//! at import ([`check`]) and on the command line ([`check_label`]), so that the work of
-//! everything that reads runs follows their size.
+//! at import ([`check`]) and on the command line ([`check_label`], [`check_setting_flags`]),
+//! so that the work of everything that reads runs follows their size.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +44,28 @@ fn text(field: &str, text: &str, max: usize) -> Result<(), String> {
 /// A label given as `flag` (`--label`), as [`check`] takes it from a document.
 pub fn check_label(flag: &str, label: &str) -> Result<(), String> {
     text(flag, label, MAX_LABEL)
+}
+
+/// Settings given as repeated `flag NAME=VALUE` (`--sqlite-pragma`, `--server-option`), as
+/// [`check`] takes recorded settings.
+pub fn check_setting_flags(flag: &str, pairs: &[(String, String)]) -> Result<(), String> {
+    if pairs.len() > MAX_SETTINGS {
+        return Err(format!(
+            "{flag} is given {} times, more than the {MAX_SETTINGS} allowed",
+            pairs.len()
+        ));
+    }
+    for (name, value) in pairs {
+        if name.len() > MAX_SETTING_NAME {
+            return Err(format!(
+                "{flag} names a setting of {} bytes, more than the {MAX_SETTING_NAME} allowed",
+                name.len()
+            ));
+        }
+        let at = format!("{flag} {}", crate::output::escape::line(name));
+        text(&at, value, MAX_SETTING_VALUE)?;
+    }
+    Ok(())
 }
 
 /// The first text field of `run` beyond its bound, as `field is N bytes, more than the MAX

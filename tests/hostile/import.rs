@@ -183,7 +183,7 @@ fn every_text_field_is_bounded_at_import() {
 }
 
 #[test]
-fn a_label_longer_than_the_bound_is_refused_on_the_command_line() {
+fn a_label_or_setting_longer_than_its_bound_is_refused_on_the_command_line() {
     let bench = Bench::new();
     let long = "x".repeat(4097);
     for cmd in ["run", "micro", "tpcc"] {
@@ -198,6 +198,24 @@ fn a_label_longer_than_the_bound_is_refused_on_the_command_line() {
         );
         assert!(o.new_results.is_empty(), "{cmd}: no results");
     }
+    // Settings given on the command line have the bounds of recorded settings.
+    let value = format!("cache_size={}", "1".repeat(65537));
+    let o = bench.run_raw(
+        &[
+            "run",
+            "--out",
+            path_str(&bench.out()),
+            "--sqlite-pragma",
+            &value,
+        ],
+        &[],
+    );
+    let line = refused(&o);
+    assert!(
+        line.contains("--sqlite-pragma cache_size is 65537 bytes, more than the 65536 allowed"),
+        "{line}"
+    );
+    assert!(o.new_results.is_empty(), "no results");
 }
 
 #[test]
