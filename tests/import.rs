@@ -44,7 +44,7 @@ fn a_document_over_the_size_limit_is_refused_by_its_size() {
 /// Runs `cmd` to completion: what it did, and its peak resident memory in bytes (from the
 /// kernel's accounting of that one child).
 #[allow(clippy::zombie_processes)] // reaped by wait4, which std's wait cannot replace
-fn measured(mut cmd: std::process::Command) -> (Outcome, u64) {
+pub(crate) fn measured(mut cmd: std::process::Command) -> (Outcome, u64) {
     use std::io::Read;
     let mut child = cmd
         .stdin(std::process::Stdio::null())

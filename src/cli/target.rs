@@ -360,6 +360,15 @@ impl TargetArgs {
                 )));
             }
         }
+        if let Some(label) = &output.label {
+            crate::results::bounds::check_label("--label", label).map_err(UsageError::new)?;
+        }
+        for (flag, pairs) in [
+            ("--sqlite-pragma", &self.db_options),
+            ("--server-option", &self.server_options),
+        ] {
+            crate::results::bounds::check_setting_flags(flag, pairs).map_err(UsageError::new)?;
+        }
         let url = match &self.url {
             Some(text) => Some(ServerUrl::parse(text, "")?),
             None => None,

@@ -109,19 +109,12 @@ pub fn step_rows(h: &History, series: &[&Analyzed]) -> (Vec<String>, usize, Rows
     (header, fixed, rows)
 }
 
-/// One step's table; `markdown` escapes what runs' texts could hold of HTML.
-fn step_table(h: &History, series: &[&Analyzed], markdown: bool) -> Table {
+/// One step's table (as text or Markdown, each escaping its cells: see `Table`).
+fn step_table(h: &History, series: &[&Analyzed]) -> Table {
     let (header, fixed, rows) = step_rows(h, series);
-    let esc = |s: String| match markdown {
-        true => s
-            .replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;"),
-        false => s,
-    };
-    let mut t = Table::new(header.into_iter().map(esc)).align_left(1..fixed);
+    let mut t = Table::new(header).align_left(1..fixed);
     for (_, row) in rows {
-        t.row(row.into_iter().map(esc));
+        t.row(row);
     }
     t
 }
@@ -149,15 +142,16 @@ pub fn summary(h: &History) -> String {
 
 /// The history as text tables (`markdown`: Markdown tables).
 pub fn tables(h: &History, markdown: bool) -> String {
+    use crate::output::escape::markdown as md;
     let mut out = if markdown {
-        format!("# ibench history: {}\n\n{}\n", h.name, summary(h))
+        format!("# ibench history: {}\n\n{}\n", md(&h.name), md(&summary(h)))
     } else {
         format!("{}\n", summary(h))
     };
     for (step, series) in h.steps() {
-        let t = step_table(h, &series, markdown);
+        let t = step_table(h, &series);
         if markdown {
-            out.push_str(&format!("\n## step {step}\n\n{}", t.to_markdown()));
+            out.push_str(&format!("\n## step {}\n\n{}", md(step), t.to_markdown()));
         } else {
             out.push_str(&format!("\nstep {step}\n{}", t.to_text()));
         }

@@ -32,15 +32,69 @@ pub fn encode(h: &Histogram<u64>) -> String {
     STANDARD.encode(bytes)
 }
 
-/// Decodes a histogram written by [`encode`].
+/// Most bytes a histogram may inflate to (ibench's own take a few KiB: runs of zero counts
+/// are one varint).
+const MAX_INFLATED: u64 = 16 << 20;
+
+/// Decodes a histogram written by [`encode`]. It may come from anyone (an imported
+/// document): see [`plain_v2`] for what is checked before the decoder allocates.
 pub fn decode(text: &str) -> Result<Histogram<u64>> {
     let bytes = STANDARD
         .decode(text)
         .context("histogram is not valid base64")?;
+    let plain = plain_v2(&bytes)?;
     let h = Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
+        .deserialize(&mut plain.as_ref())
         .map_err(|e| anyhow::anyhow!("histogram cannot be decoded: {e:?}"))?;
     Ok(h)
+}
+
+/// The plain V2 serialization in `bytes` (a V2-deflate one inflated, up to
+/// [`MAX_INFLATED`]), holding as many bytes of counts as its header says: hdrhistogram's
+/// decoder allocates that length (up to 4 GiB) before reading them.
+fn plain_v2(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
+    use std::io::Read;
+    // hdrhistogram's cookies (serialization/mod.rs), not exported.
+    const V2: u32 = 0x1c84_9303 | 0x10;
+    const V2_DEFLATE: u32 = 0x1c84_9304 | 0x10;
+    // Cookie, payload length, normalizing offset, digits (4 bytes each); lowest, highest,
+    // integer-to-double ratio (8 each).
+    const HEADER: usize = 40;
+    let word = |b: &[u8], at: usize| -> Result<usize> {
+        let w = b
+            .get(at..at + 4)
+            .context("histogram cannot be decoded: it is cut short")?;
+        Ok(u32::from_be_bytes([w[0], w[1], w[2], w[3]]) as usize)
+    };
+    let plain = match u32::try_from(word(bytes, 0)?).unwrap_or(0) {
+        V2 => std::borrow::Cow::Borrowed(bytes),
+        V2_DEFLATE => {
+            let compressed = &bytes[8.min(bytes.len())..];
+            let compressed = &compressed[..word(bytes, 4)?.min(compressed.len())];
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(compressed)
+                .take(MAX_INFLATED + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| anyhow::anyhow!("histogram cannot be decoded: {e}"))?;
+            if out.len() as u64 > MAX_INFLATED {
+                anyhow::bail!(
+                    "histogram cannot be decoded: it inflates to more than {} MiB",
+                    MAX_INFLATED >> 20
+                );
+            }
+            std::borrow::Cow::Owned(out)
+        }
+        _ => anyhow::bail!("histogram cannot be decoded: it is not an HDR V2 histogram"),
+    };
+    let payload = word(&plain, 4)?;
+    let held = plain.len().saturating_sub(HEADER);
+    if plain.len() < HEADER || payload > held {
+        anyhow::bail!(
+            "histogram cannot be decoded: its header announces {payload} bytes of counts, it \
+             holds {held}"
+        );
+    }
+    Ok(plain)
 }
 
 pub use crate::results::model::Percentiles;
@@ -89,6 +143,31 @@ pub fn bucket_counts(h: &Histogram<u64>) -> [u64; 10] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_header_announcing_more_counts_than_it_holds_is_refused_before_allocating() {
+        let mut h = new_histogram();
+        h.record(100).unwrap();
+        let mut plain = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&h, &mut plain)
+            .unwrap();
+        assert!(decode(&STANDARD.encode(&plain)).is_ok());
+        // 4 GiB of counts announced: the decoder would allocate them first.
+        plain[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        let e = decode(&STANDARD.encode(&plain)).unwrap_err().to_string();
+        assert!(e.contains("announces 4294967295 bytes"), "{e}");
+        // The same inside a deflate stream.
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut z, &plain).unwrap();
+        let z = z.finish().unwrap();
+        let mut wrapped = (0x1c84_9314u32).to_be_bytes().to_vec();
+        wrapped.extend((z.len() as u32).to_be_bytes());
+        wrapped.extend(z);
+        let e = decode(&STANDARD.encode(&wrapped)).unwrap_err().to_string();
+        assert!(e.contains("announces 4294967295 bytes"), "{e}");
+        assert!(decode("aGVsbG8=").is_err() && decode("").is_err());
+    }
 
     #[test]
     fn encode_decode_round_trip_keeps_every_count() {

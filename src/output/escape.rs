@@ -2,7 +2,9 @@
 //! come from an imported document, i.e. from anyone: printed raw, an escape sequence in a
 //! label could rewrite the screen, the window title or the clipboard (OSC 52), or hide text
 //! (bidirectional overrides). Every control character (C0, DEL, C1) and every bidirectional
-//! control is printed as a visible escape (`\x1b`, `\u{202e}`) instead.
+//! control is printed as a visible escape (`\x1b`, `\u{202e}`) instead. In Markdown
+//! ([`markdown`]), the same text must also not be read as markup: a newline or a pipe would
+//! break a table row, `<script>` would be HTML.
 
 use std::borrow::Cow;
 
@@ -43,6 +45,31 @@ pub fn text(s: &str) -> Cow<'_, str> {
     escape(s, &['\n', '\t'], false)
 }
 
+/// `s` for one Markdown table cell or heading (every Markdown output: reports, `history`):
+/// as [`line`] (every control character shown escaped, newlines included, so a row stays
+/// one row), with `\\`, `|` and `` ` `` backslash-escaped (no column added, no code span)
+/// and `&`, `<`, `>` as HTML entities (no tag, no entity of the text's own).
+pub fn markdown(s: &str) -> Cow<'_, str> {
+    let special = |c: char| matches!(c, '\\' | '|' | '`' | '&' | '<' | '>');
+    if !s.chars().any(special) {
+        return line(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '\\' | '|' | '`' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            _ => out.push(c),
+        }
+    }
+    Cow::Owned(line(&out).into_owned())
+}
+
 /// JSON text from serde (which escapes C0 controls itself) with DEL, C1 and bidirectional
 /// controls escaped too, as JSON `\u` escapes: the same document, safe on a terminal.
 pub fn json(s: &str) -> Cow<'_, str> {
@@ -73,5 +100,17 @@ mod tests {
         assert!(!safe.chars().any(|c| c.is_control() && c != '\n'), "{safe}");
         let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
         assert_eq!(back["l"], "a\u{1b}b\u{9b}c\u{7f}");
+    }
+
+    #[test]
+    fn markdown_is_one_cell_of_plain_text() {
+        assert_eq!(markdown("l.i0 <=256us"), "l.i0 &lt;=256us");
+        assert!(matches!(markdown("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            markdown("a|b\n<script>x</script>"),
+            "a\\|b\\x0a&lt;script&gt;x&lt;/script&gt;"
+        );
+        assert_eq!(markdown("`c` \\| &amp;"), "\\`c\\` \\\\\\| &amp;amp;");
+        assert_eq!(markdown("rtl\u{202e}"), "rtl\\u{202e}");
     }
 }

@@ -1,22 +1,19 @@
-//! The report's tables as Markdown, for pasting into issues.
+//! The report's tables as Markdown, for pasting into issues. Every text, headings included,
+//! goes through `output::escape::markdown` (cells through `Table::to_markdown`): labels and
+//! host names of imported runs may hold anything.
 
+use crate::output::escape;
 use crate::report::model::Report;
 use crate::report::table::Table;
 use crate::report::view::{self, ViewTable};
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 fn table(t: &ViewTable) -> String {
-    let mut out = Table::new(t.header.iter().map(|h| escape(h)));
+    let mut out = Table::new(t.header.iter().cloned());
     for row in &t.rows {
         out.row(row.iter().map(|c| {
-            let mut text = escape(&c.text);
+            let mut text = c.text.clone();
             if !c.sub.is_empty() {
-                text.push_str(&format!(" ({})", escape(&c.sub)));
+                text.push_str(&format!(" ({})", c.sub));
             }
             match c.class.as_str() {
                 "worse" | "better" | "fail" => format!("**{text}**"),
@@ -26,12 +23,12 @@ fn table(t: &ViewTable) -> String {
             }
         }));
     }
-    format!("*{}*\n\n{}", escape(&t.title), out.to_markdown())
+    format!("*{}*\n\n{}", escape::markdown(&t.title), out.to_markdown())
 }
 
 /// Renders every table of the report (no charts) as Markdown.
 pub fn render(report: &Report) -> String {
-    let mut out = format!("# ibench report: base {}\n", escape(&report.base));
+    let mut out = format!("# ibench report: base {}\n", escape::markdown(&report.base));
     if !report.headline.is_empty() {
         out.push_str(
             "\nMarked values (better or worse) are in **bold**: only where the runs support \
@@ -44,9 +41,15 @@ pub fn render(report: &Report) -> String {
     let at = usize::from(sections.first().is_some_and(|s| s.id == "headline"));
     sections.insert(at, crate::report::verdict::section(report));
     for s in sections {
-        // (The verdict's note is one identity line per configuration.)
-        let note = escape(&s.note).replace('\n', "  \n");
-        out.push_str(&format!("\n## {}\n\n{note}\n", s.title));
+        // The verdict's note is one identity line per configuration (each escaping its own
+        // newlines); any other note is one line, whatever a label in it holds.
+        let note = if s.id == "verdict" {
+            let lines: Vec<_> = s.note.split('\n').map(escape::markdown).collect();
+            lines.join("  \n")
+        } else {
+            escape::markdown(&s.note).into_owned()
+        };
+        out.push_str(&format!("\n## {}\n\n{note}\n", escape::markdown(&s.title)));
         for t in &s.tables {
             out.push('\n');
             out.push_str(&table(t));

@@ -80,9 +80,11 @@ impl Table {
         out
     }
 
-    /// A Markdown table (pipes in cells escaped).
+    /// A Markdown table. Cells are text, stored text from anyone included (labels of imported
+    /// runs): each is escaped by [`escape::markdown`] (one row per row, no column added, no
+    /// HTML), so Markdown of a caller's own (`**bold**`) must use none of `\\ | ` & < >`.
     pub fn to_markdown(&self) -> String {
-        let esc = |s: &str| s.replace('|', "\\|");
+        let esc = |s: &str| escape::markdown(s).into_owned();
         let mut out = format!(
             "| {} |\n|{}|\n",
             self.header

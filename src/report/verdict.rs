@@ -12,6 +12,7 @@
 
 use serde::Serialize;
 
+use crate::output::escape;
 use crate::output::format::{micros, rate};
 use crate::report::cells::{Cell, Section, ViewTable, primary};
 use crate::report::compare::stats::MIN_SECONDS;
@@ -144,10 +145,11 @@ pub fn identity(r: &Report, gi: usize) -> String {
     let v = r.verdicts.get(gi);
     let mut parts = vec![g.dbms.clone()];
     // An unlabelled run's configuration is its run id, named at the end.
+    // One line: a label or host name holding a newline is shown escaped.
     if g.runs.len() != 1 || g.runs[0].id != g.name {
-        parts.push(format!("config {}", g.name));
+        parts.push(format!("config {}", escape::line(&g.name)));
     }
-    parts.push(format!("host {}", g.host));
+    parts.push(format!("host {}", escape::line(&g.host)));
     parts.push(format!(
         "{} client{}",
         g.clients,

@@ -3,7 +3,9 @@
 //! part of file names (`<id>.server`, `<id>.data` under `--out`, which an experiment removes
 //! when it reruns a cell), so it must be a plain name; its step names must be the steps its
 //! configuration runs, and its op names ibench's; figures that are durations, rates and shares must be finite and not
-//! negative; and the counts reports index by must agree with each other.
+//! negative; the counts reports index by must agree with each other; every histogram must
+//! decode as reports decode it; and its text fields must be within their bounds
+//! (`results::bounds`).
 
 use crate::results::model::Op;
 use crate::results::model::{RunResult, StepResult};
@@ -16,6 +18,7 @@ pub const MAX_RUN_ID: usize = 128;
 pub fn check(run: &RunResult) -> Result<(), String> {
     check_run_id(&run.run_id)?;
     check_tags(&run.config.tags)?;
+    crate::results::bounds::check(run)?;
     let clients_max = match &run.config.workload {
         WorkloadSpec::InsertBenchmark(w) => w.clients,
         WorkloadSpec::Micro(m) => m.clients.iter().copied().max().unwrap_or(0),
@@ -226,7 +229,7 @@ fn check_clients(at: &str, s: &StepResult) -> Result<(), String> {
 }
 
 /// Each op's results: per-client histograms of the step's clients, as many bucket shares as
-/// bucket labels, each a figure.
+/// bucket labels, each a figure, and every histogram one that decodes.
 fn check_op_results(at: &str, s: &StepResult) -> Result<(), String> {
     for (kind, ops) in [("ops", &s.ops), ("service_time", &s.service_time)] {
         for (op, r) in ops {
@@ -246,9 +249,25 @@ fn check_op_results(at: &str, s: &StepResult) -> Result<(), String> {
             for (i, v) in r.buckets_pct.iter().enumerate() {
                 figure(&format!("{at}.{kind}.{op}.buckets_pct[{i}]"), *v)?;
             }
+            check_histogram(&format!("{at}.{kind}.{op}.histogram"), &r.histogram)?;
+            for (i, c) in r.per_client.iter().enumerate() {
+                let field = format!("{at}.{kind}.{op}.per_client[{i}].histogram");
+                check_histogram(&field, &c.histogram)?;
+            }
         }
     }
     Ok(())
+}
+
+/// A histogram as reports read it: it decodes, and merges into the growing histogram they
+/// merge runs into (decoded one at a time: each takes at most the counts its header asks for,
+/// tens of MB at HDR's largest range and precision).
+fn check_histogram(field: &str, encoded: &str) -> Result<(), String> {
+    use crate::metrics::histogram;
+    let h = histogram::decode(encoded).map_err(|e| format!("{field} does not decode: {e:#}"))?;
+    histogram::new_histogram()
+        .add(&h)
+        .map_err(|e| format!("{field} cannot be merged with other runs' histograms: {e:?}"))
 }
 
 /// A step's cost figures (`at` is the field's path): each finite and not negative.

@@ -1,6 +1,6 @@
 //! `ibench import`: a run's exported document copied into another store (importing it again
-//! replaces the run rather than duplicating it), and documents that are not ibench's or have
-//! a bad field refused.
+//! is refused, and with `--replace` replaces the run rather than duplicating it), and
+//! documents that are not ibench's or have a bad field refused.
 
 use std::fs;
 
@@ -21,10 +21,23 @@ fn import_copies_documents_into_another_store() {
     assert!(out.stdout.contains(&a.run_id));
     let list = store_cmd(&bench, &["list", "--results", path_str(&other)]);
     assert!(list.stdout.contains(&a.run_id), "{}", list.stdout);
-    // Importing again replaces the run rather than duplicating it.
-    store_cmd(
+    // Importing again is refused (the store has the run), and with --replace replaces the
+    // run rather than duplicating it.
+    let again = store_cmd(
         &bench,
         &["import", path_str(&file), "--results", path_str(&other)],
+    );
+    assert_eq!(again.code, Some(2), "{}", again.describe());
+    assert!(again.stderr.contains("--replace"), "{}", again.describe());
+    store_cmd(
+        &bench,
+        &[
+            "import",
+            path_str(&file),
+            "--results",
+            path_str(&other),
+            "--replace",
+        ],
     )
     .assert_success();
     let list = store_cmd(&bench, &["list", "--results", path_str(&other)]);
