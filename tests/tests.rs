@@ -61,6 +61,10 @@ mod data;
 /// panics, and leaves no broken results file.
 mod bad_input;
 
+/// The README's and the guide's commands: each parsed by ibench's own parser, the README's
+/// embedded ones run at a tiny scale.
+mod docs;
+
 /// Hostile and faulty input, grouped by cause (issue 38): planted links and devices, files
 /// ibench did not create, imports, datasets, experiment files, Markdown, flags.
 mod hostile;
