@@ -225,6 +225,9 @@ window.addEventListener('load', () => setTimeout(() => {
   const height = document.documentElement.scrollHeight;
   const width = document.documentElement.scrollWidth;
   const plots = [...document.querySelectorAll('.uplot canvas')].map(size);
+  // Each step's first chart (its throughput) and the whole run's overview, as laid out.
+  const firsts = (window.ibenchPlots || []).filter(p => p && p.length).map(p => size(p[0].root));
+  const overview = window.ibenchOverview ? size(window.ibenchOverview.root) : null;
   // The first step with two charts or more and three seconds: hover the middle of its first
   // chart, then drag across its middle half.
   const step = (window.ibenchPlots || []).find(p => p && p.length >= 2 && p[0].data[0].length >= 3);
@@ -248,7 +251,7 @@ window.addEventListener('load', () => setTimeout(() => {
     document.querySelectorAll('details').forEach(d => d.open = true);
     const sizes = [...document.querySelectorAll('.chart svg')].map(size);
     const lines = document.querySelectorAll('.chart svg polyline').length;
-    document.body.setAttribute('data-probe', JSON.stringify({height, width, plots, hover, zoom, sizes, lines, errors: window.__errors}));
+    document.body.setAttribute('data-probe', JSON.stringify({height, width, plots, firsts, overview, hover, zoom, sizes, lines, errors: window.__errors}));
   }, 50);
 }, 0));
 </script>"#;
@@ -256,7 +259,8 @@ window.addEventListener('load', () => setTimeout(() => {
 /// Opens the report in headless Chromium 1,400 px wide: no console errors (a load the page's
 /// Content Security Policy refused would be one), every chart laid out with a non-zero size,
 /// and a screenshot. Returns the probe: `height` and `width` of the page with its sections
-/// closed, `plots` (the uPlot charts' canvas sizes), `hover` (the mouse over the middle of
+/// closed, `plots` (the uPlot charts' canvas sizes), `firsts` (each step's first chart, its
+/// throughput) and `overview` (the whole run's throughput chart, `null` without one), `hover` (the mouse over the middle of
 /// the first chart of a step of three seconds or more: each of the step's charts' cursor index
 /// `idx` and legend values `legends`, and the step's `full` time range), `zoom` (each chart's
 /// time range after a drag across the middle half of that chart), then, every section opened,

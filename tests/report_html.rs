@@ -192,7 +192,7 @@ fn check_hover_and_zoom(probe: &Value) {
 }
 
 #[test]
-fn a_default_runs_page_puts_the_verdict_first_charts_every_second_and_stays_short() {
+fn a_default_runs_page_puts_the_verdict_first_charts_every_second_at_the_pages_width() {
     let bench = Bench::new();
     // Every default step (the page's height grows with them), short.
     let run = bench
@@ -267,9 +267,24 @@ fn a_default_runs_page_puts_the_verdict_first_charts_every_second_and_stays_shor
     }
     let height = probe["height"].as_u64().unwrap();
     println!("page of a default run: {height} px tall at 1,400 px wide");
-    assert!(height < 4_000, "{height} px tall: {probe}");
-    // Every chart drawn: uPlot draws each on one canvas.
+    // Each step's throughput and response time take the page's width (two 200 px charts,
+    // the other figures beneath): about 600 px a step.
+    assert!(height < 9_000, "{height} px tall: {probe}");
+    // Readable: every step's throughput chart, and the whole run's, at least 800 px wide.
+    let firsts = probe["firsts"].as_array().unwrap();
+    assert!(firsts.len() >= 8, "a throughput chart per step: {probe}");
+    for f in firsts.iter().chain([&probe["overview"]]) {
+        assert!(
+            f[0].as_f64().unwrap() >= 800.0,
+            "a chart {f} narrower than 800 px: {probe}"
+        );
+    }
+    // Every chart drawn: uPlot draws each on one canvas, and the overview on one more.
     let plots = probe["plots"].as_array().unwrap().len();
-    assert_eq!(plots, charts, "a uPlot chart per chart in the JSON");
+    assert_eq!(
+        plots,
+        charts + 1,
+        "a uPlot chart per chart in the JSON, and the overview"
+    );
     check_hover_and_zoom(&probe);
 }

@@ -48,14 +48,100 @@
     };
   }
 
+  // A step's throughput and response time take the page's width; its other figures (CPU,
+  // IO, memory, gauges) sit beneath, several to a row, on the same time axis.
+  function isMain(c) {
+    return c.title === "throughput" || c.title.indexOf("response time") === 0;
+  }
+  function height(c) {
+    return isMain(c) ? 200 : 130;
+  }
+
+  // The Insert Benchmark's overview: every step's throughput over time in one chart, the steps
+  // one after the other (a gap between two), each run's main op (queries in query steps,
+  // inserts in the others).
+  function overview(steps, host) {
+    var x = [], lines = {}, order = [], marks = [], t = 0;
+    steps.forEach(function (step) {
+      var c = step.charts.filter(function (c) { return c.title === "throughput"; })[0];
+      if (!c) return;
+      var own = c.series.filter(function (s) { return !s.right && s.label !== "writer target"; });
+      var re = own.some(function (s) { return /query$/.test(s.label); }) ? /query$/ : /insert$/;
+      var picked = own.filter(function (s) { return re.test(s.label); });
+      if (!picked.length) picked = own.slice(0, 1);
+      if (!picked.length) return;
+      if (x.length) { x.push(t); t += 1; Object.keys(lines).forEach(function (k) { lines[k].values.push(null); }); }
+      marks.push({ t: t, name: step.step });
+      var n = step.x.length;
+      picked.forEach(function (s) {
+        var key = s.label.replace(/ ?(query|insert|[a-z_]+)$/, "") || "throughput";
+        if (!lines[key]) {
+          lines[key] = { label: key, color: s.color, values: x.map(function () { return null; }) };
+          order.push(key);
+        }
+        var l = lines[key];
+        for (var i = 0; i < n; i++) l.values.push(s.values[i] == null ? null : s.values[i]);
+      });
+      for (var i = 0; i < n; i++) x.push(t + i);
+      t += n;
+      Object.keys(lines).forEach(function (k) { while (lines[k].values.length < x.length) lines[k].values.push(null); });
+    });
+    if (marks.length < 2) return null;
+    var box = document.createElement("div");
+    box.className = "tchart main";
+    host.appendChild(box);
+    var title = document.createElement("div");
+    title.className = "ttitle";
+    title.textContent = "throughput of every step (rows/s in loads, queries/s in query steps)";
+    box.appendChild(title);
+    var series = [{ label: "s" }].concat(order.map(function (k) {
+      return { label: lines[k].label, stroke: lines[k].color, width: 1.5, spanGaps: false, points: { show: false }, value: function (u, v) { return v == null ? "-" : num(v); } };
+    }));
+    var stepNames = function (u) {
+      var ctx = u.ctx;
+      ctx.save();
+      ctx.strokeStyle = "#999";
+      ctx.fillStyle = "#444";
+      ctx.font = "11px system-ui, sans-serif";
+      marks.forEach(function (m) {
+        var px = u.valToPos(m.t, "x", true);
+        ctx.beginPath();
+        ctx.moveTo(px, u.bbox.top);
+        ctx.lineTo(px, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+        ctx.fillText(m.name, px + 3, u.bbox.top + 12);
+      });
+      ctx.restore();
+    };
+    var opts = {
+      width: box.clientWidth,
+      height: 240,
+      series: series,
+      axes: [
+        { size: 24, space: 40, font: FONT, incrs: XINCRS },
+        { size: 52, font: FONT, values: function (u, vs) { return vs.map(function (v) { return v == null ? "" : num(v); }); } },
+      ],
+      scales: { x: { time: false }, y: { range: fromZero } },
+      cursor: { drag: { x: true, y: false } },
+      legend: { live: true },
+      hooks: { draw: [stepNames] },
+    };
+    var data = [x].concat(order.map(function (k) { return lines[k].values; }));
+    var plot = new uPlot(opts, data, box);
+    window.addEventListener("resize", function () {
+      plot.setSize({ width: box.clientWidth, height: 240 });
+    });
+    return plot;
+  }
+
   function draw(step, si, host) {
     var plots = [];
     window.ibenchPlots[si] = plots;
     // The boxes first: the page's grid decides how many fit a row, and each chart takes its
     // box's width.
-    var boxes = step.charts.map(function () {
+    var boxes = step.charts.map(function (c) {
       var box = document.createElement("div");
-      box.className = "tchart";
+      box.className = isMain(c) ? "tchart main" : "tchart";
       host.appendChild(box);
       return box;
     });
@@ -90,7 +176,7 @@
       }
       var opts = {
         width: width,
-        height: 130,
+        height: height(c),
         series: series,
         axes: axes,
         scales: {
@@ -107,13 +193,16 @@
     });
     window.addEventListener("resize", function () {
       plots.forEach(function (p, i) {
-        p.setSize({ width: boxes[i].clientWidth, height: 130 });
+        p.setSize({ width: boxes[i].clientWidth, height: height(step.charts[i]) });
       });
     });
   }
 
   // Each step's charts, for whoever inspects the page (the test suite's browser check).
   window.ibenchPlots = [];
+  var first = document.getElementById("ib-overview");
+  window.ibenchOverview = first ? overview(steps, first) : null;
+  if (first && !window.ibenchOverview) first.parentNode.style.display = "none";
   steps.forEach(function (step, si) {
     var host = document.getElementById("tl-" + si);
     if (!host) return;
