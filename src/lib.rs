@@ -25,15 +25,20 @@
 //! * [`safe_fs`] — every file ibench writes, created so that a shared `--out` is safe.
 //! * [`dataset`] — prepared datasets: a loaded database saved under a name and restored
 //!   into the runs that start from it.
+//! * [`doctor`] — what this host can do: each feature ibench may use, found or not, why, and
+//!   what installs it (`ibench doctor`; a cheap form goes into each run's environment).
+//! * [`hide`] — the `IBENCH_TEST_HIDE` test hook: files that count as absent.
 //! * [`cli`] — one file per subcommand.
 
 pub mod bounded;
 pub mod cli;
 pub mod dataset;
 pub mod dbms;
+pub mod doctor;
 pub mod error;
 pub mod experiment;
 pub mod group;
+pub mod hide;
 pub mod history;
 pub mod interrupt;
 pub mod launch;

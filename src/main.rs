@@ -24,6 +24,7 @@ fn dispatch(command: &Command) -> anyhow::Result<()> {
         Command::Experiment(args) => ibench::cli::experiment::execute(args),
         Command::Server(args) => ibench::cli::server::execute(args),
         Command::Host(args) => ibench::cli::host::execute(args),
+        Command::Doctor(args) => ibench::cli::doctor::execute(args),
     }
 }
 

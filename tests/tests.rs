@@ -238,6 +238,12 @@ mod replicas_mariadb;
 /// writes before the reads after them and holds the primary's rows at the end.
 mod replicas_micro;
 
+/// `ibench doctor`: the server binaries with their versions, perf and the cgroup
+/// hierarchies as the test reads them on this host; a file hidden by `IBENCH_TEST_HIDE`
+/// (sysbench) is missing with its `apt-get install`; a run records the checks in its results
+/// and the store, and `ibench show` names what the host lacked.
+mod doctor;
+
 /// A managed MariaDB Galera cluster (`--galera 3`, clients on every node): the Insert
 /// Benchmark and the update microbenchmarks leave the same rows on every node, every node
 /// served queries, per-node wsrep gauges, TLS group communication; bad flags exit 2.

@@ -4,6 +4,7 @@
 pub mod argv;
 pub mod compare;
 pub mod dataset;
+pub mod doctor;
 pub mod experiment;
 pub mod export;
 pub mod history;
@@ -109,6 +110,10 @@ pub enum Command {
     Server(server::ServerArgs),
     /// The hosts of the stored runs (CPU, cores, memory) and their prices per hour.
     Host(host::HostArgs),
+    /// What this host can do: per feature ibench may use (server binaries, perf, cgroups,
+    /// io_uring, sysbench, ...), available or not, why, and the Debian command that installs
+    /// it. Exits 0.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Where the results database is.
@@ -136,6 +141,7 @@ impl Command {
             Command::Compare(a) => Some(&a.store.results),
             Command::History(a) => Some(&a.store.results),
             Command::Host(a) => Some(a.action.store()),
+            Command::Doctor(a) => a.results.as_deref(),
             Command::Server(_) | Command::Dataset(_) => None,
         }
     }

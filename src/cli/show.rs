@@ -56,8 +56,30 @@ pub fn execute(args: &ShowArgs) -> Result<()> {
     let run = load_named(&store, &args.run)?;
     let id = crate::output::escape::line(&run.run_id);
     stdout::print(&format!(
-        "run {id} ({})\n{}",
+        "run {id} ({})\n{}{}",
         format!("{:?}", run.status).to_lowercase(),
-        terminal::summary(&run)
+        terminal::summary(&run),
+        host_features(&run)
     ))
+}
+
+/// One line on what the run's host could do (`ibench doctor`'s checks at the run's start),
+/// naming what it lacked; empty for runs that did not record it.
+fn host_features(run: &RunResult) -> String {
+    let features = &run.environment.host_features;
+    if features.is_empty() {
+        return String::new();
+    }
+    let missing = crate::results::features::missing(features);
+    let lacked = if missing.is_empty() {
+        "nothing missing".to_string()
+    } else {
+        format!("missing: {}", missing.join(", "))
+    };
+    let line = format!(
+        "host features: {} of {} available ({lacked}; `ibench doctor` on that host says why)",
+        features.len() - missing.len(),
+        features.len()
+    );
+    format!("{}\n", crate::output::escape::line(&line))
 }

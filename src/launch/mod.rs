@@ -84,15 +84,13 @@ pub fn check_output(spec: &RunSpec, out: &Path) -> Result<(), UsageError> {
         )));
     }
     let _ = fs::remove_file(&probe);
-    let Ok(st) = nix::sys::statvfs::statvfs(out) else {
+    let Some(free) = crate::metrics::storage::free_bytes(out) else {
         return Ok(()); // cannot tell: the run finds out
     };
-    let free = st.blocks_available().saturating_mul(st.fragment_size());
     let data_root = spec.server.as_ref().and_then(|s| s.data_root.as_deref());
     if let Some(root) = data_root
-        && let Ok(st) = nix::sys::statvfs::statvfs(root)
+        && let Some(free) = crate::metrics::storage::free_bytes(root)
     {
-        let free = st.blocks_available().saturating_mul(st.fragment_size());
         let needed = spec.workload.estimated_db_bytes();
         if free < needed {
             return Err(UsageError::new(format!(

@@ -242,11 +242,11 @@ pub fn file_stem(step: &str) -> String {
 }
 
 /// perf: `IBENCH_PERF` when set, else [`PERF`] when it exists, else `perf` on the PATH.
-fn perf_binary() -> PathBuf {
+pub fn perf_binary() -> PathBuf {
     if let Some(p) = std::env::var_os("IBENCH_PERF") {
         return PathBuf::from(p);
     }
-    if Path::new(PERF).exists() {
+    if crate::hide::exists(Path::new(PERF)) {
         PathBuf::from(PERF)
     } else {
         PathBuf::from("perf")

@@ -152,6 +152,13 @@ pub fn devices_of(path: &Path) -> Vec<String> {
     }
 }
 
+/// Bytes an unprivileged user may still write on the file system holding `path`
+/// (statvfs's available blocks), or `None` when it cannot be told.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let st = nix::sys::statvfs::statvfs(path).ok()?;
+    Some(st.blocks_available().saturating_mul(st.fragment_size()))
+}
+
 /// Where `path` (a directory or file of the database) is stored.
 pub fn storage_of(path: &Path) -> Option<StorageInfo> {
     let m = mount_of(path)?;

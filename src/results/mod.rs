@@ -1,7 +1,7 @@
 //! Results: the versioned JSON model (with a step's per-second series), the file it is
 //! written to (and the lock a run holds beside it), the results database, runs found
 //! abandoned, imported documents checked (and the bounds of a run's text fields), the
-//! environment a run records, and the record of a run made by several client hosts
+//! environment a run records (with what the host could do: `features.rs`), and the record of a run made by several client hosts
 //! (`group.rs`; the group itself is `crate::group`).
 
 pub mod abandoned;
@@ -9,6 +9,7 @@ pub mod bounds;
 pub mod cost;
 pub mod dataset;
 pub mod environment;
+pub mod features;
 pub mod file;
 pub mod group;
 pub mod lock;

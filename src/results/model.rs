@@ -153,6 +153,10 @@ pub struct Environment {
     /// an external server without --data-dir).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<StorageInfo>,
+    /// What the host could do when the run started (`ibench doctor`'s cheap checks; absent
+    /// in older documents).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_features: Vec<crate::results::features::HostFeature>,
 }
 
 /// The file system and devices under a run's database.

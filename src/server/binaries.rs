@@ -114,7 +114,8 @@ impl Binaries {
 }
 
 /// Finds `name` in `bin_dir`, then in `candidates`, then on PATH; `dir_name` is what the
-/// caller calls the directory.
+/// caller calls the directory. Files hidden by `IBENCH_TEST_HIDE` ([`crate::hide`]) are not
+/// found.
 pub fn find_binary(
     name: &str,
     bin_dir: Option<&Path>,
@@ -123,7 +124,7 @@ pub fn find_binary(
 ) -> Result<PathBuf, UsageError> {
     if let Some(dir) = bin_dir {
         let p = dir.join(name);
-        return if p.is_file() {
+        return if crate::hide::is_file(&p) {
             Ok(p)
         } else {
             Err(UsageError::new(format!(
@@ -143,7 +144,7 @@ pub fn find_binary(
         .iter()
         .cloned()
         .chain(on_path)
-        .find(|p| p.is_file())
+        .find(|p| crate::hide::is_file(p))
         .ok_or_else(|| {
             UsageError::new(format!(
                 "{name} not found (looked in standard locations and PATH); install the server \

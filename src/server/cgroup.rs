@@ -117,6 +117,36 @@ impl Hierarchies {
     }
 }
 
+/// This host's cgroups as a run's cgroup would find them (for `ibench doctor`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostCgroups {
+    /// The cgroup v2 mount and the controllers its root offers, when v2 is mounted.
+    pub v2: Option<(PathBuf, Vec<String>)>,
+    /// Per controller ibench uses (`memory`, `io`, `cpuset`, by their v2 names): the cgroup
+    /// version a run's cgroup would use it through (2 before 1), or `None`: unusable.
+    pub controllers: Vec<(&'static str, Option<u8>)>,
+}
+
+/// Reads this host's cgroup hierarchies (/proc/self/mountinfo) into a [`HostCgroups`].
+pub fn host() -> HostCgroups {
+    let h = Hierarchies::read();
+    let controllers = [Controller::Memory, Controller::Io, Controller::Cpuset]
+        .into_iter()
+        .map(|c| {
+            let version = if h.v2_has(&[c]) {
+                Some(2)
+            } else {
+                h.v1_mount(c).map(|_| 1)
+            };
+            (c.v2(), version)
+        })
+        .collect();
+    HostCgroups {
+        v2: h.v2,
+        controllers,
+    }
+}
+
 /// ibench's own cgroup in the v1 hierarchy of `controller` (from /proc/self/cgroup).
 fn own_v1_path(controller: &str) -> PathBuf {
     let text = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();

@@ -39,10 +39,21 @@ pub static MARIADB: MariadbFamily = MariadbFamily;
 pub struct MariadbFamily;
 
 /// Where Debian's mariadb-plugin-rocksdb puts the plugin.
-const PLUGIN_DIRS: &[&str] = &[
+pub const PLUGIN_DIRS: &[&str] = &[
     "/usr/lib/mysql/plugin",
     "/usr/lib/x86_64-linux-gnu/mariadb19/plugin",
 ];
+
+/// The Debian package of MyRocks, MariaDB's RocksDB engine.
+pub const ROCKSDB_PACKAGE: &str = "mariadb-plugin-rocksdb";
+
+/// MyRocks' plugin (`ha_rocksdb.so`) in MariaDB's plugin directories ([`PLUGIN_DIRS`]).
+pub fn rocksdb_plugin() -> Option<PathBuf> {
+    PLUGIN_DIRS
+        .iter()
+        .map(|d| Path::new(d).join("ha_rocksdb.so"))
+        .find(|p| crate::hide::exists(p))
+}
 
 /// Run before the server accepts connections: root gets the run's password, on the two hosts
 /// a TCP connection from 127.0.0.1 can match; every other account that could log in goes.
@@ -68,23 +79,26 @@ impl ServerFamily for MariadbFamily {
         ["mariadb-install-db", "mariadbd"]
     }
 
+    fn debian_packages(&self) -> &'static str {
+        "mariadb-server"
+    }
+
     fn default_bin_dirs(&self) -> Vec<PathBuf> {
         vec![PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")]
     }
 
     fn check_params(&self, params: &Params) -> Result<(), String> {
-        if MysqlParams::of(params).engine != Engine::Rocksdb
-            || PLUGIN_DIRS
-                .iter()
-                .any(|d| Path::new(d).join("ha_rocksdb.so").exists())
-        {
+        if MysqlParams::of(params).engine != Engine::Rocksdb {
             return Ok(());
         }
-        Err(format!(
-            "engine rocksdb needs ha_rocksdb.so (not found in {}); install it (apt-get install \
-             mariadb-plugin-rocksdb)",
-            PLUGIN_DIRS.join(", ")
-        ))
+        match rocksdb_plugin() {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "engine rocksdb needs ha_rocksdb.so (not found in {}); install it (apt-get \
+                 install {ROCKSDB_PACKAGE})",
+                PLUGIN_DIRS.join(", ")
+            )),
+        }
     }
 
     fn replication(&self) -> Option<super::Replication> {

@@ -149,6 +149,9 @@ pub trait ServerFamily: Sync {
     /// Directories to look in when no binary directory is given, preferred first (then PATH).
     fn default_bin_dirs(&self) -> Vec<PathBuf>;
 
+    /// The Debian packages that install its binaries (`postgresql`), for `ibench doctor`.
+    fn debian_packages(&self) -> &'static str;
+
     /// The binary directory of an installed `version` when none is given, if the family can
     /// tell (Debian's /usr/lib/postgresql/<major>/bin).
     fn bin_dir_for_version(&self, _version: &str) -> Option<PathBuf> {

@@ -53,6 +53,10 @@ impl ServerFamily for PostgresFamily {
         ["initdb", "postgres"]
     }
 
+    fn debian_packages(&self) -> &'static str {
+        "postgresql"
+    }
+
     fn default_bin_dirs(&self) -> Vec<PathBuf> {
         debian_bin_dirs()
     }

@@ -20,7 +20,8 @@ pub enum Malloc {
     Tcmalloc,
 }
 
-const LIB_DIRS: &[&str] = &[
+/// Where [`Malloc::find_library`] looks for an allocator's library.
+pub const LIB_DIRS: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu",
     "/usr/lib/aarch64-linux-gnu",
     "/usr/lib64",
@@ -38,19 +39,27 @@ impl Malloc {
         }
     }
 
+    /// The library file to LD_PRELOAD and the Debian package that installs it (`None` for
+    /// glibc's own).
+    pub fn library(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Malloc::Glibc => None,
+            Malloc::Jemalloc => Some(("libjemalloc.so.2", "libjemalloc2")),
+            Malloc::Tcmalloc => Some(("libtcmalloc_minimal.so.4", "libtcmalloc-minimal4")),
+        }
+    }
+
     /// The library to LD_PRELOAD, if any. When it is missing, the message starts with the
     /// allocator's name and names the package to install (callers put their own name for
     /// the setting before it: `--malloc`, `allocator`).
     pub fn find_library(self) -> Result<Option<PathBuf>, String> {
-        let (file, package) = match self {
-            Malloc::Glibc => return Ok(None),
-            Malloc::Jemalloc => ("libjemalloc.so.2", "libjemalloc2"),
-            Malloc::Tcmalloc => ("libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"),
+        let Some((file, package)) = self.library() else {
+            return Ok(None);
         };
         LIB_DIRS
             .iter()
             .map(|d| Path::new(d).join(file))
-            .find(|p| p.exists())
+            .find(|p| crate::hide::exists(p))
             .map(Some)
             .ok_or_else(|| {
                 format!(

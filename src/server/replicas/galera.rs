@@ -36,7 +36,16 @@ use crate::server::{ManagedServer, StartContext, private_dir};
 use crate::spec::{GaleraSpec, ServerSpec};
 
 /// Debian's galera-4 provider.
-const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
+pub const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
+
+/// What installs a Galera cluster's needs on Debian: the provider and rsync (state
+/// transfer).
+pub const PACKAGES: &str = "galera-4 rsync";
+
+/// The Galera provider, when installed.
+pub fn provider() -> Option<&'static Path> {
+    Some(Path::new(PROVIDER)).filter(|p| crate::hide::exists(p))
+}
 
 /// A node's ports: SQL, group communication, incremental and full state transfer.
 struct Ports {
@@ -68,8 +77,8 @@ impl Ports {
 /// it meanwhile. A joiner that fails to start because a port was taken (its log says so) is
 /// started once more on new ports ([`join`]).
 pub fn start(ctx: &StartContext<'_>, galera: &GaleraSpec) -> Result<ManagedServer> {
-    if !Path::new(PROVIDER).exists() {
-        bail!("--galera needs the Galera provider {PROVIDER}: apt-get install galera-4 rsync");
+    if provider().is_none() {
+        bail!("--galera needs the Galera provider {PROVIDER}: apt-get install {PACKAGES}");
     }
     if ctx.restored {
         bail!("--galera with a restored dataset is not supported");
