@@ -266,7 +266,10 @@ fn a_default_runs_page_puts_the_verdict_first_charts_every_second_at_the_pages_w
         return;
     }
     let height = probe["height"].as_u64().unwrap();
-    println!("page of a default run: {height} px tall at 1,400 px wide");
+    println!(
+        "page of a default run: {height} px tall at 1,400 px wide; throughput charts {}, overview {}",
+        probe["firsts"], probe["overview"]
+    );
     // Each step's throughput and response time take the page's width (two 200 px charts,
     // the other figures beneath): about 600 px a step.
     assert!(height < 9_000, "{height} px tall: {probe}");
