@@ -157,3 +157,82 @@ fn a_setting_changed_for_a_moment_is_set_back_when_ibench_is_killed_meanwhile() 
         "innodb_max_dirty_pages_pct is {after} 30 s after ibench was killed, was {before}"
     );
 }
+
+/// A managed PostgreSQL under `--memory-limit 128M` with settings that let it take more
+/// (PostgreSQL's own defaults: 128 MB of shared buffers, 64 MB per index build) used to run
+/// until the kernel killed a backend in l.x. ibench reads the server's settings when it
+/// starts and says so in one line, before the first step, naming the limit, its estimate,
+/// the parts and the settings that would fit; the estimate is kept in the results. Small
+/// settings: no warning. Root only (cgroups).
+#[test]
+fn a_memory_limit_below_what_the_server_settings_allow_is_said_before_the_first_step() {
+    if !nix::unistd::Uid::effective().is_root() {
+        crate::common::skip("--memory-limit needs root");
+        return;
+    }
+    if !crate::common::have("postgres", "") {
+        return;
+    }
+    let bench = crate::common::server_bench();
+    let out = bench.out();
+    let run = |options: &[String]| {
+        let mut args = vec!["--server", "postgres", "--memory-limit", "128M"];
+        for o in options {
+            args.extend(["--server-option", o.as_str()]);
+        }
+        args.extend(["--steps", "l.i0", "--l0-rows", "1000", "--clients", "1"]);
+        bench.run_raw(&["run", "--out", path_str(&out)], &args)
+    };
+    let big = run(&[
+        "shared_buffers=128MB".into(),
+        "maintenance_work_mem=64MB".into(),
+    ]);
+    let result = big.result();
+    let warnings: Vec<&str> = big
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", big.describe());
+    let line = warnings[0];
+    for part in [
+        "128 MiB",
+        "shared_buffers",
+        "maintenance_work_mem",
+        "--server-option shared_buffers=",
+    ] {
+        assert!(line.contains(part), "{part:?} missing from {line}");
+    }
+    // Before the first step's line.
+    let at = |f: &dyn Fn(&str) -> bool| big.stderr.lines().position(f).unwrap();
+    let step = at(&|l: &str| l.trim_start().starts_with("l.i0"));
+    assert!(
+        at(&|l: &str| l.starts_with("warning:")) < step,
+        "{}",
+        big.stderr
+    );
+    let estimate = result
+        .managed_server
+        .as_ref()
+        .and_then(|m| m.memory_estimate.clone())
+        .expect("the estimate is recorded");
+    assert!(estimate.bytes > 128 << 20, "{estimate:?}");
+    assert!(estimate.parts.iter().any(|p| p.setting == "shared_buffers"));
+    // The settings it names fit: a run with them says nothing.
+    let named: Vec<String> = line
+        .split("--server-option ")
+        .skip(1)
+        .filter_map(|s| s.split_whitespace().next())
+        .map(|s| s.trim_end_matches([',', ';', ')', '.']).to_string())
+        .collect();
+    assert!(!named.is_empty(), "{line}");
+    let small = run(&named);
+    let result = small.result();
+    assert!(
+        !small.stderr.lines().any(|l| l.starts_with("warning:")),
+        "{}",
+        small.describe()
+    );
+    let estimate = result.managed_server.unwrap().memory_estimate.unwrap();
+    assert!(estimate.bytes < 128 << 20, "{estimate:?}");
+}
