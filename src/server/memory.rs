@@ -6,9 +6,10 @@
 //!
 //! The estimate is what the settings allow the run's own work to take at once, not a
 //! measurement: PostgreSQL's shared buffers and WAL buffers, one `maintenance_work_mem` per
-//! index build running at once (one per table in l.x; a build's parallel workers share it),
-//! one per autovacuum worker that can run on the run's tables (`autovacuum_work_mem` when it
-//! is set), and `work_mem` per connection the run opens; MariaDB's buffer pool (and MyRocks'
+//! table an index build (one per table in l.x; a build's parallel workers share it) or an
+//! autovacuum worker works on at once (the two never run on one table together; an
+//! `autovacuum_work_mem` of its own is counted apart), and `work_mem` per connection the
+//! run opens; MariaDB's buffer pool (and MyRocks'
 //! block cache), its log buffer, three `innodb_sort_buffer_size` per index build and the
 //! per-connection sort, read, join and binlog buffers and thread stack. MariaDB's MyISAM key
 //! cache and Aria page cache are left out: ibench's tables are InnoDB or MyRocks, and those
@@ -129,32 +130,47 @@ fn postgres_terms(s: &BTreeMap<String, String>, load: Load) -> Vec<Term> {
         )
         .tunable(8 << 20),
         Term::new("wal_buffers", size("wal_buffers"), load.servers, "servers"),
-        Term::new(
-            "maintenance_work_mem",
-            maintenance,
-            load.index_builds,
-            "index builds",
-        )
-        .tunable(1 << 20),
     ];
-    if s.get("autovacuum").is_some_and(|v| v == "on") {
-        let workers = s
-            .get("autovacuum_max_workers")
+    let vacuums = if s.get("autovacuum").is_some_and(|v| v == "on") {
+        s.get("autovacuum_max_workers")
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0)
-            .min(load.tables);
-        let per = "autovacuum workers";
-        // -1 (shown as such): autovacuum takes maintenance_work_mem.
-        let term = match s.get("autovacuum_work_mem").map(String::as_str) {
-            Some("-1") | None => Term::new("maintenance_work_mem", maintenance, workers, per),
-            Some(_) => Term::new(
-                "autovacuum_work_mem",
-                size("autovacuum_work_mem"),
-                workers,
-                per,
-            ),
-        };
-        terms.push(term.tunable(1 << 20));
+            .min(load.tables)
+    } else {
+        0
+    };
+    // An index build and a vacuum never run on one table at once (their locks conflict): with
+    // autovacuum taking maintenance_work_mem (-1), one per table busy either way.
+    match s.get("autovacuum_work_mem").map(String::as_str) {
+        Some("-1") | None => terms.push(
+            Term::new(
+                "maintenance_work_mem",
+                maintenance,
+                load.index_builds.max(vacuums),
+                "index builds or vacuums",
+            )
+            .tunable(1 << 20),
+        ),
+        Some(_) => {
+            terms.push(
+                Term::new(
+                    "maintenance_work_mem",
+                    maintenance,
+                    load.index_builds,
+                    "index builds",
+                )
+                .tunable(1 << 20),
+            );
+            terms.push(
+                Term::new(
+                    "autovacuum_work_mem",
+                    size("autovacuum_work_mem"),
+                    vacuums,
+                    "autovacuum workers",
+                )
+                .tunable(1 << 20),
+            );
+        }
     }
     terms.push(
         Term::new(
@@ -371,12 +387,12 @@ mod tests {
             ("work_mem", "4MB"),
         ]);
         let e = estimate("postgres", &s, LOAD, 128 << 20).unwrap();
-        // 128 + 4 + 64 + 1 x 64 (one table: one autovacuum worker) + 4 x 4.
-        assert_eq!(e.bytes, 276 << 20);
+        // 128 + 4 + 64 (one table: an index build or a vacuum) + 4 x 4.
+        assert_eq!(e.bytes, 212 << 20);
         assert_eq!(e.parts[0].describe(), "shared_buffers 128 MiB");
         assert_eq!(e.parts[1].describe(), "maintenance_work_mem 64 MiB");
         let w = warning(&e, "postgres", &s, LOAD).unwrap();
-        assert!(w.contains("128 MiB") && w.contains("276 MiB"), "{w}");
+        assert!(w.contains("128 MiB") && w.contains("212 MiB"), "{w}");
         let (chosen, fits) = fitting("postgres", &s, LOAD, 128 << 20);
         assert!(fits <= 96 << 20, "{chosen:?} {fits}");
         assert!(w.contains("--server-option shared_buffers="), "{w}");
