@@ -114,6 +114,7 @@ fn execute_into(
         check_connection_limit(spec, db.as_ref())?;
     }
     let mut run = new_run(spec, prepared, db.as_ref(), file, options)?;
+    check_memory_limit(spec, &mut run);
     if let Some(dataset) = &prepared.dataset {
         dataset.check_version(&run.environment.dbms.version)?;
     }
@@ -164,6 +165,38 @@ fn execute_into(
     }
     *slot = Some(run);
     outcome
+}
+
+/// With a managed server and a memory limit: estimates what the server's settings (as it
+/// reports them) let it take, records it, and says so in one `warning:` line, before the first
+/// step, when that exceeds the limit (see `server::memory`).
+fn check_memory_limit(spec: &RunSpec, run: &mut RunResult) {
+    let (Some(server), Some(limit)) = (&spec.server, spec.resources.memory_limit) else {
+        return;
+    };
+    let Some(managed) = run.managed_server.as_mut() else {
+        return;
+    };
+    let (index_builds, tables) = match &spec.workload {
+        WorkloadSpec::InsertBenchmark(w) => (w.table_count(), w.table_count()),
+        WorkloadSpec::Micro(m) => (1, m.tables),
+        WorkloadSpec::Tpcc(t) => (1, t.tables * 9),
+    };
+    let load = crate::server::memory::Load {
+        connections: spec.workload.connections() as u64 + 1,
+        index_builds: index_builds as u64,
+        tables: tables as u64,
+        servers: 1 + managed.replicas.len() as u64,
+    };
+    let family = server.kind.server_name();
+    let settings = &run.environment.dbms.settings;
+    let Some(estimate) = crate::server::memory::estimate(family, settings, load, limit) else {
+        return;
+    };
+    if let Some(w) = crate::server::memory::warning(&estimate, family, settings, load) {
+        eprintln!("warning: {w}");
+    }
+    managed.memory_estimate = Some(estimate);
 }
 
 /// The managed cluster's nodes to watch during the steps (none for a single server).

@@ -107,6 +107,7 @@ pub fn start(
         pooler: pooler.as_ref().map(|(_, info)| info.clone()),
         data_dir: Some(dir.join("data").display().to_string()),
         replicas: replica_infos(&server, server_spec),
+        memory_estimate: None,
     };
     Ok(Servers {
         restored: server.restored.clone(),

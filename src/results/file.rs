@@ -76,6 +76,10 @@ pub struct ResultsFile {
     /// The last save did not reach the file or the store: the run's lock file stays when
     /// the run ends, so the next run in the directory settles it (see `abandoned.rs`).
     stale: std::cell::Cell<bool>,
+    /// The last save reached neither the file nor the store: only memory holds the run.
+    lost: std::cell::Cell<bool>,
+    /// A save between steps failed since the last one that wrote everywhere.
+    failing: std::cell::Cell<bool>,
     store: Option<std::cell::RefCell<crate::results::store::Store>>,
     /// Held until the run's file is final (see `lock.rs`); dropped after everything else.
     lock: RunLock,
@@ -111,6 +115,8 @@ impl ResultsFile {
                         path,
                         saved: std::cell::Cell::new(false),
                         stale: std::cell::Cell::new(false),
+                        lost: std::cell::Cell::new(false),
+                        failing: std::cell::Cell::new(false),
                         store: None,
                         lock,
                     });
@@ -140,14 +146,8 @@ impl ResultsFile {
     /// into the results database: each as far as it goes (a full disk under one does not keep
     /// the run from the other). An error says where the run's results are.
     pub fn save(&self, run: &RunResult) -> Result<()> {
-        let written = write_atomic(&self.path, run);
-        let stored = self.store.as_ref().map(|s| s.borrow_mut().save(run));
+        let (written, stored) = self.write_both(run);
         let stored_ok = matches!(stored, Some(Ok(())));
-        self.stale
-            .set(written.is_err() || stored.as_ref().is_some_and(Result::is_err));
-        if written.is_ok() {
-            self.saved.set(true);
-        }
         match (written, stored) {
             (Err(e), _) => Err(anyhow::Error::from(e).context(format!(
                 "cannot write results to {} (it holds the run as last saved{})",
@@ -164,6 +164,91 @@ impl ResultsFile {
             ))),
             (Ok(()), _) => Ok(()),
         }
+    }
+
+    /// Writes `run` to the file and the store, each as far as it goes (see [`Self::save`]).
+    fn write_both(&self, run: &RunResult) -> (std::io::Result<()>, Option<Result<()>>) {
+        let written = write_atomic(&self.path, run);
+        let stored = self.store.as_ref().map(|s| s.borrow_mut().save(run));
+        let stored_ok = matches!(stored, Some(Ok(())));
+        self.stale
+            .set(written.is_err() || stored.as_ref().is_some_and(Result::is_err));
+        self.lost.set(written.is_err() && !stored_ok);
+        if written.is_ok() {
+            self.saved.set(true);
+        }
+        (written, stored)
+    }
+
+    /// A save between steps: a write that fails (a full disk) does not stop the run, which
+    /// holds every step in memory; each later save writes them all again, once there is room.
+    /// A failure is said in one `warning:` line, a save that then reaches everything in one
+    /// `note:` line.
+    pub fn save_between_steps(&self, run: &RunResult) {
+        let (written, stored) = self.write_both(run);
+        let steps = run.steps.len();
+        let file = || format!("results to {}", self.path.display());
+        let kept = format!(
+            "the run's {steps} measured step(s) are kept in memory and written at the next save"
+        );
+        let problem = match (written, stored) {
+            (Err(e), Some(Err(s))) => Some(format!(
+                "cannot write {} ({e}), nor to the results database ({s:#}): {kept}",
+                file()
+            )),
+            (Err(e), Some(Ok(()))) => Some(format!(
+                "cannot write {} ({e}); the results database has the run, and the file is \
+                 written again at the next save",
+                file()
+            )),
+            (Err(e), None) => Some(format!(
+                "cannot write {} ({e}; it holds the run as last saved): {kept}",
+                file()
+            )),
+            (Ok(()), Some(Err(s))) => Some(format!(
+                "cannot write to the results database ({s:#}); the results file has the run, \
+                 and the database is written again at the next save"
+            )),
+            (Ok(()), _) => None,
+        };
+        match problem {
+            Some(p) => {
+                eprintln!("warning: {p}");
+                self.failing.set(true);
+            }
+            None if self.failing.replace(false) => {
+                eprintln!("note: the results are written again ({steps} step(s))");
+            }
+            None => {}
+        }
+    }
+
+    /// `error` of the run's last save, when it reached neither the file nor the store and
+    /// steps were measured: the run is written whole to a new private directory in the
+    /// system's temporary directory (another file system, most often), and the error says
+    /// where, or that nothing could be written anywhere.
+    pub fn rescue(&self, run: &RunResult, error: anyhow::Error) -> anyhow::Error {
+        if !self.lost.get() || run.steps.is_empty() {
+            return error;
+        }
+        let n = run.steps.len();
+        let name = self.path.file_name().unwrap_or_default().to_os_string();
+        let written = safe_fs::private_temp_dir("ibench-rescued-").and_then(|dir| {
+            let path = dir.join(name);
+            write_atomic(&path, run).map(|()| path)
+        });
+        error.context(match written {
+            Ok(path) => format!(
+                "the run's {n} measured step(s) are in {} (nothing reached the results file \
+                 or database; `ibench import --replace` takes it into one)",
+                path.display()
+            ),
+            Err(e) => format!(
+                "the run's {n} measured step(s) are lost: nothing reached the results file, \
+                 the results database or {} ({e})",
+                std::env::temp_dir().display()
+            ),
+        })
     }
 
     /// Whether a document has been written (the reserved file is empty until then).

@@ -219,6 +219,10 @@ pub struct ManagedServerInfo {
     /// Its streaming replicas (`--replicas`), in order `r1` .. `rN`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaInfo>,
+    /// What its settings let it take of memory, against the run's memory limit (only with
+    /// one: `--memory-limit`, an experiment setup's `memory_limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_estimate: Option<crate::server::memory::MemoryEstimate>,
 }
 
 /// A replica of a managed server (PostgreSQL streaming, MariaDB binlog).

@@ -278,6 +278,8 @@ pub fn run_steps_gated(
         run.error = Some(format!("{e:#}"));
         saved = file.save(run).and(saved);
     }
+    // Nowhere to write the run: a file of its own in the temporary directory.
+    let saved = saved.map_err(|e| file.rescue(run, e));
     if let Some(gate) = gate {
         gate.end_run(run, &outcome);
     }
@@ -359,7 +361,7 @@ fn run_steps_inner(
         }
         let (status, error) = (step.status, step.error.clone());
         run.steps.push(step);
-        file.save(run)?;
+        file.save_between_steps(run);
         if let Some(gate) = gate.as_deref_mut()
             && status == RunStatus::Complete
         {

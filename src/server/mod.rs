@@ -23,6 +23,7 @@ pub mod cgroup;
 pub mod check;
 pub mod install;
 pub mod libs;
+pub mod memory;
 pub mod pooler;
 mod process;
 pub mod replicas;

@@ -141,7 +141,7 @@ impl Descriptor for PostgresDescriptor {
 
 /// A PostgreSQL memory setting as SHOW prints it (`128MB`, `8kB`), bytes; a bare number is
 /// in 8 kB pages.
-fn pg_size(s: &str) -> Option<u64> {
+pub fn pg_size(s: &str) -> Option<u64> {
     let s = s.trim();
     let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let n: u64 = s[..digits].parse().ok()?;
