@@ -2,7 +2,7 @@
 //! (ABBA for two configs, a balanced Latin square for more), recorded per run as its round
 //! and position, and kept when an experiment killed midway is resumed. SQLite cells, read
 //! back from the results store with our own SQL: which cell ran when, and what each run
-//! recorded.
+//! recorded; `compare` and the report's marks then pair the runs by round.
 
 use std::fs;
 use std::path::Path;
@@ -45,10 +45,16 @@ fn try_runs(db: &Path, experiment: &str) -> rusqlite::Result<Vec<Stored>> {
 /// An experiment of `configs` (name, `synchronous` value) on one SQLite target, `repeats`
 /// rounds of `steps`.
 fn experiment(name: &str, configs: &[(&str, &str)], repeats: u32, steps: &str) -> String {
+    sized(name, configs, repeats, steps, 6000)
+}
+
+/// [`experiment`] with `l1_rows` rows for l.i1 and l.i2.
+fn sized(name: &str, configs: &[(&str, &str)], repeats: u32, steps: &str, l1_rows: u32) -> String {
     let mut text = format!(
-        "name = \"{name}\"\nrepeats = {repeats}\n\n[workload]\nsteps = \"{steps}\"\n\
-         clients = 1\nl1_rows = 6000\n\n[[target]]\nname = \"lite\"\ndbms = \"sqlite\"\n\n\
-         [[setup]]\nname = \"s\"\nrows_per_client = 20000\n"
+        "name = \"{name}\"\nrepeats = {repeats}\nbase = \"lite/{}/glibc/s\"\n\n[workload]\n\
+         steps = \"{steps}\"\nclients = 1\nl1_rows = {l1_rows}\n\n[[target]]\nname = \"lite\"\n\
+         dbms = \"sqlite\"\n\n[[setup]]\nname = \"s\"\nrows_per_client = 20000\n",
+        configs[0].0
     );
     for (config, sync) in configs {
         text.push_str(&format!(
@@ -192,5 +198,101 @@ fn three_configs_take_every_position_once_in_three_rounds() {
         first,
         [cell("off"), cell("normal"), cell("full")],
         "{runs:?}"
+    );
+}
+
+/// synchronous=OFF against FULL, three rounds (A B, B A, A B): `compare` sees the rounds and
+/// says so (each row paired where that pays), and calls FULL worse on l.i1 (each commit waits
+/// for fsync) at 3 runs a side; the experiment's report marks it worse by the same test. The
+/// runs' rates and the test without rounds (removed) are printed, for the record.
+#[test]
+fn compare_pairs_an_experiments_runs_by_round_and_calls_full_worse() {
+    let bench = Bench::new();
+    let file = bench.path("sync.toml");
+    let two = [("off", "OFF"), ("full", "FULL")];
+    // l.i1 of a second or more even with synchronous=OFF (see tests/marks.rs).
+    fs::write(&file, sized("sync", &two, 3, "l.i0,l.x,l.i1,l.i2", 24000)).unwrap();
+    let out = bench.out();
+    let db = out.join("results.db");
+    let o = bench.run_raw(
+        &["experiment", path_str(&file), "--out", path_str(&out), "-q"],
+        &[],
+    );
+    o.assert_success();
+    let (a, b) = (cell("off"), cell("full"));
+    let compare = |extra: &[&str]| {
+        let args = [&["compare", &a, &b, "--results", path_str(&db)], extra].concat();
+        let o = bench.run_raw(&args, &[]);
+        o.assert_success();
+        o
+    };
+    let text = compare(&[]);
+    assert!(
+        text.stdout
+            .contains("Rounds as blocks: both sides ran in the same 3 rounds")
+            && text.stdout.contains("paired by round"),
+        "{}",
+        text.stdout
+    );
+    let cmp: Value = serde_json::from_str(&compare(&["--json"]).stdout).unwrap();
+    assert_eq!(cmp["rounds"], 3);
+    let paired: Vec<String> = cmp["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["test"]["paired_rounds"] == 3)
+        .map(|r| format!("{} {}", r["step"], r["key"]))
+        .collect();
+    eprintln!("rows paired by round: {paired:?}");
+    let row = cmp["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["step"] == "l.i1" && r["key"] == "inserts_per_s")
+        .unwrap_or_else(|| panic!("no l.i1 ins/s in {cmp}"))
+        .clone();
+    eprintln!("compare: {}", row["text"]);
+    for label in [&a, &b] {
+        let runs = ibench::results::store::Store::open_existing(&db)
+            .unwrap()
+            .load_all(label)
+            .unwrap();
+        for r in runs {
+            let e = r.experiment.as_ref().unwrap();
+            let rates: Vec<String> = r
+                .steps
+                .iter()
+                .map(|s| format!("{} {:.0}", s.name, s.inserts_per_s))
+                .collect();
+            eprintln!(
+                "{label} round {:?} position {:?}: {}",
+                e.round,
+                e.position,
+                rates.join(", ")
+            );
+        }
+    }
+    assert_eq!(row["verdict"], "worse", "{row}");
+    // The same runs unpaired (rounds removed), through the library.
+    let store = ibench::results::store::Store::open_existing(&db).unwrap();
+    let unpaired = |label: &str| {
+        let mut runs = store.load_all(label).unwrap();
+        for r in &mut runs {
+            r.experiment.as_mut().unwrap().round = None;
+        }
+        runs
+    };
+    let opts = ibench::report::compare::Options::default();
+    let plain = ibench::report::compare::compare(&unpaired(&a), &unpaired(&b), &opts);
+    let plain_row = plain.row("l.i1", "inserts_per_s").unwrap();
+    eprintln!("unpaired: {}", plain_row.text);
+    assert_eq!(plain_row.test.as_ref().unwrap().paired_rounds, 0);
+    // The report written by the experiment marks it by the same test.
+    let report: Value =
+        serde_json::from_str(&fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let group = crate::report::group_step(&report, "l.i1", &b);
+    assert_eq!(
+        group["throughput"]["inserts_per_s"]["judged"]["mark"], "worse",
+        "{group}"
     );
 }
