@@ -511,8 +511,15 @@ rows_per_client = 120000
         "{}",
         o.stdout
     );
+    // Round 2 runs the cells the other way round (ABBA).
     assert!(
-        lines[4].contains("lite/small-cache/glibc/s #2"),
+        lines[3].contains("lite/small-cache/glibc/s #2"),
+        "{}",
+        o.stdout
+    );
+    assert!(lines[4].contains("lite/base/glibc/s #2"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("run order: round by round"),
         "{}",
         o.stdout
     );

@@ -215,6 +215,11 @@ mod rocksdb;
 /// `no_sampling` and `scan_clients` in effect in the stored runs, a bad value one line.
 mod experiment_conditions;
 
+/// The order of an experiment's cells: rounds in rotated order (ABBA for two configs, a
+/// balanced Latin square for more), each run's round and position recorded, the same order
+/// after a killed experiment resumes.
+mod experiment_order;
+
 /// Runs across several client hosts (`--group`): three ibench processes in network
 /// namespaces make one run (counts, merged histograms and the tables' rows agree), a host
 /// killed mid-step fails the step for the group naming it, a host that never joins fails the

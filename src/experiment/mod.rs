@@ -65,8 +65,9 @@ fn problems(list: Vec<Problem>) -> anyhow::Error {
     UsageError::new(lines.join("\nerror: ")).into()
 }
 
-/// The `--dry-run` listing: every cell with its estimate (and whether it is complete from an
-/// earlier invocation), the total, and how it was estimated.
+/// The `--dry-run` listing: every cell in the order it will run (round by round, each round's
+/// order rotated) with its estimate (and whether it is complete from an earlier invocation),
+/// the total, and how it was estimated.
 pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), String>) -> String {
     let mut s = String::new();
     let [t, c, a, u] = plan.dimensions;
@@ -151,6 +152,14 @@ pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), Str
             format!(" (with {} of cool-down)", estimate::human(cooldowns))
         }
     );
+    if plan.cells.len() > plan.repeats as usize {
+        let _ = writeln!(
+            s,
+            "run order: round by round (a round runs every cell once, round N is repeat #N), \
+             the order rotated each round so that every cell is in every position, and after \
+             every other cell, equally often"
+        );
+    }
     let _ = writeln!(s, "{}", estimate::METHOD);
     s
 }

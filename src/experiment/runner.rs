@@ -399,6 +399,8 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
         cell: cell.label.clone(),
         repeat: cell.repeat,
         repeats: plan.repeats,
+        round: Some(cell.repeat),
+        position: Some(cell.position),
         base: plan.base.clone(),
         fingerprint: cell.fingerprint.clone(),
         cache: None,

@@ -17,6 +17,9 @@
 //! that keeps the false coverage-statement rate of the discoveries at alpha (Benjamini and
 //! Yekutieli 2005), so an interval excludes 0 exactly for a discovery.
 //!
+//! **Rounds as blocks.** Runs of one experiment sharing 2+ rounds: a row is tested on the
+//! rounds' log ratios where that pays (`paired.rs`); the report's marks follow (one rule).
+//!
 //! **The verdict.** Better or worse only when the interval lies beyond the noise threshold
 //! (criterion's noise threshold); no change only when it lies within it; otherwise
 //! inconclusive, with the number of runs that would likely settle it.
@@ -26,6 +29,8 @@ pub mod flames;
 pub mod format;
 pub mod metrics;
 pub mod moderate;
+pub mod paired;
+mod pool;
 pub mod stats;
 
 use std::collections::BTreeMap;
@@ -34,6 +39,7 @@ use serde::Serialize;
 
 pub use format::{fmt_ci, fmt_level, fmt_num, fmt_p, fmt_pct, fmt_q};
 pub use metrics::Better;
+use pool::{priors, test_row};
 use stats::{Second, Side, Test};
 
 use crate::results::model::{RunResult, RunStatus, StepResult};
@@ -148,6 +154,9 @@ pub struct Comparison {
     pub runs_a: usize,
     /// Runs of B.
     pub runs_b: usize,
+    /// Rounds of one experiment both sides ran in (`paired.rs`), at least 2; 0 when the
+    /// runs cannot be paired by round.
+    pub rounds: usize,
     /// What one sample is.
     pub unit: Unit,
     /// False discovery rate.
@@ -179,6 +188,14 @@ impl Comparison {
         self.rows.iter().find(|r| r.step == step && r.key == key)
     }
 
+    /// The rows tested paired by round.
+    pub fn paired_rows(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.test.as_ref().is_some_and(|t| t.paired_rounds > 0))
+            .count()
+    }
+
     /// The method in a few lines, for the head of the output.
     pub fn method(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -193,6 +210,19 @@ impl Comparison {
                      steps (prior_df: the degrees of freedom borrowed), else Welch's t."
                         .to_string(),
                 );
+                if self.rounds > 0 {
+                    out.push(format!(
+                        "Rounds as blocks: both sides ran in the same {} rounds of one \
+                         experiment; {} of the rows are tested paired by round (a paired t on \
+                         the rounds' log ratios ln(B/A), moderated the same way; change = \
+                         their geometric mean - 1), those where pairing pays: where the \
+                         rounds share enough of the noise to make up for the degrees of \
+                         freedom it spends (its interval at 1 - alpha narrower); the others \
+                         as above.",
+                        self.rounds,
+                        self.paired_rows()
+                    ));
+                }
                 if self.runs_a.min(self.runs_b) < ADVISED_RUNS {
                     out.push(format!(
                         "With 2 runs on a side a step's own noise has 2 degrees of freedom: a \
@@ -246,6 +276,8 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
     } else {
         Unit::Seconds
     };
+    // Rounds as blocks when both sides ran in the same rounds (`paired.rs`).
+    let pairs = (unit == Unit::Runs).then(|| paired::rounds(a, b)).flatten();
     let mut rows = Vec::new();
     let mut explained = Vec::new();
     let mut flags = BTreeMap::new();
@@ -264,10 +296,17 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         }
         for metric in metrics::for_step(step) {
             let estimates = sides(&metric, &sa, &sb, unit);
+            let by_round = pool::by_round(
+                &metric,
+                &step.name,
+                (a, b),
+                (pairs.as_deref(), opts.alpha),
+                &estimates,
+            );
             // The steps a figure's noise is pooled over: rate-limited query steps (the
-            // background writer) apart from free-running ones.
-            let pool = (metric.key.clone(), step.sla.is_some());
-            rows.push((step.name.clone(), metric, estimates, pool));
+            // background writer) apart from free-running ones, paired rows apart.
+            let pool = (metric.key.clone(), step.sla.is_some(), by_round.is_some());
+            rows.push((step.name.clone(), metric, estimates, pool, by_round));
         }
     }
     let priors = match unit {
@@ -276,12 +315,9 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
     };
     let rows: Vec<_> = rows
         .into_iter()
-        .map(|(step, metric, estimates, pool)| {
-            let test = estimates.and_then(|(x, y)| {
-                priors
-                    .get(&pool)
-                    .and_then(|prior| stats::moderated_test(&x, &y, prior))
-                    .or_else(|| stats::ratio_test(&x, &y))
+        .map(|(step, metric, estimates, pool, by_round)| {
+            let test = estimates.and_then(|sides| {
+                test_row(sides, by_round.as_ref(), priors.get(&pool))
                     .ok_or_else(|| "a side's value is 0: no ratio to test".to_string())
             });
             (step, metric, test)
@@ -297,6 +333,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
     let mut cmp = Comparison {
         runs_a: a.len(),
         runs_b: b.len(),
+        rounds: pairs.as_ref().map_or(0, Vec::len),
         unit,
         alpha: opts.alpha,
         noise_pct: opts.noise_pct,
@@ -368,36 +405,6 @@ fn flagged(mut row: Row, f: &crate::report::steady::StepFlag) -> Row {
         row.text = format!("{head}: {}: {}", row.verdict.as_str(), row.note);
     }
     row
-}
-
-/// A row before its test: step, metric, each side's estimate, and the pool its noise is
-/// moderated in (metric key, rate-limited step).
-type Pending = (
-    String,
-    metrics::Metric,
-    Result<(Side, Side), String>,
-    (String, bool),
-);
-
-/// Per pool of rows (one figure over the steps of one kind), the prior of the moderated t
-/// (`moderate.rs`), where enough steps measured a spread.
-fn priors(rows: &[Pending]) -> BTreeMap<(String, bool), moderate::Prior> {
-    let mut pools: BTreeMap<(String, bool), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    for (_, _, estimates, pool) in rows {
-        if let Some((s2, d)) = estimates
-            .as_ref()
-            .ok()
-            .and_then(|(a, b)| stats::pooled_log_variance(a, b))
-        {
-            let entry = pools.entry(pool.clone()).or_default();
-            entry.0.push(s2);
-            entry.1.push(d);
-        }
-    }
-    pools
-        .into_iter()
-        .filter_map(|(pool, (s2, d))| Some((pool, moderate::fit_prior(&s2, &d)?)))
-        .collect()
 }
 
 /// The step `name` of each run that completed it; `None` when some run does not have it.
@@ -548,6 +555,7 @@ fn judge(cmp: &Comparison, step: String, what: (&str, &str, Better), t: Test, q:
 /// "3 runs a side", "3 and 4 runs", "14 and 15 seconds of one run a side".
 fn samples(cmp: &Comparison, t: &Test) -> String {
     match cmp.unit {
+        Unit::Runs if t.paired_rounds > 0 => format!("{} rounds paired", t.paired_rounds),
         Unit::Runs if t.n_a == t.n_b => format!("{} runs a side", t.n_a),
         Unit::Runs => format!("{} and {} runs", t.n_a, t.n_b),
         Unit::Seconds if cmp.runs_a == 1 && cmp.runs_b == 1 => {
@@ -603,6 +611,7 @@ mod tests {
         Comparison {
             runs_a: 3,
             runs_b: 3,
+            rounds: 0,
             unit,
             alpha: 0.01,
             noise_pct: 3.0,

@@ -418,6 +418,7 @@ mod tests {
         Comparison {
             runs_a: 3,
             runs_b: 3,
+            rounds: 0,
             unit: Unit::Runs,
             alpha: 0.01,
             noise_pct: 3.0,

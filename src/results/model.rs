@@ -80,6 +80,14 @@ pub struct ExperimentTag {
     pub repeat: u32,
     /// Repeats per cell in the experiment.
     pub repeats: u32,
+    /// The round the run ran in, 1-based: every cell runs once a round, so it is the repeat.
+    /// Absent in runs made before rounds were recorded (their order was the same every round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// Its position within the round, 1-based (the order rotates round by round; see
+    /// docs/experiments.md). Absent in runs made before positions were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<u32>,
     /// The base cell of the experiment's report.
     pub base: String,
     /// Hash of the cell's definition (target, settings, allocator, workload); a completed run

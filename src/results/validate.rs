@@ -45,6 +45,19 @@ pub fn check(run: &RunResult) -> Result<(), String> {
             tag.repeat, tag.repeats
         ));
     }
+    if let Some(tag) = &run.experiment {
+        if let Some(round) = tag.round
+            && !(1..=tag.repeats).contains(&round)
+        {
+            return Err(format!(
+                "experiment.round {round} is not in 1..={} (experiment.repeats)",
+                tag.repeats
+            ));
+        }
+        if tag.position == Some(0) {
+            return Err("experiment.position 0: positions are 1-based".to_string());
+        }
+    }
     Ok(())
 }
 

@@ -585,6 +585,7 @@ fn cell(
     Cell {
         label: l.label.clone(),
         repeat: 1,
+        position: 1,
         fingerprint: definition.fingerprint(),
         estimate: estimate::workload(kind, &params, &setup.workload, maintenance)
             + estimate::cooldowns(&setup.workload, w.cooldown.unwrap_or(0)),

@@ -8,10 +8,12 @@
 //! * `setups.rs` — each setup's workload (assembled and checked by the spec) and cache size.
 //! * `cells.rs` — the matrix and each cell's target, server and settings.
 //! * `fingerprint.rs` — what defines a cell's results, hashed.
+//! * `order.rs` — the order of the cells in each round (a balanced Latin square).
 
 mod cells;
 mod configs;
 mod fingerprint;
+mod order;
 mod problems;
 mod resources;
 mod setups;
@@ -63,7 +65,8 @@ pub struct Plan {
     pub base: String,
     /// Targets, configs, allocators and setups in the matrix.
     pub dimensions: [usize; 4],
-    /// Every run, in order: repeat 1 of every cell, then repeat 2, ...
+    /// Every run, in run order: every cell once (round 1, the file's order), then every cell
+    /// again (round 2, the order rotated: see `order.rs`), ...
     pub cells: Vec<Cell>,
     /// Server configurations to check against the servers themselves.
     pub server_checks: Vec<SettingsCheck>,
@@ -74,8 +77,10 @@ pub struct Plan {
 pub struct Cell {
     /// `target/config/allocator/setup`: the run's label, shared by the repeats.
     pub label: String,
-    /// Repeat number, 1-based.
+    /// Repeat number, 1-based: also the round it runs in (every cell runs once a round).
     pub repeat: u32,
+    /// Position within its round, 1-based.
+    pub position: u32,
     /// The DBMS and its parameters (no path or URL yet: a scratch database, or the managed
     /// server, provides it).
     pub target: TargetSpec,
@@ -516,8 +521,9 @@ fn check_workload(
     }
 }
 
-/// Every repeat of the cells built once, repeat 1 of every cell first; none when the copies
-/// would take more memory than the limit (each cell holds its own copy of its settings).
+/// Every repeat of the cells built once, round by round (repeat 1 of every cell first), each
+/// round in its balanced order (`order.rs`); none when the copies would take more memory than
+/// the limit (each cell holds its own copy of its settings).
 fn repeat(p: &mut Problems<'_>, once: &[Cell], repeats: u32) -> Vec<Cell> {
     let once_bytes: usize = once.iter().map(Cell::bytes).sum();
     let too_large = super::limits::too_large(once_bytes, repeats);
@@ -527,10 +533,12 @@ fn repeat(p: &mut Problems<'_>, once: &[Cell], repeats: u32) -> Vec<Cell> {
     let built = if too_large.is_some() { 0 } else { repeats };
     let mut cells = Vec::with_capacity(once.len() * built as usize);
     for r in 1..=built {
-        for c in once {
+        let order = order::round_order(once.len(), r as usize - 1);
+        for (p, &i) in order.iter().enumerate() {
             cells.push(Cell {
                 repeat: r,
-                ..c.clone()
+                position: p as u32 + 1,
+                ..once[i].clone()
             });
         }
     }

@@ -214,6 +214,9 @@ pub struct Test {
     /// Degrees of freedom borrowed from the other steps of the same figure (the moderated
     /// t, `moderate.rs`); 0 for Welch's t on this step's runs alone.
     pub prior_df: f64,
+    /// Rounds the runs were paired by (`paired.rs`): the test is on the per-round log
+    /// ratios; 0 for the unpaired test.
+    pub paired_rounds: usize,
 }
 
 /// Tests `mean_b / mean_a = 1`. `None` when a side's estimate is not positive (no ratio).
@@ -243,6 +246,7 @@ pub fn ratio_test(a: &Side, b: &Side) -> Option<Test> {
         df,
         p,
         prior_df: 0.0,
+        paired_rounds: 0,
     })
 }
 
