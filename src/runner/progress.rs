@@ -189,7 +189,7 @@ impl LiveRates {
 
     /// `ins/s 12.3k  del/s 12.3k  q/s 4.5k`, leaving out rates that are zero.
     pub fn message(&self) -> String {
-        use crate::report::figures::header;
+        use crate::metrics::figures::header;
         let names = [
             header("inserts_per_s"),
             header("deletes_per_s"),
