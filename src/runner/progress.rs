@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::metrics::recorder::{LIVE_BUCKETS, LiveCounters, Op, live_bucket_max};
+use crate::metrics::recorder::{LiveCounters, Op};
+use crate::metrics::seconds::{LIVE_BUCKETS, live_bucket_max};
 use crate::output::format::{micros, rate};
 
 /// What a step's bar counts towards.
