@@ -40,14 +40,14 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-pub use error::{DbError, ErrorKind, error_kind};
+pub use error::{DbError, ErrorKind};
 pub use insert_benchmark::{
     InsertBenchmarkConnection, POINT_QUERY_IDS, RANGE_QUERY_LIMIT, RangeQuery, RowBatch,
     SecondaryIndex, TABLE_MARK, Table, TableOrigin, datetime, datetime_text,
 };
 pub use kind::{
     AssumedRates, CacheSetting, Capability, DbmsKind, Descriptor, Params, Setting, SettingError,
-    TargetSettings, TargetSpec, from_params, to_params,
+    TargetSettings, TargetSpec, error_kind, from_params, to_params,
 };
 pub use micro::{MicroConnection, SbtestRows, Transactions};
 pub use statement_cache::StatementCache;
