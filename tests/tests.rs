@@ -253,3 +253,8 @@ mod doctor;
 /// Benchmark and the update microbenchmarks leave the same rows on every node, every node
 /// served queries, per-node wsrep gauges, TLS group communication; bad flags exit 2.
 mod galera;
+
+/// The architecture: every `crate::` import of src/ runs down docs/design.md's layers (its
+/// ```` ```layers ```` block, top to bottom), and no files import each other in a circle
+/// (the allowed ones named and printed). Reads the sources; runs nothing.
+mod architecture;

@@ -167,7 +167,7 @@ mod tests {
         for column in CSV_HEADER.split(',') {
             if !not_figures.contains(&column) {
                 assert!(
-                    crate::report::figures::find(column).is_some(),
+                    crate::metrics::figures::find(column).is_some(),
                     "{column} is not in the registry of figures"
                 );
             }

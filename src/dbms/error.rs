@@ -1,7 +1,6 @@
 //! Errors from a DBMS and what they mean for the client that got one: try again, reconnect,
-//! or fail the step. Each DBMS's descriptor classifies its own client library's errors.
-
-use super::kind::DbmsKind;
+//! or fail the step. Each DBMS's descriptor classifies its own client library's errors
+//! (`kind.rs`: `error_kind`).
 
 /// What an error from a DBMS means for the client that got it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,17 +39,4 @@ impl From<std::io::Error> for DbError {
             message: format!("connection to the server failed: {e}"),
         }
     }
-}
-
-/// Classifies `err` by the DBMS errors in its chain (each DBMS's descriptor knows its own).
-pub fn error_kind(err: &anyhow::Error) -> ErrorKind {
-    for cause in err.chain() {
-        if let Some(e) = cause.downcast_ref::<DbError>() {
-            return e.kind;
-        }
-        if let Some(kind) = DbmsKind::all().iter().find_map(|k| k.classify(cause)) {
-            return kind;
-        }
-    }
-    ErrorKind::Fatal
 }

@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::url::ServerUrl;
-use super::{Dbms, ErrorKind, StatementMode};
+use super::{DbError, Dbms, ErrorKind, StatementMode};
 
 /// An operation set a workload needs from a DBMS's connections.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +166,19 @@ pub trait Descriptor: Sync {
 /// parsed from its name, its server name or an alias.
 #[derive(Clone, Copy)]
 pub struct DbmsKind(&'static dyn Descriptor);
+
+/// Classifies `err` by the DBMS errors in its chain (each DBMS's descriptor knows its own).
+pub fn error_kind(err: &anyhow::Error) -> ErrorKind {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<DbError>() {
+            return e.kind;
+        }
+        if let Some(kind) = DbmsKind::all().iter().find_map(|k| k.classify(cause)) {
+            return kind;
+        }
+    }
+    ErrorKind::Fatal
+}
 
 impl DbmsKind {
     /// The kind of a registered descriptor (a DBMS file's own static).

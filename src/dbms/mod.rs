@@ -40,14 +40,14 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-pub use error::{DbError, ErrorKind, error_kind};
+pub use error::{DbError, ErrorKind};
 pub use insert_benchmark::{
     InsertBenchmarkConnection, POINT_QUERY_IDS, RANGE_QUERY_LIMIT, RangeQuery, RowBatch,
     SecondaryIndex, TABLE_MARK, Table, TableOrigin, datetime, datetime_text,
 };
 pub use kind::{
     AssumedRates, CacheSetting, Capability, DbmsKind, Descriptor, Params, Setting, SettingError,
-    TargetSettings, TargetSpec, from_params, to_params,
+    TargetSettings, TargetSpec, error_kind, from_params, to_params,
 };
 pub use micro::{MicroConnection, SbtestRows, Transactions};
 pub use statement_cache::StatementCache;
@@ -104,6 +104,24 @@ impl DbmsKind {
     }
 }
 
+/// A post-write pause's wait for the engine's background work (InnoDB purge, MyRocks
+/// compactions), within the pause.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settled {
+    /// What was waited for, in words.
+    pub waited_for: String,
+    /// The figure watched (`Innodb_history_list_length`, `Rocksdb_compact_write_bytes`).
+    pub figure: String,
+    /// Its value when the wait began.
+    pub start: f64,
+    /// Its value when the wait ended.
+    pub end: f64,
+    /// Seconds waited.
+    pub seconds: f64,
+    /// How the wait ended: settled (and how), or the pause ended first.
+    pub outcome: String,
+}
+
 /// A DBMS target: opens connections and answers questions about the server as a whole.
 pub trait Dbms: Send + Sync {
     /// The DBMS.
@@ -158,7 +176,7 @@ pub trait Dbms: Send + Sync {
         tables: &[Table],
         change_settings: bool,
         until: std::time::Instant,
-    ) -> Result<(Option<String>, Option<crate::results::model::Settled>)> {
+    ) -> Result<(Option<String>, Option<Settled>)> {
         let _ = until;
         Ok((self.maintenance(tables, change_settings)?, None))
     }

@@ -5,7 +5,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::changepoint::{self, ChangePoint, Params, incremental};
 use super::series::{RunInfo, Series};
-use crate::report::figures::Better;
+use crate::metrics::figures::Better;
 
 /// A change point of a series, located in the history's runs.
 #[derive(Clone, Debug, Serialize)]

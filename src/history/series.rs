@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::error::UsageError;
-use crate::report::figures::{Better, EFFICIENCY, MetricDef, THROUGHPUT};
+use crate::metrics::figures::{Better, EFFICIENCY, MetricDef, THROUGHPUT};
 use crate::results::model::{RunResult, RunStatus, StepResult};
 use crate::spec::tags::Tags;
 

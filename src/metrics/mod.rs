@@ -1,10 +1,12 @@
-//! Measurements: the per-thread recorder, histograms, step summaries, and what a step cost
-//! (/proc sampling and its per-op figures).
+//! Measurements: the per-thread recorder, histograms, step summaries, what a step cost
+//! (/proc sampling and its per-op figures), and the registry of figures (figures.rs: what
+//! each is called, its unit and direction) the runner's lines and every report read.
 
 pub mod cgroup;
 pub mod compact;
 pub mod compressed;
 pub mod efficiency;
+pub mod figures;
 pub mod histogram;
 pub mod outcome;
 pub mod proc;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::metrics::compact::CompactHistogram;
-use crate::metrics::seconds::{OpenSecond, SecondHistograms};
+use crate::metrics::seconds::{LIVE_BUCKETS, OpenSecond, SecondHistograms, live_bucket};
 pub use crate::results::model::Op;
 
 /// Counters one thread publishes for the progress display.
@@ -23,28 +23,6 @@ pub struct LiveCounters {
     ops: [AtomicU64; Op::COUNT],
     /// Response times of every op so far, in [`live_bucket`]s: the progress line's p95.
     latency: [AtomicU64; LIVE_BUCKETS],
-}
-
-/// Buckets of the live response times: four per power of two of microseconds (within 25%).
-pub const LIVE_BUCKETS: usize = 160;
-
-/// The live bucket of a response time of `us` microseconds.
-pub fn live_bucket(us: u64) -> usize {
-    if us < 4 {
-        return us as usize;
-    }
-    let p = 63 - us.leading_zeros() as usize;
-    let sub = ((us >> (p - 2)) & 3) as usize;
-    ((p - 1) * 4 + sub).min(LIVE_BUCKETS - 1)
-}
-
-/// The largest response time, microseconds, of live bucket `b`.
-pub fn live_bucket_max(b: usize) -> u64 {
-    if b < 4 {
-        return b as u64;
-    }
-    let (p, sub) = (b / 4 + 1, (b % 4) as u64);
-    ((4 + sub) << (p - 2)) + (1u64 << (p - 2)) - 1
 }
 
 impl Default for LiveCounters {
@@ -382,23 +360,5 @@ mod tests {
         rec.record(Op::Delete, 1, at(0), at(2_000) + Duration::from_secs(5_000));
         assert_eq!(rec.seconds(Op::Delete)[5_002].max_us, u32::MAX);
         assert_eq!(rec.ops(Op::Delete), 1);
-    }
-
-    #[test]
-    fn live_buckets_hold_their_times_within_a_quarter() {
-        let mut last = 0;
-        for us in [
-            0u64, 1, 3, 4, 7, 8, 9, 15, 16, 100, 999, 1_000, 65_432, 10_000_000,
-        ] {
-            let b = live_bucket(us);
-            assert!(b >= last, "{us}");
-            last = b;
-            let max = live_bucket_max(b);
-            assert!(
-                max >= us && max as f64 <= us as f64 * 1.25 + 1.0,
-                "{us}: {max}"
-            );
-            assert!(b == 0 || live_bucket_max(b - 1) < us, "{us}");
-        }
     }
 }

@@ -1,17 +1,38 @@
 //! Response times per second of a step, all its clients together: for the per-second mean and
 //! p95 beside the largest (`Series::mean_us`, `Series::p95_us`).
 //!
-//! Each client thread counts the second it is in ([`OpenSecond`]: the live buckets of
-//! `recorder.rs`, four per power of two of microseconds, so a p95 is within 25%) and adds it
-//! into the step's [`SecondHistograms`] when its next op falls in a later second, and at the
-//! step's end. The shared table is touched once per thread, op type and second, never per op,
+//! Each client thread counts the second it is in ([`OpenSecond`]: the live buckets, defined
+//! here and counted by the recorder too ([`live_bucket`]), four per power of two of
+//! microseconds, so a p95 is within 25%) and adds it into the step's [`SecondHistograms`] when
+//! its next op falls in a later second, and at the step's end. The shared table is touched once per thread, op type and second, never per op,
 //! and its size is bounded by the step's length, not by its clients: 656 bytes per second
 //! and op type that occurred (2.4 MB for an hour), however many clients there are.
 
 use std::sync::Mutex;
 
-use crate::metrics::recorder::{LIVE_BUCKETS, live_bucket, live_bucket_max};
 use crate::results::model::Op;
+
+/// Buckets of the live response times: four per power of two of microseconds (within 25%).
+pub const LIVE_BUCKETS: usize = 160;
+
+/// The live bucket of a response time of `us` microseconds.
+pub fn live_bucket(us: u64) -> usize {
+    if us < 4 {
+        return us as usize;
+    }
+    let p = 63 - us.leading_zeros() as usize;
+    let sub = ((us >> (p - 2)) & 3) as usize;
+    ((p - 1) * 4 + sub).min(LIVE_BUCKETS - 1)
+}
+
+/// The largest response time, microseconds, of live bucket `b`.
+pub fn live_bucket_max(b: usize) -> u64 {
+    if b < 4 {
+        return b as u64;
+    }
+    let (p, sub) = (b / 4 + 1, (b % 4) as u64);
+    ((4 + sub) << (p - 2)) + (1u64 << (p - 2)) - 1
+}
 
 /// Response times in one second: how many, their sum, and their live buckets.
 #[derive(Clone, Debug)]
@@ -120,6 +141,24 @@ impl SecondHistograms {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_buckets_hold_their_times_within_a_quarter() {
+        let mut last = 0;
+        for us in [
+            0u64, 1, 3, 4, 7, 8, 9, 15, 16, 100, 999, 1_000, 65_432, 10_000_000,
+        ] {
+            let b = live_bucket(us);
+            assert!(b >= last, "{us}");
+            last = b;
+            let max = live_bucket_max(b);
+            assert!(
+                max >= us && max as f64 <= us as f64 * 1.25 + 1.0,
+                "{us}: {max}"
+            );
+            assert!(b == 0 || live_bucket_max(b - 1) < us, "{us}");
+        }
+    }
 
     #[test]
     fn mean_and_p95_of_a_second_are_within_a_bucket_of_the_exact_ones() {

@@ -10,6 +10,7 @@ use crate::report::cells::{Cell, Section, ViewTable};
 use crate::report::model::{Report, Stat};
 use crate::report::table::Table;
 use crate::results::model::{RunResult, StepResult};
+use crate::server::replicas::rejoin::rejoin_text;
 
 /// The section, empty for a run without replicas.
 pub fn section(run: &RunResult) -> String {
@@ -255,33 +256,6 @@ pub fn faults_section(r: &Report) -> Option<Section> {
             rows,
         }],
     })
-}
-
-/// What became of a node started again after it died: `; synced again in 3.2 s (pid 123)`
-/// (a replica: started again, then caught up with the primary), or
-/// why it stays down; empty when it was not started again.
-pub fn rejoin_text(d: &crate::results::model::NodeDeath) -> String {
-    match &d.rejoin {
-        None => String::new(),
-        Some(r) => match (r.synced_s.or(r.started_s), r.pid, &r.error) {
-            (Some(s), Some(pid), _) if r.synced_s.is_some() => {
-                format!("; synced again in {s:.1} s (pid {pid})")
-            }
-            (Some(s), Some(pid), _) => match r.caught_up_s {
-                Some(c) => format!(
-                    "; started again in {s:.1} s (pid {pid}), caught up with the primary {c:.1} s \
-                     later"
-                ),
-                None => format!(
-                    "; started again in {s:.1} s (pid {pid}), not caught up with the primary \
-                     {} s later",
-                    crate::server::replicas::rejoin::CATCH_UP_WAIT_S
-                ),
-            },
-            (_, _, Some(e)) => format!("; could not rejoin, it stays down: {e}"),
-            _ => "; could not rejoin, it stays down".to_string(),
-        },
-    }
 }
 
 /// The nodes that died in `steps` (a group's runs of one step, `runs` theirs): (run, the line

@@ -12,6 +12,7 @@ pub mod environment;
 pub mod features;
 pub mod file;
 pub mod group;
+pub mod histogram;
 pub mod lock;
 pub mod model;
 pub mod nodes;

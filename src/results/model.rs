@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::dbms::Settled;
 use crate::spec::RunSpec;
 
 pub use super::cost::{
@@ -278,24 +279,6 @@ pub struct Maintenance {
     /// the DBMS has some to wait for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled: Option<Settled>,
-}
-
-/// A post-write pause's wait for the engine's background work (InnoDB purge, MyRocks
-/// compactions), within the pause.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Settled {
-    /// What was waited for, in words.
-    pub waited_for: String,
-    /// The figure watched (`Innodb_history_list_length`, `Rocksdb_compact_write_bytes`).
-    pub figure: String,
-    /// Its value when the wait began.
-    pub start: f64,
-    /// Its value when the wait ended.
-    pub end: f64,
-    /// Seconds waited.
-    pub seconds: f64,
-    /// How the wait ended: settled (and how), or the pause ended first.
-    pub outcome: String,
 }
 
 /// What one step measured.

@@ -276,7 +276,7 @@ fn check_op_results(at: &str, s: &StepResult) -> Result<(), String> {
 /// merge runs into (decoded one at a time: each takes at most the counts its header asks for,
 /// tens of MB at HDR's largest range and precision).
 fn check_histogram(field: &str, encoded: &str) -> Result<(), String> {
-    use crate::metrics::histogram;
+    use crate::results::histogram;
     let h = histogram::decode(encoded).map_err(|e| format!("{field} does not decode: {e:#}"))?;
     histogram::new_histogram()
         .add(&h)

@@ -1,6 +1,6 @@
 //! What a run's steps run on. `steps.rs` runs a [`Workload`]'s steps in order (the
 //! maintenance pause between them, the results saved after each); [`StepEnv`] starts a step's
-//! client threads together (`client.rs`), shows progress, and samples what the step costs
+//! client threads together (`client.rs`), shows progress (`progress.rs`), and samples what the step costs
 //! (`sampler.rs`); `client_loop.rs` is the one loop every client thread runs (closed, or on a
 //! schedule of due times: `rate.rs`); `session.rs` is the clients' retry policy.
 
@@ -8,6 +8,7 @@ pub mod client;
 pub mod client_loop;
 pub mod nodes;
 pub mod os_cache;
+pub mod progress;
 pub mod rate;
 mod sampler;
 pub mod session;
@@ -23,9 +24,9 @@ use crate::dbms::Dbms;
 use crate::metrics::outcome::StepOutcome;
 use crate::metrics::proc::Watch;
 use crate::metrics::recorder::LiveCounters;
-pub use crate::output::progress::Expect;
-use crate::output::progress::StepProgress;
 use crate::runner::client::ThreadSpec;
+pub use progress::Expect;
+use progress::StepProgress;
 use sampler::Sampler;
 
 /// How the run is displayed.

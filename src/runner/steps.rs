@@ -55,7 +55,7 @@ pub fn cool_down(d: Duration) -> Result<()> {
 }
 
 fn step_line(step: &StepResult) -> String {
-    use crate::report::figures::header;
+    use crate::metrics::figures::header;
     let mut parts = vec![format::seconds(step.duration_s)];
     for (name, v) in [
         (header("inserts_per_s"), step.inserts_per_s),
@@ -169,7 +169,7 @@ fn record_node_deaths(step: &mut StepResult, costs: Option<&CostWatch>) {
             d.message,
             d.seen,
             d.outcome,
-            crate::report::replication::rejoin_text(d)
+            crate::server::replicas::rejoin::rejoin_text(d)
         ));
     }
     step.node_failures = deaths;
@@ -391,7 +391,7 @@ fn say_step(step: &StepResult) {
             "",
             d.message,
             d.outcome,
-            crate::report::replication::rejoin_text(d)
+            crate::server::replicas::rejoin::rejoin_text(d)
         );
     }
 }

@@ -5,7 +5,8 @@
 use anyhow::Result;
 
 use super::StepEnv;
-use crate::results::model::{Settled, StepResult};
+use crate::dbms::Settled;
+use crate::results::model::StepResult;
 
 /// What a maintenance pause did.
 #[derive(Clone, Debug, PartialEq)]

@@ -107,9 +107,8 @@ impl MicroSpec {
 
     /// Seconds of the post-write pause ([`MicroSpec::post_write_pause`]).
     pub fn post_write_wait(&self) -> u64 {
-        self.post_write_pause.unwrap_or_else(|| {
-            crate::workload::micro::default_post_write_wait(self.tables, self.table_rows)
-        })
+        self.post_write_pause
+            .unwrap_or_else(|| default_post_write_wait(self.tables, self.table_rows))
     }
 
     /// Bytes the tables take once loaded: about 220 per row with the index on `k`.
@@ -203,4 +202,12 @@ impl MicroSpec {
         check_retries(self.max_tries, self.max_error_pct, n)?;
         Ok(())
     }
+}
+
+/// The post-write pause's wait when none is given: 60 s plus 1 s per million rows of the
+/// sysbench tables, at most 1200 s, counted from the pause's start (its maintenance
+/// included), as mdcallag/mytools' `run.sh` waits after its writes.
+pub fn default_post_write_wait(tables: usize, table_rows: u64) -> u64 {
+    let rows = (tables as u64).saturating_mul(table_rows);
+    (60 + rows / 1_000_000).min(1200)
 }

@@ -549,7 +549,7 @@ impl Dbms for Mysql {
         tables: &[Table],
         change_settings: bool,
         until: Instant,
-    ) -> Result<(Option<String>, Option<crate::results::model::Settled>)> {
+    ) -> Result<(Option<String>, Option<crate::dbms::Settled>)> {
         let settle = || settle::settle(&mut self.conn()?, self.engine, until);
         Ok(match self.engine {
             Engine::Innodb => {

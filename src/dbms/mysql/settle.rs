@@ -10,7 +10,7 @@ use mysql::Conn;
 use mysql::prelude::Queryable;
 
 use super::Engine;
-use crate::results::model::Settled;
+use crate::dbms::Settled;
 
 /// The history list length (undo logs not yet purged) InnoDB counts as purged.
 pub const HISTORY_BOUND: f64 = 100.0;

@@ -94,7 +94,7 @@ fn start_one(primary: &ManagedServer, ctx: &StartContext<'_>, name: &str) -> Res
         "",
     )?
     .with_password(ctx.password);
-    let mut server = ManagedServer::spawned(&crate::server::postgres::POSTGRES, child, url, &rctx);
+    let mut server = ManagedServer::spawned(primary.family, child, url, &rctx);
     let mut probe = ::postgres::Config::new();
     probe
         .host("127.0.0.1")

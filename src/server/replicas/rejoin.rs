@@ -411,3 +411,30 @@ enum Node {
     Pg(Box<::postgres::Client>),
     My(mysql::Conn),
 }
+
+/// What became of a node started again after it died: `; synced again in 3.2 s (pid 123)`
+/// (a replica: started again, then caught up with the primary), or
+/// why it stays down; empty when it was not started again.
+pub fn rejoin_text(d: &crate::results::model::NodeDeath) -> String {
+    match &d.rejoin {
+        None => String::new(),
+        Some(r) => match (r.synced_s.or(r.started_s), r.pid, &r.error) {
+            (Some(s), Some(pid), _) if r.synced_s.is_some() => {
+                format!("; synced again in {s:.1} s (pid {pid})")
+            }
+            (Some(s), Some(pid), _) => match r.caught_up_s {
+                Some(c) => format!(
+                    "; started again in {s:.1} s (pid {pid}), caught up with the primary {c:.1} s \
+                     later"
+                ),
+                None => format!(
+                    "; started again in {s:.1} s (pid {pid}), not caught up with the primary \
+                     {} s later",
+                    CATCH_UP_WAIT_S
+                ),
+            },
+            (_, _, Some(e)) => format!("; could not rejoin, it stays down: {e}"),
+            _ => "; could not rejoin, it stays down".to_string(),
+        },
+    }
+}

@@ -23,7 +23,7 @@ use std::ops::Range;
 use rand_pcg::Pcg64Mcg;
 
 use crate::dbms::micro::{Shape, Statement, Value};
-pub use workload::{Micro, default_post_write_wait};
+pub use workload::Micro;
 
 /// Declares a benchmark's entries at further range lengths L: `NAME = L` each, named
 /// `<family>_range=L`, built by `generator(scope, L)`, everything else as the entry `$base`

@@ -63,14 +63,6 @@ struct Bench {
     clients: usize,
 }
 
-/// The post-write pause's wait when none is given: 60 s plus 1 s per million rows of the
-/// sysbench tables, at most 1200 s, counted from the pause's start (its maintenance
-/// included), as mdcallag/mytools' `run.sh` waits after its writes.
-pub fn default_post_write_wait(tables: usize, table_rows: u64) -> u64 {
-    let rows = (tables as u64).saturating_mul(table_rows);
-    (60 + rows / 1_000_000).min(1200)
-}
-
 fn shape_index(shape: Shape) -> usize {
     SHAPES.iter().position(|&s| s == shape).unwrap_or(0)
 }

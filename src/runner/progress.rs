@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::metrics::recorder::{LIVE_BUCKETS, LiveCounters, Op, live_bucket_max};
+use crate::metrics::recorder::{LiveCounters, Op};
+use crate::metrics::seconds::{LIVE_BUCKETS, live_bucket_max};
 use crate::output::format::{micros, rate};
 
 /// What a step's bar counts towards.
@@ -189,7 +190,7 @@ impl LiveRates {
 
     /// `ins/s 12.3k  del/s 12.3k  q/s 4.5k`, leaving out rates that are zero.
     pub fn message(&self) -> String {
-        use crate::report::figures::header;
+        use crate::metrics::figures::header;
         let names = [
             header("inserts_per_s"),
             header("deletes_per_s"),
