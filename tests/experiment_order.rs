@@ -234,7 +234,11 @@ fn compare_pairs_an_experiments_runs_by_round_and_calls_full_worse() {
     let mut rounds = 3;
     let cmp: Value = loop {
         // l.i1 of a second or more even with synchronous=OFF (see tests/marks.rs).
-        fs::write(&file, sized("sync", &two, rounds, "l.i0,l.x,l.i1,l.i2", 24000)).unwrap();
+        fs::write(
+            &file,
+            sized("sync", &two, rounds, "l.i0,l.x,l.i1,l.i2", 24000),
+        )
+        .unwrap();
         let o = bench.run_raw(
             &["experiment", path_str(&file), "--out", path_str(&out), "-q"],
             &[],
@@ -244,7 +248,10 @@ fn compare_pairs_an_experiments_runs_by_round_and_calls_full_worse() {
         if l_i1(&cmp)["verdict"] != "inconclusive" || rounds == 6 {
             break cmp;
         }
-        eprintln!("l.i1 inconclusive at {rounds} rounds: {}", l_i1(&cmp)["text"]);
+        eprintln!(
+            "l.i1 inconclusive at {rounds} rounds: {}",
+            l_i1(&cmp)["text"]
+        );
         rounds += 1;
     };
     let text = compare(&[]);

@@ -14,6 +14,7 @@ pub mod file;
 pub mod group;
 pub mod histogram;
 pub mod lock;
+pub mod memory;
 pub mod model;
 pub mod nodes;
 pub mod resolved;

@@ -231,7 +231,7 @@ pub struct ManagedServerInfo {
     /// What its settings let it take of memory, against the run's memory limit (only with
     /// one: `--memory-limit`, an experiment setup's `memory_limit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_estimate: Option<crate::server::memory::MemoryEstimate>,
+    pub memory_estimate: Option<crate::results::memory::MemoryEstimate>,
 }
 
 /// A replica of a managed server (PostgreSQL streaming, MariaDB binlog).
