@@ -7,7 +7,7 @@
 //! cannot be compared on its own (it needs repeated runs).
 //!
 //! **Not steady.** The mean rate of the step's last third against its first third. The step
-//! is not steady when the two differ by more than [`DRIFT_PCT`] of the step's mean rate **and**
+//! is not steady when the two differ by more than [`DRIFT_PCT`] of the first third's rate **and**
 //! by more than the noise of its seconds explains: `|last - first| / (sigma sqrt(2 / k)) >
 //! t(1 - alpha / 2, 2k - 2)`, `k` seconds a third, at compare's false discovery rate alpha
 //! (1%). `sigma` is the noise of one second, estimated from the differences of consecutive
@@ -26,7 +26,7 @@ use crate::report::compare::stats::{MIN_SECONDS, t_quantile};
 use crate::results::model::{SeriesSet, StepResult};
 
 /// Smallest change between the first and the last third called a drift, percent of the
-/// step's mean rate (beyond compare's 3% noise threshold: within one step a rate moves more).
+/// first third's rate (beyond compare's 3% noise threshold: within one step a rate moves more).
 pub const DRIFT_PCT: f64 = 10.0;
 
 /// Full seconds from which steadiness is judged (two a third).
@@ -43,7 +43,8 @@ pub struct Drift {
     pub first: f64,
     /// Mean rate of the last third.
     pub last: f64,
-    /// `(last - first) / mean`, percent.
+    /// `(last - first) / first`, percent: -71 when the rate fell from 21414 to 6159/s (a fall
+    /// is never beyond -100); 100 when it rose from 0 (said without a percentage).
     pub change_pct: f64,
     /// The change over its standard error (noise of one second from consecutive differences).
     pub t: f64,
@@ -82,12 +83,18 @@ impl Sanity {
             ));
         }
         let d = self.drifts.iter().find(|d| !d.steady)?;
+        let change = if d.change_pct < 0.0 {
+            format!("fell {:.0}%", -d.change_pct)
+        } else if d.first > 0.0 {
+            format!("rose {:.0}%", d.change_pct)
+        } else {
+            // From 0: no percentage; the figures in brackets say it.
+            "rose".to_string()
+        };
         Some(format!(
-            "not steady: {} rate {} {:.0}% from the first to the last third ({:.0} -> {:.0}/s, \
+            "not steady: {} rate {change} from the first to the last third ({:.0} -> {:.0}/s, \
              t = {:.1})",
             d.op,
-            if d.change_pct < 0.0 { "fell" } else { "rose" },
-            d.change_pct.abs(),
             d.first,
             d.last,
             d.t.abs()
@@ -122,7 +129,13 @@ pub fn drift(op: &str, x: &[f64]) -> Option<Drift> {
     let sigma = (1.4826 * median(diffs) / 2f64.sqrt()).max(m.sqrt());
     let se = sigma * (2.0 / k as f64).sqrt();
     let t = (last - first) / se;
-    let change_pct = (last - first) / m * 100.0;
+    let change_pct = if first > 0.0 {
+        (last - first) / first * 100.0
+    } else if last > 0.0 {
+        100.0
+    } else {
+        0.0
+    };
     let critical = t_quantile((2 * k - 2).max(1) as f64, 1.0 - DEFAULT_ALPHA / 2.0);
     Some(Drift {
         op: op.to_string(),
@@ -321,5 +334,37 @@ mod tests {
         set.ops.get_mut("insert").unwrap().rows = vec![10; MIN_SECONDS + 2];
         assert!(of_series(&set).unwrap().flag().is_none());
         assert!(of_series(&SeriesSet::default()).is_none());
+    }
+
+    #[test]
+    fn a_fall_is_said_against_the_first_third_and_never_beyond_100_percent() {
+        // The issue's step: 21414 -> 6159/s, once "fell 120%" (against the step's mean).
+        let mut x = vec![21_414.0; 4];
+        x.extend([12_000.0; 4]);
+        x.extend([6_159.0; 4]);
+        let d = drift("query", &x).unwrap();
+        assert!(!d.steady && (d.change_pct + 71.2).abs() < 0.1, "{d:?}");
+        let s = Sanity {
+            seconds: 12,
+            too_short: false,
+            drifts: vec![d],
+        };
+        let flag = s.flag().unwrap();
+        assert!(flag.contains("query rate fell 71% from"), "{flag}");
+        // A rate from 0 rose, by no percentage.
+        let mut x = vec![0.0; 4];
+        x.extend([500.0; 8]);
+        let d = drift("insert", &x).unwrap();
+        assert_eq!(d.change_pct, 100.0);
+        let s = Sanity {
+            seconds: 12,
+            too_short: false,
+            drifts: vec![d],
+        };
+        let flag = s.flag().unwrap();
+        assert!(
+            flag.contains("insert rate rose from the first to the last third (0 -> 500/s"),
+            "{flag}"
+        );
     }
 }
