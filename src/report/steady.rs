@@ -153,6 +153,26 @@ pub fn sanity(step: &StepResult) -> Option<Sanity> {
     of_series(&step.per_second.total)
 }
 
+/// The flag that makes step `step` longer, for a step too short to compare: `--l0-rows`
+/// (l.i0), `--l1-rows` (l.i1), `--l2-rows` (l.i2), `--query-seconds` (qrN, qpN), `--seconds`
+/// (a benchmark of micro or tpcc at a client count, `point.c4`); `None` for other steps.
+pub fn longer_with(step: &str) -> Option<&'static str> {
+    match step {
+        "l.i0" => Some("--l0-rows"),
+        "l.i1" => Some("--l1-rows"),
+        "l.i2" => Some("--l2-rows"),
+        _ if crate::report::names::parse_step(step).is_some() => Some("--seconds"),
+        _ if ["qr", "qp"].iter().any(|p| {
+            step.strip_prefix(p)
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        }) =>
+        {
+            Some("--query-seconds")
+        }
+        _ => None,
+    }
+}
+
 /// The sanity of a step's all-clients series `set`.
 pub fn of_series(set: &SeriesSet) -> Option<Sanity> {
     let ops = &set.ops;
@@ -167,6 +187,34 @@ pub fn of_series(set: &SeriesSet) -> Option<Sanity> {
     }
     out.too_short = out.seconds < MIN_SECONDS;
     Some(out)
+}
+
+/// What makes `steps`, too short to compare, longer: `longer with --l0-rows` (one flag for
+/// them all), `longer with --l0-rows (l.i0), --l2-rows (l.i2)`; `None` when no step has such
+/// a flag ([`longer_with`]).
+pub fn longer_hint(steps: &[&str]) -> Option<String> {
+    let mut flags: Vec<(&str, Vec<&str>)> = Vec::new();
+    for &step in steps {
+        let Some(flag) = longer_with(step) else {
+            continue;
+        };
+        match flags.iter_mut().find(|(f, _)| *f == flag) {
+            Some((_, named)) => named.push(step),
+            None => flags.push((flag, vec![step])),
+        }
+    }
+    match flags.as_slice() {
+        [] => None,
+        [(flag, _)] => Some(format!("longer with {flag}")),
+        _ => Some(format!(
+            "longer with {}",
+            flags
+                .iter()
+                .map(|(flag, named)| format!("{flag} ({})", named.join(", ")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 /// A run's step flagged, as a report records it beside the step's figures.
@@ -366,5 +414,23 @@ mod tests {
             flag.contains("insert rate rose from the first to the last third (0 -> 500/s"),
             "{flag}"
         );
+    }
+
+    #[test]
+    fn each_step_too_short_names_the_flag_that_makes_it_longer() {
+        assert_eq!(longer_with("l.i0"), Some("--l0-rows"));
+        assert_eq!(longer_with("qp1000"), Some("--query-seconds"));
+        assert_eq!(longer_with("point-query.c4"), Some("--seconds"));
+        assert_eq!(longer_with("l.x"), None);
+        assert_eq!(longer_with("qrx"), None);
+        assert_eq!(
+            longer_hint(&["qr100", "qp100"]).unwrap(),
+            "longer with --query-seconds"
+        );
+        assert_eq!(
+            longer_hint(&["l.i0", "l.x", "l.i2"]).unwrap(),
+            "longer with --l0-rows (l.i0), --l2-rows (l.i2)"
+        );
+        assert_eq!(longer_hint(&["scan"]), None);
     }
 }

@@ -255,8 +255,21 @@ fn steady_cell(r: &Report, gi: usize) -> Cell {
             }
         }
     }
+    // A step too short says which flag makes it longer.
+    let too_short = |text: &str| {
+        r.step_reports
+            .iter()
+            .flat_map(|s| &s.groups[gi].flags)
+            .any(|f| f.too_short && f.text == text)
+    };
     let flags: Vec<String> = (flags.iter())
-        .map(|(text, steps)| format!("{}: {text}", steps.join(", ")))
+        .map(|(text, steps)| {
+            let hint = crate::report::steady::longer_hint(steps).filter(|_| too_short(text));
+            match hint {
+                Some(hint) => format!("{}: {text} ({hint})", steps.join(", ")),
+                None => format!("{}: {text}", steps.join(", ")),
+            }
+        })
         .collect();
     if flags.is_empty() {
         return Cell::plain(format!(

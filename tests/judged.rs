@@ -1,0 +1,101 @@
+//! Whether a run can judge its own steps (SQLite): the default run's steps each have at least
+//! 3 full seconds (release builds); a step too short says which flag makes it longer, and that
+//! flag does.
+
+use ibench::report::compare::stats::MIN_SECONDS;
+use ibench::report::steady;
+use ibench::results::model::{RunResult, StepResult};
+
+use crate::common::{Bench, Outcome, skip};
+
+/// The verdict's line on the steps' stability in a summary.
+fn stability_line(out: &Outcome) -> &str {
+    out.stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("throughput stability:"))
+        .unwrap_or_else(|| panic!("no stability line:\n{}", out.stdout))
+}
+
+/// Full seconds of `step` as the verdict counts them (`None`: no per-second ops, as l.x).
+fn full_seconds(step: &StepResult) -> Option<usize> {
+    steady::sanity(step).map(|s| s.seconds)
+}
+
+fn step<'a>(run: &'a RunResult, name: &str) -> &'a StepResult {
+    run.steps.iter().find(|s| s.name == name).expect(name)
+}
+
+/// What this proves: the real default run (`ibench run`, no sizing flag) gives every step with
+/// per-second ops at least [`MIN_SECONDS`] full seconds on this machine, and its verdict says
+/// no step was too short. The run takes about two minutes, debug build or release (SQLite's
+/// own code dominates), so only release test builds run it (`cargo test --release --test
+/// tests judged::`); debug builds skip it.
+#[test]
+fn the_default_run_gives_every_step_three_full_seconds() {
+    if cfg!(debug_assertions) {
+        skip("the default run takes two minutes: run it with cargo test --release");
+        return;
+    }
+    // Alone on the CPU: other tests' load would make the steps longer, not shorter, but the
+    // run is long enough as it is.
+    let bench = Bench::exclusive();
+    let out = bench.run(&[]);
+    let run = out.result();
+    let judged: Vec<(&str, usize)> = run
+        .steps
+        .iter()
+        .filter_map(|s| Some((s.name.as_str(), full_seconds(s)?)))
+        .collect();
+    assert_eq!(judged.len(), 9, "every step but l.x: {judged:?}");
+    for (name, seconds) in &judged {
+        assert!(*seconds >= MIN_SECONDS, "{name}: {seconds} full seconds");
+    }
+    let line = stability_line(&out);
+    assert!(!line.contains("too short"), "{line}");
+    assert!(!out.stdout.contains("too short"), "{}", out.stdout);
+}
+
+/// A load step and a query step too short say, in the verdict and under the tables, the flag
+/// that makes each longer; the same steps with those flags raised (l.i0's rows from the rate
+/// the short run measured, for about 10 s) are long enough and no longer flagged.
+#[test]
+fn a_step_too_short_names_the_flag_that_makes_it_longer_and_that_flag_does() {
+    let bench = Bench::new();
+    let steps = ["--steps", "l.i0,l.x,qr100", "--clients", "1"];
+    let short = bench.run(&[&steps[..], &["--l0-rows", "50000", "--query-seconds", "2"]].concat());
+    let run = short.result();
+    for name in ["l.i0", "qr100"] {
+        let seconds = full_seconds(step(&run, name)).unwrap();
+        assert!(seconds < MIN_SECONDS, "{name}: {seconds} full seconds");
+    }
+    let line = stability_line(&short);
+    for said in [
+        "l.i0",
+        "qr100",
+        "too short to compare",
+        "--l0-rows",
+        "--query-seconds",
+    ] {
+        assert!(line.contains(said), "{said}: {line}");
+    }
+    for (name, flag) in [("l.i0", "--l0-rows"), ("qr100", "--query-seconds")] {
+        let note = short
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: too short to compare")))
+            .unwrap_or_else(|| panic!("no note on {name}:\n{}", short.stdout));
+        assert!(note.ends_with(&format!("(longer with {flag})")), "{note}");
+    }
+
+    let rate = step(&run, "l.i0").inserts_per_s;
+    assert!(rate > 0.0);
+    let rows = ((rate * 10.0) as u64).max(50_000).to_string();
+    let long = bench.run(&[&steps[..], &["--l0-rows", &rows, "--query-seconds", "6"]].concat());
+    let run = long.result();
+    for name in ["l.i0", "qr100"] {
+        let seconds = full_seconds(step(&run, name)).unwrap();
+        assert!(seconds >= MIN_SECONDS, "{name}: {seconds} full seconds");
+    }
+    let line = stability_line(&long);
+    assert!(!line.contains("too short"), "{line}");
+}
