@@ -1,12 +1,12 @@
 //! Whether a run can judge its own steps (SQLite): the default run's steps each have at least
 //! 3 full seconds (release builds); a step too short says which flag makes it longer, and that
-//! flag does.
+//! flag does; the load of `ibench micro` and `ibench tpcc` (`prepare`) is not judged.
 
 use ibench::report::compare::stats::MIN_SECONDS;
 use ibench::report::steady;
 use ibench::results::model::{RunResult, StepResult};
 
-use crate::common::{Bench, Outcome, skip};
+use crate::common::{Bench, Outcome, path_str, skip};
 
 /// The verdict's line on the steps' stability in a summary.
 fn stability_line(out: &Outcome) -> &str {
@@ -98,4 +98,43 @@ fn a_step_too_short_names_the_flag_that_makes_it_longer_and_that_flag_does() {
     }
     let line = stability_line(&long);
     assert!(!line.contains("too short"), "{line}");
+}
+
+/// `ibench micro` and `ibench tpcc` load their tables in a step `prepare`: the load is not
+/// what they benchmark, so neither the verdict nor the notes judge it, while their measured
+/// steps are judged (too short here, naming `--seconds`).
+#[test]
+fn the_load_of_micro_and_tpcc_is_not_judged() {
+    let bench = Bench::new();
+    let out = bench.out();
+    let micro = bench.run_raw(
+        &["micro", "--out", path_str(&out), "-q"],
+        &["--tables", "1", "--table-rows", "20000", "--seconds", "2"],
+    );
+    let tpcc = bench.run_raw(
+        &["tpcc", "--out", path_str(&out), "-q"],
+        &["--warehouses", "1", "--seconds", "2"],
+    );
+    for (what, outcome) in [("micro", &micro), ("tpcc", &tpcc)] {
+        let run = outcome.result();
+        assert_eq!(run.steps[0].name, "prepare", "{what}");
+        assert!(
+            !run.steps[0].per_second.total.ops.is_empty(),
+            "{what}: the load has per-second ops, and is still not judged"
+        );
+        assert!(steady::sanity(&run.steps[0]).is_none(), "{what}");
+        let measured = &run.steps[1];
+        assert!(steady::sanity(measured).unwrap().too_short, "{what}");
+        let line = stability_line(outcome);
+        assert!(!line.contains("prepare"), "{what}: {line}");
+        assert!(line.contains(&measured.name), "{what}: {line}");
+        assert!(line.contains("(longer with --seconds)"), "{what}: {line}");
+        assert!(
+            !outcome.stdout.lines().any(|l| {
+                l.starts_with("prepare: too short") || l.starts_with("prepare: not steady")
+            }),
+            "{what}:\n{}",
+            outcome.stdout
+        );
+    }
 }

@@ -17,6 +17,9 @@
 //! of drift significant. A steady noisy step has thirds within its noise; a rate that falls
 //! by half midway has thirds half apart with the noise of a half. Judged from
 //! [`MIN_JUDGED`] full seconds on.
+//!
+//! **Not judged.** The `prepare` step of `ibench micro` and `ibench tpcc`: it loads the tables
+//! the benchmarks then run on, and the load is not what those commands benchmark.
 
 use serde::Serialize;
 
@@ -148,8 +151,15 @@ pub fn drift(op: &str, x: &[f64]) -> Option<Drift> {
     })
 }
 
-/// The sanity of `step`, `None` for a step without per-second ops (an index build, a pause).
+/// The step of `ibench micro` and `ibench tpcc` that loads their tables: not judged.
+pub const PREPARE: &str = "prepare";
+
+/// The sanity of `step`, `None` for a step without per-second ops (an index build, a pause)
+/// and for [`PREPARE`] (the load is not what micro and tpcc benchmark).
 pub fn sanity(step: &StepResult) -> Option<Sanity> {
+    if step.name == PREPARE {
+        return None;
+    }
     of_series(&step.per_second.total)
 }
 
