@@ -1,6 +1,7 @@
-//! Whether a run can judge its own steps (SQLite): the default run's steps each have at least
-//! 3 full seconds (release builds); a step too short says which flag makes it longer, and that
-//! flag does; the load of `ibench micro` and `ibench tpcc` (`prepare`) is not judged.
+//! Whether a run can judge its own steps, and what its tables call things (SQLite): the default
+//! run's steps each have at least 3 full seconds (release builds); a step too short says which
+//! flag makes it longer, and that flag does; a DBMS inside ibench has one CPU column; the load
+//! of `ibench micro` and `ibench tpcc` (`prepare`) is not judged.
 
 use ibench::report::compare::stats::MIN_SECONDS;
 use ibench::report::steady;
@@ -98,6 +99,55 @@ fn a_step_too_short_names_the_flag_that_makes_it_longer_and_that_flag_does() {
     }
     let line = stability_line(&long);
     assert!(!line.contains("too short"), "{line}");
+}
+
+/// SQLite runs inside ibench: the DBMS's CPU and the client's are the same figure (one
+/// process), so the summary, `ibench show` and the Markdown report show one CPU column, named
+/// for what it is, where the figure is.
+#[test]
+fn an_embedded_dbms_has_one_cpu_column_named_for_the_process() {
+    let bench = Bench::new();
+    let out = bench.run(&["--steps", "l.i0", "--l0-rows", "20000"]);
+    let run = out.result();
+    let per_op = run.steps[0].efficiency.as_ref().unwrap().per_op.as_ref();
+    let per_op = per_op.expect("l.i0 has per-op costs");
+    assert_eq!(per_op.dbms_cpu_us, Some(per_op.client_cpu_us), "one figure");
+
+    let store = bench.out().join("results.db");
+    let show = bench.run_raw(&["show", &run.run_id, "--results", path_str(&store)], &[]);
+    show.assert_success();
+    for text in [&out.stdout, &show.stdout] {
+        let header = text
+            .lines()
+            .find(|l| l.starts_with("step ") && l.contains(" per "))
+            .unwrap_or_else(|| panic!("no cost table:\n{text}"));
+        assert!(header.contains("ibench+dbms us"), "{header}");
+        assert!(!header.contains("client us"), "{header}");
+        assert!(!header.contains(" dbms us"), "{header}");
+    }
+
+    let md = bench.run_raw(
+        &["report", "--format", "md", "--results", path_str(&store)],
+        &[],
+    );
+    md.assert_success();
+    let verdict = md
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("| step | rate |"))
+        .unwrap_or_else(|| panic!("no step table:\n{}", md.stdout));
+    assert!(verdict.contains("| ibench+DBMS CPU us/op |"), "{verdict}");
+    assert!(!verdict.to_lowercase().contains("| dbms cpu"), "{verdict}");
+    assert!(!verdict.contains("client CPU"), "{verdict}");
+    let cost_rows: Vec<&str> = md
+        .stdout
+        .lines()
+        .filter(|l| l.contains("CPU us/op |"))
+        .collect();
+    let row = |name: &str| cost_rows.iter().filter(|l| l.starts_with(name)).count();
+    assert_eq!(row("| ibench+DBMS CPU us/op |"), 1, "{cost_rows:?}");
+    assert_eq!(row("| client CPU us/op |"), 0, "{cost_rows:?}");
+    assert_eq!(row("| dbms CPU us/op |"), 0, "{cost_rows:?}");
 }
 
 /// `ibench micro` and `ibench tpcc` load their tables in a step `prepare`: the load is not

@@ -49,8 +49,8 @@ mod marks;
 mod steady;
 
 /// Whether a run can judge its own steps: the default run's steps each have 3 full seconds
-/// (release builds), a step too short names the flag that makes it longer; micro's and
-/// tpcc's load not judged.
+/// (release builds), a step too short names the flag that makes it longer; one CPU column
+/// for an embedded DBMS; micro's and tpcc's load not judged.
 mod judged;
 
 /// `ibench compare`: A/A comparisons on SQLite and a managed PostgreSQL call (almost) nothing
