@@ -227,9 +227,9 @@ impl Default for InsertBenchmarkSpec {
             steps: Step::default_sequence(),
             // Sized so that each step with per-second ops lasts over 4 s, 3 full seconds (what
             // a step needs to be compared, report/steady.rs), on 2 shared cores with SQLite,
-            // where l.i0 loaded 0.5-1.6M rows/s and l.i2 inserted 9-13k rows/s; the default
-            // run then takes about two minutes (1m45s-2m15s there).
-            l0_rows: 4_000_000,
+            // where l.i0 loaded 0.5-1.6M rows/s and l.i2 inserted 7-13.5k rows/s (with 8M+
+            // rows in the tables); the default run then takes about two minutes.
+            l0_rows: 5_000_000,
             l1_rows: 140_000,
             l2_rows: 35_000,
             l0_batch: 100,
