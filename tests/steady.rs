@@ -1,6 +1,7 @@
 //! Step sanity and the per-second response times on real SQLite runs: a query step whose
 //! reader is locked out half of every second from midway (another connection's `BEGIN
-//! EXCLUSIVE`, rollback journal) is flagged not steady, the same step left alone is not; and
+//! EXCLUSIVE`, rollback journal) is flagged not steady, its fall said against the first
+//! third's rate, the same step left alone is not; and
 //! each second's mean and p95 lie under its max while the seconds' counts add up to the ops.
 
 use std::thread::sleep;
@@ -89,6 +90,30 @@ fn a_reader_locked_out_from_midway_is_not_steady_and_a_free_one_is() {
     assert!(q.change_pct < -20.0, "{q:?}");
     let flag = steady::flag(s).unwrap();
     assert!(flag.starts_with("not steady: "), "{flag}");
+    said_against_the_first_third(s, &flag);
+}
+
+/// `flag` (`not steady: OP rate fell N% from the first to the last third (A -> B/s, ...)`)
+/// says the change of OP's rate against its first third, `(first - last) / first`, from the
+/// step's own full seconds: a rate cannot fall by more than 100%. (The locked reader's rate
+/// falls; the writer's, flagged first when it is, may rise as it catches up.)
+fn said_against_the_first_third(step: &ibench::results::model::StepResult, flag: &str) {
+    let op = flag.split_whitespace().nth(2).expect("an op");
+    let rows = &step.per_second.total.ops[op].rows;
+    let x: Vec<f64> = rows[1..rows.len() - 1].iter().map(|&v| v as f64).collect();
+    let k = x.len() / 3;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (first, last) = (mean(&x[..k]), mean(&x[x.len() - k..]));
+    let pct = (first - last).abs() / first * 100.0;
+    let change = if last < first {
+        assert!(pct <= 100.0);
+        format!("fell {pct:.0}%")
+    } else {
+        format!("rose {pct:.0}%")
+    };
+    let said =
+        format!("{op} rate {change} from the first to the last third ({first:.0} -> {last:.0}/s");
+    assert!(flag.contains(&said), "{flag}\nexpected: {said}");
 }
 
 #[test]

@@ -48,6 +48,11 @@ mod marks;
 /// is) and the per-second mean and p95 response times of a real run.
 mod steady;
 
+/// Whether a run can judge its own steps: the default run's steps each have 3 full seconds
+/// (release builds), a step too short names the flag that makes it longer; one CPU column
+/// for an embedded DBMS; micro's and tpcc's load not judged.
+mod judged;
+
 /// `ibench compare`: A/A comparisons on SQLite and a managed PostgreSQL call (almost) nothing
 /// a change, an injected change is found within its interval, one run a side says that only
 /// noise within runs counts, bad thresholds are usage errors.

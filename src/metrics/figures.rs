@@ -175,6 +175,21 @@ fn per_op(s: &StepResult) -> Option<&crate::results::model::PerOp> {
     s.efficiency.as_ref()?.per_op.as_ref()
 }
 
+/// The one CPU figure of a DBMS that runs inside ibench (SQLite, RocksDB): the DBMS's CPU and
+/// the client's are then one process's, the same figure, shown once under this name.
+pub const EMBEDDED_CPU_LABEL: &str = "ibench+DBMS CPU us/op";
+
+/// How cost figure `d` is named where every configuration's DBMS ran inside ibench: `None`
+/// for the client's CPU (the DBMS's figure again, left out), [`EMBEDDED_CPU_LABEL`] for the
+/// DBMS's, else its label.
+pub fn embedded_label(d: &MetricDef) -> Option<&'static str> {
+    match d.key {
+        "client_cpu_us_per_op" => None,
+        "dbms_cpu_us_per_op" => Some(EMBEDDED_CPU_LABEL),
+        _ => Some(d.label),
+    }
+}
+
 /// Cost figures (docs/metrics.md), per step.
 pub const EFFICIENCY: &[MetricDef] = &[
     MetricDef {

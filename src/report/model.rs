@@ -110,6 +110,9 @@ pub struct ConfigInfo {
     pub location: String,
     /// Clients.
     pub clients: usize,
+    /// The DBMS ran inside ibench (SQLite, RocksDB): its CPU and the client's are one
+    /// process's, one figure.
+    pub embedded: bool,
     /// Allocator preloaded into a managed server, if any.
     pub malloc: Option<String>,
     /// Where the data was stored: `ext4 on /dev/loop3 (rw,relatime)`, when recorded.
@@ -282,6 +285,7 @@ fn group_info(base: &Group, group: &Group) -> ConfigInfo {
         version: crate::report::names::short_version(&first.environment.dbms.version),
         location: first.environment.dbms.location.clone(),
         clients: first.config.workload.max_clients(),
+        embedded: first.target().kind.embedded(),
         malloc: first.managed_server.as_ref().map(|m| {
             // The library's file name (libjemalloc.so.2), not its directory.
             m.preload

@@ -7,7 +7,7 @@
 //! cannot be compared on its own (it needs repeated runs).
 //!
 //! **Not steady.** The mean rate of the step's last third against its first third. The step
-//! is not steady when the two differ by more than [`DRIFT_PCT`] of the step's mean rate **and**
+//! is not steady when the two differ by more than [`DRIFT_PCT`] of the first third's rate **and**
 //! by more than the noise of its seconds explains: `|last - first| / (sigma sqrt(2 / k)) >
 //! t(1 - alpha / 2, 2k - 2)`, `k` seconds a third, at compare's false discovery rate alpha
 //! (1%). `sigma` is the noise of one second, estimated from the differences of consecutive
@@ -17,6 +17,9 @@
 //! of drift significant. A steady noisy step has thirds within its noise; a rate that falls
 //! by half midway has thirds half apart with the noise of a half. Judged from
 //! [`MIN_JUDGED`] full seconds on.
+//!
+//! **Not judged.** The `prepare` step of `ibench micro` and `ibench tpcc`: it loads the tables
+//! the benchmarks then run on, and the load is not what those commands benchmark.
 
 use serde::Serialize;
 
@@ -26,7 +29,7 @@ use crate::report::compare::stats::{MIN_SECONDS, t_quantile};
 use crate::results::model::{SeriesSet, StepResult};
 
 /// Smallest change between the first and the last third called a drift, percent of the
-/// step's mean rate (beyond compare's 3% noise threshold: within one step a rate moves more).
+/// first third's rate (beyond compare's 3% noise threshold: within one step a rate moves more).
 pub const DRIFT_PCT: f64 = 10.0;
 
 /// Full seconds from which steadiness is judged (two a third).
@@ -43,7 +46,8 @@ pub struct Drift {
     pub first: f64,
     /// Mean rate of the last third.
     pub last: f64,
-    /// `(last - first) / mean`, percent.
+    /// `(last - first) / first`, percent: -71 when the rate fell from 21414 to 6159/s (a fall
+    /// is never beyond -100); 100 when it rose from 0 (said without a percentage).
     pub change_pct: f64,
     /// The change over its standard error (noise of one second from consecutive differences).
     pub t: f64,
@@ -82,12 +86,18 @@ impl Sanity {
             ));
         }
         let d = self.drifts.iter().find(|d| !d.steady)?;
+        let change = if d.change_pct < 0.0 {
+            format!("fell {:.0}%", -d.change_pct)
+        } else if d.first > 0.0 {
+            format!("rose {:.0}%", d.change_pct)
+        } else {
+            // From 0: no percentage; the figures in brackets say it.
+            "rose".to_string()
+        };
         Some(format!(
-            "not steady: {} rate {} {:.0}% from the first to the last third ({:.0} -> {:.0}/s, \
+            "not steady: {} rate {change} from the first to the last third ({:.0} -> {:.0}/s, \
              t = {:.1})",
             d.op,
-            if d.change_pct < 0.0 { "fell" } else { "rose" },
-            d.change_pct.abs(),
             d.first,
             d.last,
             d.t.abs()
@@ -122,7 +132,13 @@ pub fn drift(op: &str, x: &[f64]) -> Option<Drift> {
     let sigma = (1.4826 * median(diffs) / 2f64.sqrt()).max(m.sqrt());
     let se = sigma * (2.0 / k as f64).sqrt();
     let t = (last - first) / se;
-    let change_pct = (last - first) / m * 100.0;
+    let change_pct = if first > 0.0 {
+        (last - first) / first * 100.0
+    } else if last > 0.0 {
+        100.0
+    } else {
+        0.0
+    };
     let critical = t_quantile((2 * k - 2).max(1) as f64, 1.0 - DEFAULT_ALPHA / 2.0);
     Some(Drift {
         op: op.to_string(),
@@ -135,9 +151,36 @@ pub fn drift(op: &str, x: &[f64]) -> Option<Drift> {
     })
 }
 
-/// The sanity of `step`, `None` for a step without per-second ops (an index build, a pause).
+/// The step of `ibench micro` and `ibench tpcc` that loads their tables: not judged.
+pub const PREPARE: &str = "prepare";
+
+/// The sanity of `step`, `None` for a step without per-second ops (an index build, a pause)
+/// and for [`PREPARE`] (the load is not what micro and tpcc benchmark).
 pub fn sanity(step: &StepResult) -> Option<Sanity> {
+    if step.name == PREPARE {
+        return None;
+    }
     of_series(&step.per_second.total)
+}
+
+/// The flag that makes step `step` longer, for a step too short to compare: `--l0-rows`
+/// (l.i0), `--l1-rows` (l.i1), `--l2-rows` (l.i2), `--query-seconds` (qrN, qpN), `--seconds`
+/// (a benchmark of micro or tpcc at a client count, `point.c4`); `None` for other steps.
+pub fn longer_with(step: &str) -> Option<&'static str> {
+    match step {
+        "l.i0" => Some("--l0-rows"),
+        "l.i1" => Some("--l1-rows"),
+        "l.i2" => Some("--l2-rows"),
+        _ if crate::report::names::parse_step(step).is_some() => Some("--seconds"),
+        _ if ["qr", "qp"].iter().any(|p| {
+            step.strip_prefix(p)
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        }) =>
+        {
+            Some("--query-seconds")
+        }
+        _ => None,
+    }
 }
 
 /// The sanity of a step's all-clients series `set`.
@@ -154,6 +197,34 @@ pub fn of_series(set: &SeriesSet) -> Option<Sanity> {
     }
     out.too_short = out.seconds < MIN_SECONDS;
     Some(out)
+}
+
+/// What makes `steps`, too short to compare, longer: `longer with --l0-rows` (one flag for
+/// them all), `longer with --l0-rows (l.i0), --l2-rows (l.i2)`; `None` when no step has such
+/// a flag ([`longer_with`]).
+pub fn longer_hint(steps: &[&str]) -> Option<String> {
+    let mut flags: Vec<(&str, Vec<&str>)> = Vec::new();
+    for &step in steps {
+        let Some(flag) = longer_with(step) else {
+            continue;
+        };
+        match flags.iter_mut().find(|(f, _)| *f == flag) {
+            Some((_, named)) => named.push(step),
+            None => flags.push((flag, vec![step])),
+        }
+    }
+    match flags.as_slice() {
+        [] => None,
+        [(flag, _)] => Some(format!("longer with {flag}")),
+        _ => Some(format!(
+            "longer with {}",
+            flags
+                .iter()
+                .map(|(flag, named)| format!("{flag} ({})", named.join(", ")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 /// A run's step flagged, as a report records it beside the step's figures.
@@ -321,5 +392,55 @@ mod tests {
         set.ops.get_mut("insert").unwrap().rows = vec![10; MIN_SECONDS + 2];
         assert!(of_series(&set).unwrap().flag().is_none());
         assert!(of_series(&SeriesSet::default()).is_none());
+    }
+
+    #[test]
+    fn a_fall_is_said_against_the_first_third_and_never_beyond_100_percent() {
+        // The issue's step: 21414 -> 6159/s, once "fell 120%" (against the step's mean).
+        let mut x = vec![21_414.0; 4];
+        x.extend([12_000.0; 4]);
+        x.extend([6_159.0; 4]);
+        let d = drift("query", &x).unwrap();
+        assert!(!d.steady && (d.change_pct + 71.2).abs() < 0.1, "{d:?}");
+        let s = Sanity {
+            seconds: 12,
+            too_short: false,
+            drifts: vec![d],
+        };
+        let flag = s.flag().unwrap();
+        assert!(flag.contains("query rate fell 71% from"), "{flag}");
+        // A rate from 0 rose, by no percentage.
+        let mut x = vec![0.0; 4];
+        x.extend([500.0; 8]);
+        let d = drift("insert", &x).unwrap();
+        assert_eq!(d.change_pct, 100.0);
+        let s = Sanity {
+            seconds: 12,
+            too_short: false,
+            drifts: vec![d],
+        };
+        let flag = s.flag().unwrap();
+        assert!(
+            flag.contains("insert rate rose from the first to the last third (0 -> 500/s"),
+            "{flag}"
+        );
+    }
+
+    #[test]
+    fn each_step_too_short_names_the_flag_that_makes_it_longer() {
+        assert_eq!(longer_with("l.i0"), Some("--l0-rows"));
+        assert_eq!(longer_with("qp1000"), Some("--query-seconds"));
+        assert_eq!(longer_with("point-query.c4"), Some("--seconds"));
+        assert_eq!(longer_with("l.x"), None);
+        assert_eq!(longer_with("qrx"), None);
+        assert_eq!(
+            longer_hint(&["qr100", "qp100"]).unwrap(),
+            "longer with --query-seconds"
+        );
+        assert_eq!(
+            longer_hint(&["l.i0", "l.x", "l.i2"]).unwrap(),
+            "longer with --l0-rows (l.i0), --l2-rows (l.i2)"
+        );
+        assert_eq!(longer_hint(&["scan"]), None);
     }
 }

@@ -105,33 +105,35 @@ fn opt(v: Option<f64>, digits: usize) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
-/// Cost per op (row inserted in load steps, query in query steps) and memory and size.
+/// Cost per op (row inserted in load steps, query in query steps) and memory and size. A DBMS
+/// inside ibench (SQLite, RocksDB) has one CPU column, `ibench+dbms us`: its CPU and the
+/// client's are one process's.
 pub fn efficiency_table(run: &RunResult) -> Table {
-    let mut t = Table::new([
-        "step",
-        "per",
-        "dbms us",
-        "client us",
-        "host us",
-        "KB rd",
-        "KB wr",
-        "rd",
-        "wr",
-        "cs",
-        "dbms RSS",
-        "dbms PSS",
-        "db size",
-        "on disk",
-    ]);
+    let embedded = run.target().kind.embedded();
+    let cpu: &[&str] = if embedded {
+        &["ibench+dbms us"]
+    } else {
+        &["dbms us", "client us"]
+    };
+    let mut t = Table::new(
+        ["step", "per"]
+            .iter()
+            .chain(cpu)
+            .chain(&[
+                "host us", "KB rd", "KB wr", "rd", "wr", "cs", "dbms RSS", "dbms PSS", "db size",
+                "on disk",
+            ])
+            .copied(),
+    );
     for s in &run.steps {
         let Some(e) = &s.efficiency else { continue };
         let Some(p) = &e.per_op else { continue };
         let size = |b: Option<u64>| b.map(bytes).unwrap_or_else(|| "-".to_string());
-        t.row([
-            s.name.clone(),
-            e.per.clone(),
-            opt(p.dbms_cpu_us, 1),
-            format!("{:.1}", p.client_cpu_us),
+        let mut cells = vec![s.name.clone(), e.per.clone(), opt(p.dbms_cpu_us, 1)];
+        if !embedded {
+            cells.push(format!("{:.1}", p.client_cpu_us));
+        }
+        t.row(cells.into_iter().chain([
             format!("{:.1}", p.host_cpu_us),
             opt(p.kb_read, 3),
             opt(p.kb_written, 3),
@@ -142,7 +144,7 @@ pub fn efficiency_table(run: &RunResult) -> Table {
             size(e.peak.dbms_pss_bytes),
             size(e.db_size.dbms_bytes),
             size(e.db_size.on_disk()),
-        ]);
+        ]));
     }
     t
 }
@@ -260,8 +262,13 @@ fn step_notes(s: &crate::results::model::StepResult, replicas: bool) -> String {
     let mut out = String::new();
     let step = escape::line(&s.name);
     out.push_str(&crate::report::replication::step_faults(s));
-    if let Some(flag) = crate::report::steady::flag(s) {
-        out.push_str(&format!("\n{step}: {flag}\n"));
+    if let Some(sanity) = crate::report::steady::sanity(s)
+        && let Some(flag) = sanity.flag()
+    {
+        let hint = crate::report::steady::longer_hint(&[s.name.as_str()])
+            .filter(|_| sanity.too_short)
+            .map_or(String::new(), |h| format!(" ({h})"));
+        out.push_str(&format!("\n{step}: {flag}{hint}\n"));
     }
     if let Some(m) = s.point_query_misses
         && m > 0

@@ -255,8 +255,21 @@ fn steady_cell(r: &Report, gi: usize) -> Cell {
             }
         }
     }
+    // A step too short says which flag makes it longer.
+    let too_short = |text: &str| {
+        r.step_reports
+            .iter()
+            .flat_map(|s| &s.groups[gi].flags)
+            .any(|f| f.too_short && f.text == text)
+    };
     let flags: Vec<String> = (flags.iter())
-        .map(|(text, steps)| format!("{}: {text}", steps.join(", ")))
+        .map(|(text, steps)| {
+            let hint = crate::report::steady::longer_hint(steps).filter(|_| too_short(text));
+            match hint {
+                Some(hint) => format!("{}: {text} ({hint})", steps.join(", ")),
+                None => format!("{}: {text}", steps.join(", ")),
+            }
+        })
         .collect();
     if flags.is_empty() {
         return Cell::plain(format!(
@@ -310,6 +323,22 @@ const COST: [(&str, &str); 7] = [
     ("DB MB", "db_size_mb"),
 ];
 
+/// The cost columns of `r`'s step table: where every configuration's DBMS ran inside ibench,
+/// its CPU and the client's are one figure, one column
+/// ([`crate::report::figures::EMBEDDED_CPU_LABEL`]).
+fn cost_columns(r: &Report) -> Vec<(&'static str, &'static str)> {
+    let embedded = !r.groups.is_empty() && r.groups.iter().all(|g| g.embedded);
+    COST.iter()
+        .filter_map(|&(label, key)| match key {
+            "client_cpu_us_per_op" if embedded => None,
+            "dbms_cpu_us_per_op" if embedded => {
+                Some((crate::report::figures::EMBEDDED_CPU_LABEL, key))
+            }
+            _ => Some((label, key)),
+        })
+        .collect()
+}
+
 fn stat_cell(s: Option<&Stat>, digits: usize) -> Cell {
     s.map_or_else(|| Cell::plain("-"), |s| Cell::stat(s, digits))
 }
@@ -317,6 +346,7 @@ fn stat_cell(s: Option<&Stat>, digits: usize) -> Cell {
 /// One line per step (and configuration): rate, response times of its main op, cost per op.
 fn steps_table(r: &Report) -> ViewTable {
     let several = r.groups.len() > 1;
+    let cost = cost_columns(r);
     let mut header = vec!["step".to_string()];
     if several {
         header.push("config".to_string());
@@ -324,7 +354,7 @@ fn steps_table(r: &Report) -> ViewTable {
     header.extend(
         ["rate", "stable", "op", "p50", "p99", "max"]
             .into_iter()
-            .chain(COST.iter().map(|c| c.0))
+            .chain(cost.iter().map(|c| c.0))
             .map(String::from),
     );
     let mut rows = Vec::new();
@@ -372,7 +402,7 @@ fn steps_table(r: &Report) -> ViewTable {
                 }
                 None => row.extend((0..4).map(|_| Cell::plain("-"))),
             }
-            for (_, key) in COST {
+            for &(_, key) in &cost {
                 let digits = crate::report::figures::find(key).map_or(1, |d| d.digits);
                 row.push(stat_cell(g.efficiency.get(key), digits));
             }

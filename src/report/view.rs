@@ -214,9 +214,19 @@ pub fn response_tables(r: &Report, step: &StepReport) -> Vec<(String, ViewTable,
 }
 
 fn efficiency_table(r: &Report, step: &StepReport) -> Option<ViewTable> {
-    let defs: Vec<&MetricDef> = EFFICIENCY
+    // Every DBMS inside ibench: its CPU and the client's are one figure, shown once.
+    let embedded = r.groups.iter().all(|g| g.embedded);
+    let defs: Vec<(&MetricDef, &str)> = EFFICIENCY
         .iter()
         .filter(|d| step.groups.iter().any(|g| g.efficiency.contains_key(d.key)))
+        .filter_map(|d| {
+            let label = if embedded {
+                crate::report::figures::embedded_label(d)?
+            } else {
+                d.label
+            };
+            Some((d, label))
+        })
         .collect();
     if defs.is_empty() {
         return None;
@@ -230,8 +240,8 @@ fn efficiency_table(r: &Report, step: &StepReport) -> Option<ViewTable> {
     }
     let rows = defs
         .iter()
-        .map(|d| {
-            let mut row = vec![Cell::plain(d.label)];
+        .map(|(d, label)| {
+            let mut row = vec![Cell::plain(*label)];
             for (gi, g) in r.groups.iter().enumerate() {
                 let st = step.groups[gi].efficiency.get(d.key);
                 row.push(
