@@ -98,14 +98,14 @@ fn tiny_experiment_runs_every_cell_with_its_settings() {
 
     let runs = store_runs(&out.join("results.db"), "tiny-pg");
     let cells: Vec<(String, u32)> = runs.iter().map(|r| (r.1.clone(), r.2)).collect();
-    // Repeats are interleaved: every config once, then again.
+    // Repeats are interleaved: every config once, then again, in the other order (A B, B A).
     assert_eq!(
         cells,
         [
             ("pg/base/glibc/small".to_string(), 1),
             ("pg/more-work-mem/glibc/small".to_string(), 1),
-            ("pg/base/glibc/small".to_string(), 2),
             ("pg/more-work-mem/glibc/small".to_string(), 2),
+            ("pg/base/glibc/small".to_string(), 2),
         ]
     );
     for (id, cell, repeat, status) in &runs {
