@@ -81,17 +81,24 @@ fn postgres_gauges_agree_with_the_server() {
         return;
     }
     let bench = server_bench();
-    let (run, kept) = bench.keep_server(
-        "postgres",
-        &[
-            "--steps",
-            "l.i0,l.i1",
-            "--l0-rows",
-            "50000",
-            "--l1-rows",
-            "100000",
-        ],
-    );
+    // l.i1 long enough for a few seconds of gauges on this machine: 1.2 s for 200k rows on a
+    // quiet one, so four times the rows again while it gave fewer than 3 seconds.
+    let (run, kept) = until_long_enough(100_000, |rows| {
+        let rows = rows.to_string();
+        let (run, kept) = bench.keep_server(
+            "postgres",
+            &[
+                "--steps",
+                "l.i0,l.i1",
+                "--l0-rows",
+                "50000",
+                "--l1-rows",
+                &rows,
+            ],
+        );
+        let seconds = series(step(&run, "l.i1"), "pg.wal_bytes_total").len();
+        ((run, kept), seconds)
+    });
     // l.i1 deletes: dead tuples appear in the per-second series, and the WAL grows every second.
     let l1 = step(&run, "l.i1");
     let dead = series(l1, "pg.dead_tuples");
@@ -398,23 +405,30 @@ fn tiny_level0_triggers_raise_myrocks_stall_gauges() {
         return;
     }
     let bench = server_bench();
-    // Small memtables flushed into L0 often, and writes slowed from the second L0 file on.
-    let run = bench
-        .run(&[
-            "--server",
-            "mariadb",
-            "--engine",
-            "rocksdb",
-            "--server-option",
-            "rocksdb_default_cf_options=write_buffer_size=256k;\
-             level0_file_num_compaction_trigger=2;level0_slowdown_writes_trigger=2;\
-             level0_stop_writes_trigger=6",
-            "--steps",
-            "l.i0",
-            "--l0-rows",
-            "100000",
-        ])
-        .result();
+    // Small memtables flushed into L0 often, and writes slowed from the second L0 file on;
+    // l.i0 long enough for a few seconds of gauges on this machine (four times the rows
+    // again while it gave fewer than 3).
+    let run = until_long_enough(100_000, |rows| {
+        let rows = rows.to_string();
+        let run = bench
+            .run(&[
+                "--server",
+                "mariadb",
+                "--engine",
+                "rocksdb",
+                "--server-option",
+                "rocksdb_default_cf_options=write_buffer_size=256k;\
+                 level0_file_num_compaction_trigger=2;level0_slowdown_writes_trigger=2;\
+                 level0_stop_writes_trigger=6",
+                "--steps",
+                "l.i0",
+                "--l0-rows",
+                &rows,
+            ])
+            .result();
+        let seconds = series(&run.steps[0], "Rocksdb_l0_files").len();
+        (run, seconds)
+    });
     let s = &run.steps[0];
     let slowdowns: Vec<f64> = series(s, "Rocksdb_stall_slowdowns_total")
         .iter()
@@ -501,4 +515,20 @@ fn compaction_and_memory_shown(
         );
     }
     assert!(tables >= 1, "no compaction table in\n{}", show.stdout);
+}
+
+/// What `attempt(rows)` gave once it measured 3 seconds or more (its second value: the
+/// seconds of the series the test reads), with `rows` times 4 after each shorter try, at most
+/// 3 tries: a step's length is the machine's, the test's bounds are not.
+fn until_long_enough<T>(rows: u64, mut attempt: impl FnMut(u64) -> (T, usize)) -> T {
+    let mut rows = rows;
+    for _ in 0..2 {
+        let (got, seconds) = attempt(rows);
+        if seconds >= 3 {
+            return got;
+        }
+        eprintln!("{rows} rows gave {seconds} second(s) of gauges: four times as many");
+        rows *= 4;
+    }
+    attempt(rows).0
 }
