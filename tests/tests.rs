@@ -225,6 +225,11 @@ mod experiment_conditions;
 /// after a killed experiment resumes.
 mod experiment_order;
 
+/// Verdicts on a shared host (issue #37): three runs a side decide a 2x change and call
+/// nothing in A/A; a neighbour (the test's CPU burner and writer) is measured, its steps
+/// named disturbed, and the history gate judges the runs it did not disturb.
+mod verdicts;
+
 /// Runs across several client hosts (`--group`): three ibench processes in network
 /// namespaces make one run (counts, merged histograms and the tables' rows agree), a host
 /// killed mid-step fails the step for the group naming it, a host that never joins fails the

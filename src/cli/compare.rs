@@ -234,6 +234,19 @@ fn render(cmp: &Comparison, a: &str, b: &str) -> String {
             ));
         }
     }
+    if !cmp.disturbed.is_empty() {
+        out.push_str(
+            "\nDisturbed steps (docs/metrics.md: a neighbour took more than the thresholds; a \
+             change in them is not called):\n",
+        );
+        for (step, run, why) in &cmp.disturbed {
+            out.push_str(&format!(
+                "  {}: run {}: {why}\n",
+                escape::line(step),
+                escape::line(run)
+            ));
+        }
+    }
     if !cmp.explain.is_empty() {
         out.push_str(
             "\nInside the DBMS, what changed most (gauges and wait events; descriptive, not \

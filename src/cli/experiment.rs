@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
+
+use crate::report::compare;
 use clap::Args;
 
 use crate::error::UsageError;
@@ -41,6 +43,15 @@ pub struct ExperimentArgs {
     /// e.g. commit=3f2a9c1). See `ibench run --help`.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::spec::tags::parse)]
     pub tags: Vec<(String, String)>,
+    /// After the file's repeats, run one more round at a time while any cell's throughput
+    /// against the base is inconclusive by `compare`'s test, up to --max-repeats rounds; say
+    /// how many rounds each decision took (docs/experiments.md).
+    #[arg(long)]
+    pub until_decided: bool,
+    /// Most rounds --until-decided runs.
+    #[arg(long, value_name = "N", default_value_t = experiment::decided::DEFAULT_MAX_REPEATS,
+          value_parser = clap::value_parser!(u32).range(2..=1000), requires = "until_decided")]
+    pub max_repeats: u32,
 }
 
 /// Runs `ibench experiment`.
@@ -73,14 +84,55 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
         print!("{}", experiment::dry_run(&plan, &done));
         return Ok(());
     }
-    runner::run(
-        &plan,
-        &runner::Options {
-            out,
-            store,
-            quiet: args.quiet,
-            tags,
-        },
-    )
-    .map(|_| ())
+    let options = runner::Options {
+        out,
+        store,
+        quiet: args.quiet,
+        tags,
+    };
+    runner::run(&plan, &options)?;
+    if args.until_decided {
+        until_decided(plan, &options, args.max_repeats)?;
+    }
+    Ok(())
+}
+
+/// Adds rounds while a decision is open (`experiment/decided.rs`), up to `max` rounds, then
+/// says how many rounds each took.
+fn until_decided(mut plan: experiment::Plan, options: &runner::Options, max: u32) -> Result<()> {
+    use experiment::decided;
+    let mut settled: Vec<decided::Decision> = Vec::new();
+    let mut lines = String::new();
+    loop {
+        let now = decided::decisions(&options.store, &plan)?;
+        for d in &now {
+            let known = settled
+                .iter()
+                .any(|s| s.cell == d.cell && s.step == d.step && s.figure == d.figure);
+            if d.verdict != compare::Verdict::Inconclusive && !known {
+                lines.push_str(&decided::summary(std::slice::from_ref(d), plan.repeats));
+                settled.push(d.clone());
+            }
+        }
+        let open = decided::open(&now);
+        if open.is_empty() {
+            println!("decided after {} round(s):\n{lines}", plan.repeats);
+            return Ok(());
+        }
+        if plan.repeats >= max {
+            let still: Vec<decided::Decision> = open.into_iter().cloned().collect();
+            println!(
+                "decided:\n{lines}still inconclusive after {max} round(s) (--max-repeats):\n{}",
+                decided::summary(&still, plan.repeats)
+            );
+            return Ok(());
+        }
+        println!(
+            "{} main figure(s) inconclusive after {} round(s): one round more",
+            open.len(),
+            plan.repeats
+        );
+        plan = plan.with_repeats(plan.repeats + 1);
+        runner::run(&plan, options)?;
+    }
 }

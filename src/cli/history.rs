@@ -63,6 +63,10 @@ pub struct HistoryArgs {
     /// printing one line per regression; 0 otherwise.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100000))]
     pub check_last: Option<u32>,
+    /// With --check-last: also exit 3 on a regression that only runs a neighbour disturbed
+    /// show (by default those are named and the gate passes; docs/history.md).
+    #[arg(long, requires = "check_last")]
+    pub strict: bool,
     /// The store.
     #[command(flatten)]
     pub store: StoreArgs,
@@ -128,22 +132,47 @@ pub fn execute(args: &HistoryArgs) -> Result<()> {
     let Some(n) = args.check_last else {
         return Ok(());
     };
-    let found = crate::history::analyze::check_last(&h.series, &params, n as usize, h.runs.len());
-    if found.is_empty() {
-        stdout::print(&format!(
-            "check: no regression in the newest {n} of {} runs\n",
-            h.runs.len()
-        ))?;
+    let gate = crate::history::analyze::gate(&h.series, &params, n as usize, h.runs.len());
+    let line = |r: &crate::history::analyze::Regression| {
+        crate::history::analyze::regression_line(r, &h.runs) + "\n"
+    };
+    let mut text: String = gate.failing.iter().map(line).collect();
+    for r in &gate.disturbed {
+        let runs = h
+            .series
+            .iter()
+            .find(|a| a.series.step == r.step && a.series.label == r.figure)
+            .map(|a| crate::history::analyze::disturbed_runs(a, r.point.run))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "{} (only with disturbed runs: {}{})\n",
+            line(r).trim_end(),
+            runs.join(", "),
+            if args.strict {
+                ""
+            } else {
+                "; not gated without --strict"
+            }
+        ));
+    }
+    let fails = gate.failing.len() + if args.strict { gate.disturbed.len() } else { 0 };
+    if fails == 0 {
+        text.push_str(&format!(
+            "check: no regression in the newest {n} of {} runs{}\n",
+            h.runs.len(),
+            match gate.disturbed.len() {
+                0 => String::new(),
+                d => format!(
+                    " without the runs a neighbour disturbed ({d} regression(s) only they show)"
+                ),
+            }
+        ));
+        stdout::print(&escape::text(&text))?;
         return Ok(());
     }
-    let lines: String = found
-        .iter()
-        .map(|r| crate::history::analyze::regression_line(r, &h.runs) + "\n")
-        .collect();
-    stdout::print(&escape::text(&lines))?;
+    stdout::print(&escape::text(&text))?;
     Err(RegressionFound(format!(
-        "{} regression(s) in the newest {n} of {} runs",
-        found.len(),
+        "{fails} regression(s) in the newest {n} of {} runs",
         h.runs.len()
     ))
     .into())

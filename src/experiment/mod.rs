@@ -10,6 +10,7 @@
 //! * [`limits`] — bounds on what a file can make ibench build.
 //! * [`runner`] — running the cells, resuming, progress, cool-down, cache ratio.
 
+pub mod decided;
 pub mod estimate;
 pub mod file;
 pub mod limits;

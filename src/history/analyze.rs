@@ -157,7 +157,7 @@ pub fn check_last(
 ) -> Vec<Regression> {
     let first_new = runs.saturating_sub(n);
     let mut out = Vec::new();
-    for a in analyzed {
+    for a in analyzed.iter().filter(|a| a.series.gated) {
         let (z, at) = dense(&a.series);
         let old_len = at.iter().filter(|&&i| i < first_new).count();
         let before: Vec<usize> = points(
@@ -181,6 +181,52 @@ pub fn check_last(
         }
     }
     out
+}
+
+/// What the gate found in the newest runs.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Gate {
+    /// Regressions the runs no neighbour disturbed show: the gate fails on them.
+    pub failing: Vec<Regression>,
+    /// Regressions only the disturbed runs show (the series without them has none there):
+    /// named, and the gate fails on them only when strict.
+    pub disturbed: Vec<Regression>,
+}
+
+/// The gate on the newest `n` of `runs` runs: [`check_last`] on each gated series without its
+/// disturbed runs (`failing`), and the regressions the series with them adds (`disturbed`).
+pub fn gate(analyzed: &[Analyzed], params: &Params, n: usize, runs: usize) -> Gate {
+    let clean: Vec<Analyzed> = analyzed
+        .iter()
+        .map(|a| {
+            let series = a.series.undisturbed();
+            let (z, at) = dense(&series);
+            let found = changepoint::detect(&z, params);
+            let points = points(&series, found, &at, z.len());
+            Analyzed { series, points }
+        })
+        .collect();
+    let failing = check_last(&clean, params, n, runs);
+    let disturbed = check_last(analyzed, params, n, runs)
+        .into_iter()
+        .filter(|r| {
+            !failing
+                .iter()
+                .any(|f| f.step == r.step && f.figure == r.figure)
+        })
+        .collect();
+    Gate { failing, disturbed }
+}
+
+/// The runs of `a`'s series, from index `from` on, disturbed in its step: `#7 (why)`.
+pub fn disturbed_runs(a: &Analyzed, from: usize) -> Vec<String> {
+    a.series
+        .disturbed
+        .iter()
+        .enumerate()
+        .skip(from)
+        .filter_map(|(i, d)| Some(format!("#{} ({})", i + 1, d.as_ref()?)))
+        .collect()
 }
 
 /// One line naming a regression: step, figure, change, its interval, where it starts.

@@ -40,14 +40,15 @@ impl History {
     }
 }
 
-/// A change point's cell: `▼ -45.2% (1000 → 550)`, `!` for a regression, `weak` for a weak
-/// point.
-pub fn point_text(p: &Point) -> String {
+/// A change point's cell: `▼ -45.2% (1000 → 550)`, `REGRESSION` for a regression of a
+/// gated figure (`not gated` for one of the device's figures), `weak` for a weak point.
+pub fn point_text(p: &Point, gated: bool) -> String {
     let arrow = if p.change < 0.0 { "▼" } else { "▲" };
-    let mark = match (p.cp.strong, p.regression) {
-        (false, _) => " weak",
-        (true, true) => " REGRESSION",
-        (true, false) => "",
+    let mark = match (p.cp.strong, p.regression, gated) {
+        (false, _, _) => " weak",
+        (true, true, true) => " REGRESSION",
+        (true, true, false) => " worse (device-wide: not gated)",
+        (true, false, _) => "",
     };
     format!(
         "{arrow} {:+.1}% ({} -> {}){mark}",
@@ -76,9 +77,12 @@ pub fn step_rows(h: &History, series: &[&Analyzed]) -> (Vec<String>, usize, Rows
     header.extend(series.iter().map(|a| a.series.label.clone()));
     let mut rows = Vec::new();
     for (i, run) in h.runs.iter().enumerate() {
-        let starting: Vec<Option<&Point>> = series
+        let starting: Vec<Option<(&Point, bool)>> = series
             .iter()
-            .map(|a| a.points.iter().find(|p| p.run == i))
+            .map(|a| {
+                let p = a.points.iter().find(|p| p.run == i)?;
+                Some((p, a.series.gated))
+            })
             .collect();
         if starting.iter().any(Option::is_some) {
             let mut row = vec![String::new(); fixed];
@@ -86,13 +90,20 @@ pub fn step_rows(h: &History, series: &[&Analyzed]) -> (Vec<String>, usize, Rows
             row.extend(
                 starting
                     .iter()
-                    .map(|p| p.map(point_text).unwrap_or_default()),
+                    .map(|p| p.map(|(p, g)| point_text(p, g)).unwrap_or_default()),
             );
             rows.push((true, row));
         }
+        let disturbed = series
+            .iter()
+            .any(|a| a.series.disturbed.get(i).is_some_and(Option::is_some));
         let mut row = vec![
             (i + 1).to_string(),
-            run.id.clone(),
+            if disturbed {
+                format!("{} (disturbed)", run.id)
+            } else {
+                run.id.clone()
+            },
             run.started_at.chars().take(19).collect(),
         ];
         if by_key {
@@ -124,9 +135,11 @@ pub fn summary(h: &History) -> String {
     let strong = h
         .series
         .iter()
-        .flat_map(|a| &a.points)
-        .filter(|p| p.cp.strong);
-    let (n, reg) = strong.fold((0, 0), |(n, r), p| (n + 1, r + usize::from(p.regression)));
+        .flat_map(|a| a.points.iter().map(move |p| (p, a.series.gated)))
+        .filter(|(p, _)| p.cp.strong);
+    let (n, reg) = strong.fold((0, 0), |(n, r), (p, gated)| {
+        (n + 1, r + usize::from(p.regression && gated))
+    });
     format!(
         "{} runs of {} {:?} ordered by {}; {n} change point(s), {reg} regression(s) \
          (E-divisive means, p <= {}, window {}, min magnitude {})",

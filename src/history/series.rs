@@ -66,10 +66,31 @@ pub struct Series {
     pub better: Better,
     /// Digits it is shown with.
     pub digits: usize,
-    /// The smallest absolute change that counts as more than noise ([`noise_floor`]).
+    /// The smallest absolute change that counts as more than noise: the figure's
+    /// [`noise_floor`], at least twice its resolution in the coarsest run
+    /// (`figures::resolution`: a CPU tick over few ops).
     pub floor: f64,
+    /// Whether the gate (`--check-last`) judges it: figures of what the target itself did.
+    /// The whole device's IO is shown but not gated ([`gated`]).
+    pub gated: bool,
     /// Per run (in the history's order): the figure, `None` where the run lacks it.
     pub values: Vec<Option<f64>>,
+    /// Per run: why a neighbour disturbed the step in it (`report/interference.rs`), `None`
+    /// where it did not or was not measured. The gate judges the other runs.
+    pub disturbed: Vec<Option<String>>,
+}
+
+impl Series {
+    /// The series without its disturbed runs' values.
+    pub fn undisturbed(&self) -> Series {
+        let mut s = self.clone();
+        for (v, d) in s.values.iter_mut().zip(&self.disturbed) {
+            if d.is_some() {
+                *v = None;
+            }
+        }
+        s
+    }
 }
 
 /// Compares `a` and `b` with their runs of digits as numbers: `9.6 < 10.1`, `15beta2 <
@@ -164,9 +185,10 @@ fn p99_ms(s: &StepResult) -> Option<f64> {
     Some(op.percentiles_us.p99 as f64 / 1000.0)
 }
 
-/// The figures a history follows per step: throughput, p99, the DBMS's CPU and the device IO
-/// per op, the writer SLA of query steps. (Not the host's CPU per op: it counts whatever else
-/// the host ran.)
+/// The figures a history follows per step: throughput, p99, the DBMS's CPU and IO per op
+/// (its process tree's, /proc/PID/io; ibench's own for an embedded DBMS), the device's IO per
+/// op (shown, not gated: it counts whatever else wrote to the device), the writer SLA of query
+/// steps. (Not the host's CPU per op: it counts whatever else the host ran.)
 pub fn figures() -> Vec<MetricDef> {
     let pick = |set: &[MetricDef], key: &str| set.iter().find(|m| m.key == key).copied();
     let mut out: Vec<MetricDef> = [
@@ -188,9 +210,15 @@ pub fn figures() -> Vec<MetricDef> {
         get: p99_ms,
     });
     out.extend(
-        ["dbms_cpu_us_per_op", "kb_read_per_op", "kb_written_per_op"]
-            .iter()
-            .filter_map(|k| pick(EFFICIENCY, k)),
+        [
+            "dbms_cpu_us_per_op",
+            "dbms_kb_read_per_op",
+            "dbms_kb_written_per_op",
+            "kb_read_per_op",
+            "kb_written_per_op",
+        ]
+        .iter()
+        .filter_map(|k| pick(EFFICIENCY, k)),
     );
     out.push(MetricDef {
         key: "writer_sla",
@@ -210,12 +238,21 @@ pub fn figures() -> Vec<MetricDef> {
 /// shown.
 pub fn noise_floor(key: &str, digits: usize) -> f64 {
     match key {
-        "kb_read_per_op" | "kb_written_per_op" => 0.1,
+        "kb_read_per_op"
+        | "kb_written_per_op"
+        | "dbms_kb_read_per_op"
+        | "dbms_kb_written_per_op" => 0.1,
         "dbms_cpu_us_per_op" => 0.5,
         "p99_ms" => 0.05,
         "writer_sla" => 0.01,
         _ => 10f64.powi(-(digits as i32)),
     }
+}
+
+/// Whether the gate judges figure `key`: not the device's IO per op, which counts what
+/// others did on the device (the DBMS's own IO is gated instead).
+pub fn gated(key: &str) -> bool {
+    !matches!(key, "kb_read_per_op" | "kb_written_per_op")
 }
 
 /// The series of `runs` (ordered): for each step (in the order steps first appear), each
@@ -242,14 +279,24 @@ pub fn extract(runs: &[RunResult]) -> Vec<Series> {
                 .map(|s| s.and_then(|s| (def.get)(s)).filter(|v| v.is_finite()))
                 .collect();
             if values.iter().flatten().count() >= 2 {
+                let resolution = of_step
+                    .iter()
+                    .flatten()
+                    .map(|s| crate::metrics::figures::resolution(def.key, s))
+                    .fold(0.0, f64::max);
                 out.push(Series {
                     step: step.clone(),
                     figure: def.key.to_string(),
                     label: def.label.to_string(),
                     better: def.better,
                     digits: def.digits,
-                    floor: noise_floor(def.key, def.digits),
+                    floor: noise_floor(def.key, def.digits).max(2.0 * resolution),
+                    gated: gated(def.key),
                     values,
+                    disturbed: of_step
+                        .iter()
+                        .map(|s| s.and_then(crate::report::interference::disturbed))
+                        .collect(),
                 });
             }
         }

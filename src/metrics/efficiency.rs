@@ -161,6 +161,7 @@ pub fn efficiency(costs: &StepCosts, per: &str, ops: u64) -> Efficiency {
             _ => None,
         },
         servers,
+        interference: super::interference::between(a, b),
     }
 }
 
@@ -353,6 +354,7 @@ mod tests {
             host: HostCounters {
                 busy_s: cpu * 2.0,
                 context_switches: 10,
+                ..Default::default()
             },
             device: None,
             dbms_threads: Default::default(),

@@ -175,6 +175,43 @@ fn per_op(s: &StepResult) -> Option<&crate::results::model::PerOp> {
     s.efficiency.as_ref()?.per_op.as_ref()
 }
 
+/// Linux reports process CPU time in clock ticks of 1/100 s (USER_HZ, the same on every
+/// architecture Linux runs on today).
+pub const CPU_TICK_S: f64 = 0.01;
+
+/// The step in which figure `key` of step `s` is read: the smallest difference between two
+/// runs' values that is a measured difference rather than rounding. One clock tick of CPU
+/// time over the step's ops; one 512-byte sector of device IO or one 4 KiB page of a
+/// process's IO (`/proc/PID/io` counts pages) over the ops; one IO or context switch over
+/// the ops; one op over the step's seconds for a rate; a thousandth of a response-time
+/// percentile (histograms keep 3 significant digits); 0 where none is known. No change
+/// smaller than twice it is called (`compare`, `history`).
+pub fn resolution(key: &str, s: &StepResult) -> f64 {
+    let ops = s.efficiency.as_ref().map_or(0, |e| e.ops).max(1) as f64;
+    let per_second = |v: f64| {
+        if s.duration_s > 0.0 {
+            v / s.duration_s
+        } else {
+            0.0
+        }
+    };
+    match tested_key(key) {
+        "dbms_cpu_us_per_op" | "client_cpu_us_per_op" | "host_cpu_us_per_op" => {
+            CPU_TICK_S * 1e6 / ops
+        }
+        "kb_read_per_op" | "kb_written_per_op" | "rkb_per_op" | "wkb_per_op" => 0.5 / ops,
+        "dbms_kb_read_per_op" | "dbms_kb_written_per_op" => 4.0 / ops,
+        "reads_per_op" | "writes_per_op" | "dbms_cs_per_op" | "host_cs_per_op" | "cs_per_op" => {
+            1.0 / ops
+        }
+        "inserts_per_s" | "deletes_per_s" | "queries_per_s" | "rows_per_s" => per_second(1.0),
+        "p99_ms" | "p95_ms" => find(key)
+            .and_then(|d| (d.get)(s))
+            .map_or(0.0, |v| v / 1000.0),
+        _ => 0.0,
+    }
+}
+
 /// The one CPU figure of a DBMS that runs inside ibench (SQLite, RocksDB): the DBMS's CPU and
 /// the client's are then one process's, the same figure, shown once under this name.
 pub const EMBEDDED_CPU_LABEL: &str = "ibench+DBMS CPU us/op";
@@ -221,7 +258,7 @@ pub const EFFICIENCY: &[MetricDef] = &[
     },
     MetricDef {
         key: "kb_read_per_op",
-        label: "KB read/op",
+        label: "device KB read/op",
         unit: "KB/op",
         better: Better::Lower,
         digits: 3,
@@ -230,12 +267,30 @@ pub const EFFICIENCY: &[MetricDef] = &[
     },
     MetricDef {
         key: "kb_written_per_op",
-        label: "KB written/op",
+        label: "device KB written/op",
         unit: "KB/op",
         better: Better::Lower,
         digits: 3,
         floor: KB_PER_OP_FLOOR,
         get: |s| per_op(s)?.kb_written,
+    },
+    MetricDef {
+        key: "dbms_kb_read_per_op",
+        label: "DBMS KB read/op",
+        unit: "KB/op",
+        better: Better::Lower,
+        digits: 3,
+        floor: KB_PER_OP_FLOOR,
+        get: |s| per_op(s)?.dbms_kb_read,
+    },
+    MetricDef {
+        key: "dbms_kb_written_per_op",
+        label: "DBMS KB written/op",
+        unit: "KB/op",
+        better: Better::Lower,
+        digits: 3,
+        floor: KB_PER_OP_FLOOR,
+        get: |s| per_op(s)?.dbms_kb_written,
     },
     MetricDef {
         key: "reads_per_op",
@@ -492,5 +547,32 @@ mod tests {
         assert!(!negligible("dbms_cs_per_op", 0.02, 0.001));
         assert!(!negligible("inserts_per_s", 0.0, 0.0), "no floor");
         assert!(!negligible("nonesuch", 0.0, 0.0));
+    }
+}
+
+#[cfg(test)]
+mod resolution_tests {
+    use super::*;
+    use crate::results::model::{Efficiency, RunResult};
+
+    #[test]
+    fn each_figure_knows_the_step_it_is_read_in() {
+        let text = include_str!("../../tests/fixtures/results-v1.json");
+        let run: RunResult = serde_json::from_str(text).unwrap();
+        let mut s = run.steps[0].clone();
+        s.duration_s = 4.0;
+        s.efficiency = Some(Efficiency {
+            ops: 5000,
+            ..Default::default()
+        });
+        // One 10 ms tick over 5,000 ops: 2 us per op.
+        assert_eq!(resolution("dbms_cpu_us_per_op", &s), 2.0);
+        assert_eq!(resolution("cpu_per_op", &s), 2.0);
+        // A sector, a page, one IO over the ops; one op over the seconds.
+        assert_eq!(resolution("kb_written_per_op", &s), 0.5 / 5000.0);
+        assert_eq!(resolution("dbms_kb_written_per_op", &s), 4.0 / 5000.0);
+        assert_eq!(resolution("writes_per_op", &s), 1.0 / 5000.0);
+        assert_eq!(resolution("inserts_per_s", &s), 0.25);
+        assert_eq!(resolution("writer_sla", &s), 0.0);
     }
 }

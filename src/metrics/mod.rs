@@ -8,6 +8,7 @@ pub mod compressed;
 pub mod efficiency;
 pub mod figures;
 pub mod histogram;
+pub mod interference;
 pub mod outcome;
 pub mod proc;
 pub mod profile;

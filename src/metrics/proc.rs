@@ -64,6 +64,18 @@ pub struct HostCounters {
     pub busy_s: f64,
     /// Context switches since boot.
     pub context_switches: u64,
+    /// CPU time the hypervisor ran others on this VM's CPUs (steal), seconds, all CPUs.
+    pub steal_s: f64,
+    /// Interrupt and softirq time, seconds, all CPUs (part of `busy_s`): the kernel serving
+    /// whoever did IO, the target most of all.
+    pub irq_s: f64,
+    /// CPU of the kernel's own threads (children of kthreadd: writeback, the journal),
+    /// seconds; read only in the samples that read PSS (a step's start and end).
+    pub kernel_threads_s: Option<f64>,
+    /// CPUs in /proc/stat.
+    pub cpus: u32,
+    /// Pressure stall totals (`/proc/pressure`), when the kernel has them.
+    pub psi: Option<super::interference::PressureTotals>,
 }
 
 /// Cumulative counters of one block device from /proc/diskstats.
@@ -259,10 +271,29 @@ pub fn host_counters() -> HostCounters {
     let t = &k.total;
     // Steal is time the hypervisor gave to others, not work done here.
     let busy_ticks = t.user + t.nice + t.system + t.irq.unwrap_or(0) + t.softirq.unwrap_or(0);
+    let tps = procfs::ticks_per_second() as f64;
     HostCounters {
-        busy_s: busy_ticks as f64 / procfs::ticks_per_second() as f64,
+        busy_s: busy_ticks as f64 / tps,
         context_switches: k.ctxt,
+        steal_s: t.steal.unwrap_or(0) as f64 / tps,
+        irq_s: (t.irq.unwrap_or(0) + t.softirq.unwrap_or(0)) as f64 / tps,
+        kernel_threads_s: None,
+        cpus: k.cpu_time.len() as u32,
+        psi: super::interference::pressure_totals(),
     }
+}
+
+/// CPU of the kernel's own threads (kthreadd, pid 2, and its children), seconds.
+pub fn kernel_threads_s() -> f64 {
+    let tps = procfs::ticks_per_second() as f64;
+    let Ok(all) = procfs::process::all_processes() else {
+        return 0.0;
+    };
+    all.flatten()
+        .filter_map(|p| p.stat().ok())
+        .filter(|s| s.pid == 2 || s.ppid == 2)
+        .map(|s| (s.utime + s.stime) as f64 / tps)
+        .sum()
 }
 
 /// The block device holding `path` (the partition, dm or md device itself), by its name in
@@ -364,7 +395,10 @@ impl Watch {
             at: std::time::Instant::now(),
             dbms,
             client,
-            host: host_counters(),
+            host: HostCounters {
+                kernel_threads_s: with_pss.then(kernel_threads_s),
+                ..host_counters()
+            },
             device: self.device.as_deref().and_then(device_counters),
             dbms_threads,
             cgroup: self.cgroup.as_ref().map(super::cgroup::CgroupFiles::read),

@@ -32,6 +32,7 @@ pub mod moderate;
 pub mod paired;
 mod pool;
 pub mod stats;
+mod withheld;
 
 use std::collections::BTreeMap;
 
@@ -41,11 +42,13 @@ pub use format::{fmt_ci, fmt_level, fmt_num, fmt_p, fmt_pct, fmt_q};
 pub use metrics::Better;
 use pool::{priors, test_row};
 use stats::{Second, Side, Test};
+use withheld::{coarse, flagged, step_flag};
 
 use crate::results::model::{RunResult, RunStatus, StepResult};
 
-/// Default false discovery rate over the table.
-pub const DEFAULT_ALPHA: f64 = 0.01;
+/// Default false discovery rate over the table: 5%, which under no change at all (A/A) is
+/// the chance that any row is called (Benjamini and Hochberg 1995), one comparison in 20.
+pub const DEFAULT_ALPHA: f64 = 0.05;
 /// Default noise threshold, percent: changes within +-this are not called a change.
 pub const DEFAULT_NOISE_PCT: f64 = 3.0;
 /// Runs per side advised before anything is tested on runs (with 2 the test has 1-2
@@ -99,6 +102,9 @@ pub enum Verdict {
     /// Better or worse as tested, but in a step flagged not steady in a run
     /// (`report/steady.rs`): not called a change, the note says why.
     Flagged,
+    /// Better or worse as tested, but in a step a neighbour disturbed in a run
+    /// (`report/interference.rs`): not called a change, the note names the runs.
+    Disturbed,
 }
 
 impl Verdict {
@@ -116,6 +122,7 @@ impl Verdict {
             Verdict::Inconclusive => "inconclusive",
             Verdict::Untestable => "untestable",
             Verdict::Flagged => "flagged step",
+            Verdict::Disturbed => "disturbed",
         }
     }
 }
@@ -176,6 +183,9 @@ pub struct Comparison {
     /// Steps flagged in a run of either side (`report/steady.rs`), the first flag of each:
     /// a change in them is not called (verdict `flagged step`).
     pub flags: Vec<(String, crate::report::steady::StepFlag)>,
+    /// Steps a neighbour disturbed in a run of either side (`report/interference.rs`): step,
+    /// run id, why. A change in them is not called (verdict `disturbed`).
+    pub disturbed: Vec<(String, String, String)>,
     /// The comparison in one line: rows by verdict and the largest changes called
     /// ([`format::headline`]), what the terminal shows above the table.
     pub headline: String,
@@ -281,6 +291,8 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
     let mut rows = Vec::new();
     let mut explained = Vec::new();
     let mut flags = BTreeMap::new();
+    let mut resolution: BTreeMap<(String, String), f64> = BTreeMap::new();
+    let mut disturbed: Vec<(String, String, String)> = Vec::new();
     let steps = match (a.first(), b.is_empty()) {
         (Some(first), false) => first.steps.as_slice(),
         _ => &[],
@@ -294,7 +306,16 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         if let Some(f) = step_flag(a, b, &step.name) {
             flags.insert(step.name.clone(), f);
         }
+        let both: Vec<&RunResult> = a.iter().chain(b).collect();
+        for (run, why) in crate::report::interference::disturbed_runs(&both, &step.name) {
+            disturbed.push((step.name.clone(), run, why));
+        }
         for metric in metrics::for_step(step) {
+            let coarsest = sa.iter().chain(&sb).map(|s| (metric.quantum)(s));
+            resolution.insert(
+                (step.name.clone(), metric.key.clone()),
+                coarsest.fold(0.0, f64::max),
+            );
             let estimates = sides(&metric, &sa, &sb, unit);
             let by_round = pool::by_round(
                 &metric,
@@ -343,6 +364,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         rows: Vec::new(),
         explain: explained,
         flags: flags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        disturbed,
         headline: String::new(),
     };
     let mut q = q.into_iter();
@@ -350,7 +372,10 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         let row = match test {
             Ok(t) => {
                 let what = (metric.name.as_str(), metric.key.as_str(), metric.better);
+                let res = resolution.get(&(step.clone(), metric.key.clone()));
                 let row = judge(&cmp, step, what, t, q.next().unwrap_or(1.0));
+                let row = coarse(row, res.copied().unwrap_or(0.0));
+                let row = withheld::disturbed(row, &cmp.disturbed);
                 match flags.get(&row.step) {
                     Some(f) if row.significant => flagged(row, f),
                     _ => row,
@@ -374,37 +399,6 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
     }
     cmp.headline = format::headline(&cmp);
     cmp
-}
-
-/// The first flag, of a run of A or B that completed step `step`, that keeps a change of the
-/// step from being called (not steady).
-fn step_flag(
-    a: &[RunResult],
-    b: &[RunResult],
-    step: &str,
-) -> Option<crate::report::steady::StepFlag> {
-    a.iter().chain(b).find_map(|r| {
-        let s = r
-            .steps
-            .iter()
-            .find(|s| s.name == step && s.status == RunStatus::Complete)?;
-        crate::report::steady::run_flag(&r.run_id, s).filter(|f| f.blocks())
-    })
-}
-
-/// `row`, a change called in a step flagged `f`: not called, and said why.
-fn flagged(mut row: Row, f: &crate::report::steady::StepFlag) -> Row {
-    let would = row.verdict.as_str();
-    row.note = format!(
-        "would be {would}, but the step is flagged in run {}: {}",
-        f.run, f.text
-    );
-    row.verdict = Verdict::Flagged;
-    row.significant = false;
-    if let Some((head, _)) = row.text.rsplit_once(&format!(": {would}: ")) {
-        row.text = format!("{head}: {}: {}", row.verdict.as_str(), row.note);
-    }
-    row
 }
 
 /// The step `name` of each run that completed it; `None` when some run does not have it.
@@ -621,6 +615,7 @@ mod tests {
             rows: Vec::new(),
             explain: Vec::new(),
             flags: Vec::new(),
+            disturbed: Vec::new(),
             headline: String::new(),
         }
     }

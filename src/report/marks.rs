@@ -53,7 +53,7 @@ pub struct Judged {
 /// How relative values are marked, in one sentence for every format.
 pub const LEGEND: &str = "A relative value is marked better or worse only where the runs \
     support the change (the test of ibench compare: a moderated t on the runs, false discovery \
-    rate 1%, interval beyond +-3%); a ratio below 0.95 or above 1.05 they do not support says \
+    rate 5%, interval beyond +-3%); a ratio below 0.95 or above 1.05 they do not support says \
     'too noisy'; with one run on a side, values below 0.95 or above 1.05 are marked and say \
     'one run: no noise estimate'.";
 
@@ -101,7 +101,7 @@ pub fn judge(
         Verdict::Better => Mark::Better,
         Verdict::Worse => Mark::Worse,
         Verdict::Untestable => Mark::Untested,
-        Verdict::Flagged => Mark::Flagged,
+        Verdict::Flagged | Verdict::Disturbed => Mark::Flagged,
         Verdict::NoChange => Mark::Unchanged,
         Verdict::Inconclusive if beyond.is_empty() => Mark::Unchanged,
         Verdict::Inconclusive => Mark::TooNoisy,
@@ -440,6 +440,7 @@ mod tests {
             }],
             explain: Vec::new(),
             flags: Vec::new(),
+            disturbed: Vec::new(),
             headline: String::new(),
         }
     }

@@ -13,6 +13,7 @@ pub use crate::metrics::figures;
 pub mod gauges;
 pub mod group;
 pub mod html;
+pub mod interference;
 pub mod markdown;
 pub mod marks;
 pub mod measured;

@@ -23,13 +23,15 @@
 
 use serde::Serialize;
 
-use crate::report::compare::DEFAULT_ALPHA;
 use crate::report::compare::metrics::trim;
 use crate::report::compare::stats::{MIN_SECONDS, t_quantile};
 use crate::results::model::{SeriesSet, StepResult};
 
 /// Smallest change between the first and the last third called a drift, percent of the
 /// first third's rate (beyond compare's 3% noise threshold: within one step a rate moves more).
+/// The level of the drift test (two-sided): a step is called not steady at 1%.
+pub const DRIFT_ALPHA: f64 = 0.01;
+
 pub const DRIFT_PCT: f64 = 10.0;
 
 /// Full seconds from which steadiness is judged (two a third).
@@ -139,7 +141,7 @@ pub fn drift(op: &str, x: &[f64]) -> Option<Drift> {
     } else {
         0.0
     };
-    let critical = t_quantile((2 * k - 2).max(1) as f64, 1.0 - DEFAULT_ALPHA / 2.0);
+    let critical = t_quantile((2 * k - 2).max(1) as f64, 1.0 - DRIFT_ALPHA / 2.0);
     Some(Drift {
         op: op.to_string(),
         seconds: n,

@@ -240,6 +240,7 @@ fn summary_text(run: &RunResult) -> String {
     }
     out.push_str(&crate::report::tpcc::section(run));
     out.push_str(&crate::report::resources::section(run));
+    out.push_str(&crate::report::interference::section(run));
     out.push_str(&crate::report::seconds::section(run));
     out.push_str(&crate::report::compaction::section(run));
     out.push_str(&crate::report::perf_context::section(run));

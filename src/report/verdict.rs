@@ -48,6 +48,8 @@ pub struct ConfigVerdict {
     pub duration_s: Option<Stat>,
     /// Per step.
     pub steps: Vec<StepSeconds>,
+    /// Steps a neighbour disturbed, by run (`report/interference.rs`): step, run id, why.
+    pub disturbed: Vec<(String, String, String)>,
 }
 
 fn step_seconds(group: &Group, step: &str) -> Option<StepSeconds> {
@@ -122,6 +124,17 @@ pub fn build(groups: &[Group], steps: &[String]) -> Vec<ConfigVerdict> {
                 rows: Stat::of(&rows),
                 duration_s: Stat::of(&durations),
                 steps: steps.iter().filter_map(|s| step_seconds(g, s)).collect(),
+                disturbed: {
+                    let runs: Vec<&RunResult> = g.runs.iter().collect();
+                    steps
+                        .iter()
+                        .flat_map(|s| {
+                            crate::report::interference::disturbed_runs(&runs, s)
+                                .into_iter()
+                                .map(move |(run, why)| (s.clone(), run, why))
+                        })
+                        .collect()
+                },
             }
         })
         .collect()
@@ -244,6 +257,31 @@ fn max_cell(r: &Report, gi: usize) -> Cell {
     }
 }
 
+/// The steps a neighbour disturbed, by run; "no step disturbed" when none was, "-" when no
+/// run measured it.
+fn disturbed_cell(r: &Report, gi: usize) -> Cell {
+    let Some(v) = r.verdicts.get(gi) else {
+        return Cell::plain("-");
+    };
+    if v.disturbed.is_empty() {
+        return Cell::plain(
+            "no step disturbed (others' CPU, steal and device IO under the thresholds)",
+        );
+    }
+    let runs: Vec<String> = v
+        .disturbed
+        .iter()
+        .map(|(step, run, why)| format!("{step} in run {run}: {why}"))
+        .collect();
+    Cell::marked(
+        format!(
+            "DISTURBED: {} (a change there is not called)",
+            runs.join("; ")
+        ),
+        "noisy",
+    )
+}
+
 fn steady_cell(r: &Report, gi: usize) -> Cell {
     // Steps with the same flag are named together: `l.i0, l.i1: too short to compare: ...`.
     let mut flags: Vec<(String, Vec<&str>)> = Vec::new();
@@ -283,7 +321,7 @@ fn steady_cell(r: &Report, gi: usize) -> Cell {
 /// The verdict table: a row per figure, a column per configuration.
 fn verdict_table(r: &Report) -> ViewTable {
     type Item = fn(&Report, usize) -> Cell;
-    let items: [(&str, Item); 4] = [
+    let items: [(&str, Item); 5] = [
         (
             "writer SLA (share of seconds at 95% of the target)",
             sla_cell,
@@ -291,6 +329,7 @@ fn verdict_table(r: &Report) -> ViewTable {
         ("seconds with zero throughput", zero_cell),
         ("max response time", max_cell),
         ("throughput stability", steady_cell),
+        ("neighbours on the host", disturbed_cell),
     ];
     let rows = items
         .iter()

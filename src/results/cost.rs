@@ -51,6 +51,11 @@ pub struct Efficiency {
     /// node): `dbms` is their sum. Empty for a single server.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<ServerWork>,
+    /// What the rest of the host did meanwhile, and whether it disturbed the step; `None`
+    /// where the DBMS's processes are not known (a server given by URL without its pid) and
+    /// in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<super::interference::Interference>,
 }
 
 /// One server of a cluster over a step: its process tree's work (the primary's, a replica's,

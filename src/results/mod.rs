@@ -13,6 +13,7 @@ pub mod features;
 pub mod file;
 pub mod group;
 pub mod histogram;
+pub mod interference;
 pub mod lock;
 pub mod memory;
 pub mod model;

@@ -15,6 +15,7 @@ pub use super::cost::{
     DbSize, DeviceDelta, Efficiency, EfficiencySeries, Peaks, PerOp, ProcDelta, ProcWork,
     ServerWork,
 };
+pub use super::interference::{Interference, PressureShares};
 pub use super::nodes::{NodeDeath, NodeRejoin};
 pub use super::resolved::Resolved;
 pub use super::series::{

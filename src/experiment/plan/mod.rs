@@ -47,7 +47,7 @@ pub use url::External;
 pub const MAX_CELLS: usize = 10_000;
 
 /// A validated experiment: its cells in run order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Plan {
     /// Experiment name.
     pub name: String,
@@ -543,6 +543,36 @@ fn repeat(p: &mut Problems<'_>, once: &[Cell], repeats: u32) -> Vec<Cell> {
         }
     }
     cells
+}
+
+impl Plan {
+    /// The same plan with `repeats` rounds (more or fewer than the file's): the first round's
+    /// cells (the matrix order) repeated round by round in the balanced order, as the file's
+    /// repeats are. `--until-decided` adds rounds with it; the runs done stay done.
+    pub fn with_repeats(&self, repeats: u32) -> Plan {
+        let once: Vec<Cell> = self
+            .cells
+            .iter()
+            .filter(|c| c.repeat == 1)
+            .cloned()
+            .collect();
+        let mut cells = Vec::with_capacity(once.len() * repeats as usize);
+        for r in 1..=repeats {
+            let order = order::round_order(once.len(), r as usize - 1);
+            for (p, &i) in order.iter().enumerate() {
+                cells.push(Cell {
+                    repeat: r,
+                    position: p as u32 + 1,
+                    ..once[i].clone()
+                });
+            }
+        }
+        Plan {
+            repeats,
+            cells,
+            ..self.clone()
+        }
+    }
 }
 
 /// `scale` (`--scale` wins), `repeats` and `cooldown_seconds`, checked.

@@ -92,9 +92,14 @@ pub fn headline(cmp: &super::Comparison) -> String {
         count(Verdict::NoChange),
         count(Verdict::Inconclusive),
         count(Verdict::Untestable),
-        match count(Verdict::Flagged) {
-            0 => String::new(),
-            n => format!(", {n} in flagged steps (not steady or too short: not called)"),
+        match (count(Verdict::Flagged), count(Verdict::Disturbed)) {
+            (0, 0) => String::new(),
+            (f, 0) => format!(", {f} in flagged steps (not steady or too short: not called)"),
+            (0, d) => format!(", {d} in disturbed steps (a neighbour: not called)"),
+            (f, d) => format!(
+                ", {f} in flagged steps (not steady or too short) and {d} in disturbed steps \
+                 (a neighbour): not called"
+            ),
         },
         if largest.is_empty() {
             "none".to_string()

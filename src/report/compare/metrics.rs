@@ -120,14 +120,10 @@ fn per_op_seconds(cost_s: &[f64], ops: &[f64]) -> Vec<Second> {
         .collect()
 }
 
-/// Linux reports process CPU time in clock ticks of 1/100 s (USER_HZ, the same on every
-/// architecture Linux runs on today).
-const CPU_TICK_S: f64 = 0.01;
-
-/// One clock tick of CPU time over the step's ops, in us per op.
+/// One clock tick of CPU time over the step's ops, in us per op (0 without ops).
 fn cpu_tick_per_op_us(s: &StepResult) -> f64 {
     match s.efficiency.as_ref().map(|e| e.ops) {
-        Some(ops) if ops > 0 => CPU_TICK_S * 1e6 / ops as f64,
+        Some(ops) if ops > 0 => crate::report::figures::resolution("dbms_cpu_us_per_op", s),
         _ => 0.0,
     }
 }

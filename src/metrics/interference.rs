@@ -1,0 +1,197 @@
+//! Interference: what the rest of the host did while a step ran, from the same samples as the
+//! step's cost (start and end of the step's window), and whether it **disturbed** the step.
+//!
+//! - Others' CPU: the host's busy time (/proc/stat, steal excluded) less the DBMS process
+//!   tree's and ibench's CPU, less the kernel's own work (interrupts, softirqs and the kernel
+//!   threads: writeback and the journal work for whoever wrote, the target most of all); in
+//!   cores on average over the window.
+//! - Steal: /proc/stat's steal time, in cores.
+//! - Pressure stall information: /proc/pressure/{cpu,io,memory} totals, as shares of the
+//!   window. The target's own contention counts too, so PSI is shown as context and decides
+//!   nothing.
+//! - Others' IO on the database's device: /proc/diskstats less the DBMS's and ibench's
+//!   /proc/PID/io.
+//!
+//! A step is disturbed when others used [`OTHERS_CPU_CORES`] cores or more on average, steal
+//! took [`STEAL_CORES`] or more, or others read or wrote [`OTHERS_IO_MB_S`] MB/s or more on the
+//! device and more than the target itself did. Runs disturbed in a step are named by `show`,
+//! the report's verdict, `compare` (a change it would call there is not called) and `history`
+//! (the gate judges the runs that were not disturbed).
+
+use std::fs;
+
+use serde::{Deserialize, Serialize};
+
+use super::proc::Sample;
+use crate::results::model::{Interference, PressureShares};
+
+/// Others' CPU, in cores on average over a step, from which the step is disturbed: a quarter
+/// of a core (a build or a second benchmark uses one or more; a quiet host's daemons and
+/// kernel threads a few hundredths).
+pub const OTHERS_CPU_CORES: f64 = 0.25;
+/// Steal, in cores on average, from which a step is disturbed.
+pub const STEAL_CORES: f64 = 0.1;
+/// Others' reads or writes on the database's device, MB/s, from which a step is disturbed
+/// (when also more than the target's own).
+pub const OTHERS_IO_MB_S: f64 = 16.0;
+
+/// Cumulative pressure stall totals, microseconds (`total=` of each line).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PressureTotals {
+    /// cpu some.
+    pub cpu_some: u64,
+    /// io some.
+    pub io_some: u64,
+    /// io full.
+    pub io_full: u64,
+    /// memory some.
+    pub memory_some: u64,
+    /// memory full.
+    pub memory_full: u64,
+}
+
+/// The `total=` of the `some` and `full` lines of one /proc/pressure file.
+fn pressure_file(name: &str) -> Option<(u64, u64)> {
+    let text = fs::read_to_string(format!("/proc/pressure/{name}")).ok()?;
+    let total = |kind: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(kind))?;
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix("total="))?
+            .parse()
+            .ok()
+    };
+    Some((total("some")?, total("full").unwrap_or(0)))
+}
+
+/// The host's pressure stall totals; `None` without /proc/pressure.
+pub fn pressure_totals() -> Option<PressureTotals> {
+    let (cpu_some, _) = pressure_file("cpu")?;
+    let (io_some, io_full) = pressure_file("io")?;
+    let (memory_some, memory_full) = pressure_file("memory")?;
+    Some(PressureTotals {
+        cpu_some,
+        io_some,
+        io_full,
+        memory_some,
+        memory_full,
+    })
+}
+
+/// What the rest of the host did between samples `a` and `b` (the DBMS's tree known).
+/// `None` without a DBMS process tree to tell the target from the rest, or a window of 0.
+pub fn between(a: &Sample, b: &Sample) -> Option<Interference> {
+    let window_s = b.at.duration_since(a.at).as_secs_f64();
+    let (da, db) = (a.dbms.as_ref()?, b.dbms.as_ref()?);
+    if window_s <= 0.0 {
+        return None;
+    }
+    let embedded = *da == a.client && *db == b.client;
+    let client = b.client.work.since(&a.client.work);
+    let dbms = db.work.since(&da.work);
+    let target_cpu = client.cpu_s() + if embedded { 0.0 } else { dbms.cpu_s() };
+    // The kernel's own work (interrupts, its threads) serves whoever did IO, the target most
+    // of all: not a neighbour.
+    let kernel = (b.host.irq_s - a.host.irq_s).max(0.0)
+        + match (a.host.kernel_threads_s, b.host.kernel_threads_s) {
+            (Some(x), Some(y)) => (y - x).max(0.0),
+            _ => 0.0,
+        };
+    let host_busy = (b.host.busy_s - a.host.busy_s - kernel).max(0.0);
+    let others_cpu_cores = (host_busy - target_cpu).max(0.0) / window_s;
+    let steal_cores = (b.host.steal_s - a.host.steal_s).max(0.0) / window_s;
+    let psi = match (a.host.psi, b.host.psi) {
+        (Some(x), Some(y)) => Some(shares(&x, &y, window_s)),
+        _ => None,
+    };
+    let io_known = da.io_known && db.io_known;
+    let target_io = |f: fn(&crate::results::model::ProcWork) -> u64| {
+        f(&client) + if embedded { 0 } else { f(&dbms) }
+    };
+    let device = match (&a.device, &b.device) {
+        (Some(x), Some(y)) if io_known => Some((
+            y.read_bytes.saturating_sub(x.read_bytes),
+            y.write_bytes.saturating_sub(x.write_bytes),
+        )),
+        _ => None,
+    };
+    let mb_s = |bytes: u64| bytes as f64 / 1e6 / window_s;
+    let own_read = target_io(|w| w.read_bytes);
+    let own_written = target_io(|w| w.write_bytes);
+    let others_read_mb_s = device.map(|(r, _)| mb_s(r.saturating_sub(own_read)));
+    let others_written_mb_s = device.map(|(_, w)| mb_s(w.saturating_sub(own_written)));
+    let mut i = Interference {
+        window_s,
+        cpus: b.host.cpus,
+        others_cpu_cores,
+        steal_cores,
+        psi,
+        others_read_mb_s,
+        others_written_mb_s,
+        disturbed: Vec::new(),
+    };
+    i.disturbed = reasons(&i, (mb_s(own_read), mb_s(own_written)));
+    Some(i)
+}
+
+/// Pressure totals' growth as shares of a window, percent.
+fn shares(a: &PressureTotals, b: &PressureTotals, window_s: f64) -> PressureShares {
+    let pct = |x: u64, y: u64| y.saturating_sub(x) as f64 / 1e6 / window_s * 100.0;
+    PressureShares {
+        cpu_some: pct(a.cpu_some, b.cpu_some),
+        io_some: pct(a.io_some, b.io_some),
+        io_full: pct(a.io_full, b.io_full),
+        memory_some: pct(a.memory_some, b.memory_some),
+        memory_full: pct(a.memory_full, b.memory_full),
+    }
+}
+
+/// The thresholds `i` crosses, each in words; `own` is the target's own (read, written) MB/s.
+pub fn reasons(i: &Interference, own: (f64, f64)) -> Vec<String> {
+    let mut out = Vec::new();
+    if i.others_cpu_cores >= OTHERS_CPU_CORES {
+        out.push(format!(
+            "other processes used {:.2} cores (threshold {OTHERS_CPU_CORES})",
+            i.others_cpu_cores
+        ));
+    }
+    if i.steal_cores >= STEAL_CORES {
+        out.push(format!(
+            "the hypervisor took {:.2} cores (steal; threshold {STEAL_CORES})",
+            i.steal_cores
+        ));
+    }
+    for (what, others, own) in [
+        ("read", i.others_read_mb_s, own.0),
+        ("wrote", i.others_written_mb_s, own.1),
+    ] {
+        if let Some(o) = others.filter(|&o| o >= OTHERS_IO_MB_S && o > own) {
+            out.push(format!(
+                "others {what} {o:.1} MB/s on the database's device (the target {own:.1}; \
+                 threshold {OTHERS_IO_MB_S})"
+            ));
+        }
+    }
+    out
+}
+
+/// The one-line summary of a step's interference for `show`: the figures, and the reasons
+/// when disturbed.
+pub fn text(i: &Interference) -> String {
+    let mut s = format!(
+        "others' CPU {:.2} cores, steal {:.2}",
+        i.others_cpu_cores, i.steal_cores
+    );
+    if let Some(p) = i.psi {
+        s.push_str(&format!(
+            ", pressure cpu {:.0}% io {:.0}% memory {:.0}%",
+            p.cpu_some, p.io_some, p.memory_some
+        ));
+    }
+    if let Some(w) = i.others_written_mb_s {
+        s.push_str(&format!(", others' device writes {w:.1} MB/s"));
+    }
+    if i.is_disturbed() {
+        s.push_str(&format!(": DISTURBED: {}", i.disturbed.join("; ")));
+    }
+    s
+}
