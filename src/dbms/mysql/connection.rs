@@ -7,9 +7,9 @@ use anyhow::Result;
 use super::Engine;
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{
-    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, MicroConnection, Rows, SbtestRows,
-    Shape, Statement as MicroStatement, Transactions, k_index_name, question_mark,
+use crate::dbms::sql::{
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, SqlConnection, Rows, SbtestRows,
+    Shape, Statement as SqlStatement, Transactions, k_index_name, question_mark,
 };
 use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
 use crate::dbms::{SecondaryIndex, StatementCache, Table, TableOrigin};
@@ -93,7 +93,7 @@ pub(super) struct MyConnection {
     wire: MyWire,
     engine: Engine,
     /// Statements prepared on this connection, by table and statement.
-    micro: StatementCache<usize, Statement>,
+    statements: StatementCache<usize, Statement>,
     /// Plain-SQL mode: text protocol with values inlined, nothing prepared.
     plain: bool,
     /// `auto_increment_increment` of the server.
@@ -127,7 +127,7 @@ impl MyConnection {
         MyConnection {
             wire,
             engine,
-            micro: StatementCache::new(),
+            statements: StatementCache::new(),
             plain,
             id_step,
             last_insert_id: 0,
@@ -239,7 +239,7 @@ impl Transactions for MyConnection {
     }
 }
 
-impl MicroConnection for MyConnection {
+impl SqlConnection for MyConnection {
     fn dialect(&self) -> &'static Dialect {
         match self.engine {
             Engine::Innodb => &DIALECT,
@@ -253,7 +253,7 @@ impl MicroConnection for MyConnection {
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
-        self.micro.forget(table);
+        self.statements.forget(table);
         self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
         let defined;
         let create = match shape {
@@ -298,7 +298,7 @@ impl MicroConnection for MyConnection {
     fn execute(
         &mut self,
         table: &Table,
-        statement: &'static MicroStatement,
+        statement: &'static SqlStatement,
         args: Args<'_>,
     ) -> Result<u64> {
         if self.plain {
@@ -334,7 +334,7 @@ impl MicroConnection for MyConnection {
     fn fetch(
         &mut self,
         table: &Table,
-        statement: &'static MicroStatement,
+        statement: &'static SqlStatement,
         args: Args<'_>,
         out: &mut Rows,
     ) -> Result<u64> {
@@ -379,10 +379,10 @@ impl MicroConnection for MyConnection {
 
 impl MyConnection {
     /// `statement` on `table`, prepared on its first use.
-    fn prepared(&mut self, table: &Table, statement: &'static MicroStatement) -> Result<Statement> {
+    fn prepared(&mut self, table: &Table, statement: &'static SqlStatement) -> Result<Statement> {
         let dialect = self.dialect();
         let wire = &mut self.wire;
-        Ok(*self.micro.get_or_try_insert_with(table, statement.key(), || {
+        Ok(*self.statements.get_or_try_insert_with(table, statement.key(), || {
             wire.prepare(&statement.sql(&table.name, dialect))
                 .map_err(sql_err("prepare statement on", &table.name))
         })?)

@@ -7,9 +7,9 @@ use postgres::types::{IsNull, ToSql, Type};
 
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{
-    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, MicroConnection, Rows, SbtestRows,
-    Shape, Statement as MicroStatement, Transactions, dollar, k_index_name,
+use crate::dbms::sql::{
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, SqlConnection, Rows, SbtestRows,
+    Shape, Statement as SqlStatement, Transactions, dollar, k_index_name,
 };
 use super::wire::{PgWire, Row, Statement};
 use crate::dbms::{SecondaryIndex, StatementCache, Table, TableOrigin};
@@ -85,7 +85,7 @@ static DIALECT: Dialect = Dialect {
 pub(super) struct PgConnection {
     wire: PgWire,
     /// Statements prepared on this connection, by table and statement.
-    micro: StatementCache<usize, Statement>,
+    statements: StatementCache<usize, Statement>,
     /// Plain-SQL mode: simple-query protocol with values inlined, nothing prepared.
     plain: bool,
     /// The last date-time text bound as a `timestamp` and its value: an Insert Benchmark
@@ -114,7 +114,7 @@ impl PgConnection {
     pub(super) fn new(wire: PgWire, plain: bool) -> Self {
         PgConnection {
             wire,
-            micro: StatementCache::new(),
+            statements: StatementCache::new(),
             plain,
             timestamp: (String::new(), chrono::NaiveDateTime::default()),
         }
@@ -206,7 +206,7 @@ impl Transactions for PgConnection {
     }
 }
 
-impl MicroConnection for PgConnection {
+impl SqlConnection for PgConnection {
     fn dialect(&self) -> &'static Dialect {
         &DIALECT
     }
@@ -217,7 +217,7 @@ impl MicroConnection for PgConnection {
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
-        self.micro.forget(table);
+        self.statements.forget(table);
         simple(&mut self.wire, DROP_TABLE, &[], table)?;
         let defined;
         let create = match shape {
@@ -282,30 +282,30 @@ impl MicroConnection for PgConnection {
     fn execute(
         &mut self,
         table: &Table,
-        statement: &'static MicroStatement,
+        statement: &'static SqlStatement,
         args: Args<'_>,
     ) -> Result<u64> {
-        self.run_micro(table, statement, args, None)
+        self.run_statement(table, statement, args, None)
     }
 
     fn fetch(
         &mut self,
         table: &Table,
-        statement: &'static MicroStatement,
+        statement: &'static SqlStatement,
         args: Args<'_>,
         out: &mut Rows,
     ) -> Result<u64> {
-        self.run_micro(table, statement, args, Some(out))
+        self.run_statement(table, statement, args, Some(out))
     }
 }
 
 impl PgConnection {
-    /// Runs a microbenchmark statement; the values of the rows it returned go to `out` when
+    /// Runs a statement of the vocabulary; the values of the rows it returned go to `out` when
     /// given, else each is read and dropped, as a client would.
-    fn run_micro(
+    fn run_statement(
         &mut self,
         table: &Table,
-        statement: &'static MicroStatement,
+        statement: &'static SqlStatement,
         args: Args<'_>,
         mut out: Option<&mut Rows>,
     ) -> Result<u64> {
@@ -328,7 +328,7 @@ impl PgConnection {
             return Ok(if statement.writes() { affected } else { rows });
         }
         let wire = &mut self.wire;
-        let stmt = self.micro.get_or_try_insert_with(table, statement.key(), || {
+        let stmt = self.statements.get_or_try_insert_with(table, statement.key(), || {
             wire.prepare(&statement.sql(&table.name, &DIALECT))
                 .map_err(sql_err("prepare on", table))
         })?;

@@ -1,5 +1,5 @@
 //! One SQLite connection: the statements of the shared vocabulary (the microbenchmarks', TPC-C's
-//! and the Insert Benchmark's, see `micro/insert_benchmark.rs`) prepared once and kept in
+//! and the Insert Benchmark's, see `sql/insert_benchmark.rs`) prepared once and kept in
 //! rusqlite's statement cache, and what only SQLite says: its tables, catalog and scan.
 
 use std::sync::Arc;
@@ -10,8 +10,8 @@ use rusqlite::{Connection as RawConnection, params};
 
 use super::Counters;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{
-    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, MicroConnection, Rows, SbtestRows, Shape,
+use crate::dbms::sql::{
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, SqlConnection, Rows, SbtestRows, Shape,
     Statement, Transactions, k_index_name, question_mark,
 };
 use crate::dbms::{SecondaryIndex, StatementCache, TABLE_MARK, Table, TableOrigin};
@@ -78,7 +78,7 @@ static DIALECT: Dialect = Dialect {
 pub(super) struct SqliteConnection {
     conn: RawConnection,
     /// SQL text of each statement, by table and statement.
-    micro_sql: StatementCache<usize, String>,
+    statement_sql: StatementCache<usize, String>,
     /// Plain-SQL mode: values inlined, statements compiled every time (no statement cache).
     plain: bool,
     /// Where this connection's page-cache figures go when it closes.
@@ -138,7 +138,7 @@ impl SqliteConnection {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         SqliteConnection {
             conn,
-            micro_sql: StatementCache::new(),
+            statement_sql: StatementCache::new(),
             plain,
             counters,
         }
@@ -211,7 +211,7 @@ impl Transactions for SqliteConnection {
     }
 }
 
-impl MicroConnection for SqliteConnection {
+impl SqlConnection for SqliteConnection {
     fn dialect(&self) -> &'static Dialect {
         &DIALECT
     }
@@ -222,7 +222,7 @@ impl MicroConnection for SqliteConnection {
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: its statements' texts are the same, but keep nothing of the old.
-        self.micro_sql.forget(table);
+        self.statement_sql.forget(table);
         self.conn.flush_prepared_statement_cache();
         let t = |sql: &str| sql.replace("{t}", &table.name);
         self.conn.execute_batch(&t(DROP_TABLE))?;
@@ -279,7 +279,7 @@ impl MicroConnection for SqliteConnection {
         statement: &'static Statement,
         args: Args<'_>,
     ) -> Result<u64> {
-        self.run_micro(table, statement, args, None)
+        self.run_statement(table, statement, args, None)
     }
 
     fn fetch(
@@ -289,7 +289,7 @@ impl MicroConnection for SqliteConnection {
         args: Args<'_>,
         out: &mut Rows,
     ) -> Result<u64> {
-        self.run_micro(table, statement, args, Some(out))
+        self.run_statement(table, statement, args, Some(out))
     }
 
     fn last_insert_id(&mut self) -> Result<i64> {
@@ -298,9 +298,9 @@ impl MicroConnection for SqliteConnection {
 }
 
 impl SqliteConnection {
-    /// Runs a microbenchmark statement; the values of the rows it returned go to `out` when
+    /// Runs a statement of the vocabulary; the values of the rows it returned go to `out` when
     /// given, else each is read and dropped, as a client would.
-    fn run_micro(
+    fn run_statement(
         &mut self,
         table: &Table,
         statement: &'static Statement,
@@ -308,7 +308,7 @@ impl SqliteConnection {
         mut out: Option<&mut Rows>,
     ) -> Result<u64> {
         let sql = self
-            .micro_sql
+            .statement_sql
             .get_or_insert_with(table, statement.key(), || {
                 statement.sql(&table.name, &DIALECT)
             });

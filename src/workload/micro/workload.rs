@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use super::client::{Client, Loader, RandomPkLoader};
 use super::data::rng;
 use super::{Benchmark, Entry, Operation, Scope, expand, names};
-use crate::dbms::micro::{MicroConnection, SbtestRows, Shape};
+use crate::dbms::sql::{SbtestRows, Shape, SqlConnection};
 use crate::dbms::{Dbms, Table};
 use crate::error::UsageError;
 use crate::metrics::recorder::Op;
@@ -130,7 +130,7 @@ impl Micro {
     }
 
     /// Refuses when a table the run would replace was not created by ibench (sysbench's).
-    fn check_replaceable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
+    fn check_replaceable(&self, conn: &mut dyn SqlConnection) -> Result<()> {
         let location = self.dbms.location();
         // --no-prepare keeps sysbench's sbtestN tables; the insert benchmarks' own tables are
         // created at the start of their steps either way.
@@ -148,7 +148,7 @@ impl Micro {
 
     /// Refuses when a benchmark would write into sysbench's tables (`--no-prepare`) that
     /// ibench did not create, unless the user allowed it.
-    fn check_writable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
+    fn check_writable(&self, conn: &mut dyn SqlConnection) -> Result<()> {
         let writer = self
             .benchmarks
             .iter()
@@ -223,14 +223,14 @@ impl Micro {
         pacing: Pacing,
     ) -> ThreadSpec<'s>
     where
-        D: Driver<Conn = dyn MicroConnection> + Send + 's,
+        D: Driver<Conn = dyn SqlConnection> + Send + 's,
     {
         let tries = (self.spec.max_tries, self.spec.max_reconnects);
         let connect = move || {
             if reads_only {
-                self.dbms.connect_micro_reader(client)
+                self.dbms.connect_sql_reader(client)
             } else {
-                self.dbms.connect_micro()
+                self.dbms.connect_sql()
             }
         };
         client_loop::thread(
@@ -258,7 +258,7 @@ impl Micro {
     /// creates sysbench's index on `k` (`k_1` on sbtest1...), as `sysbench prepare` does;
     /// with `--random-pk-rows`, also insert-random-pk's tables, a thread each.
     fn prepare(&self, env: &StepEnv) -> Result<StepResult> {
-        let mut conn = self.dbms.connect_micro()?;
+        let mut conn = self.dbms.connect_sql()?;
         self.check_replaceable(conn.as_mut())?;
         let mut shapes = vec![Shape::Sbtest];
         if self.prefills_random_pk() {
@@ -328,7 +328,7 @@ impl Micro {
         let kept = b.shape == Shape::RandomPk && self.prefills_random_pk();
         if b.shape != Shape::Sbtest && !kept {
             // A fresh table for each step, so every client count starts from the same one.
-            let mut conn = self.dbms.connect_micro()?;
+            let mut conn = self.dbms.connect_sql()?;
             for table in self.tables_of(b.shape) {
                 conn.create_table(table, b.shape)
                     .with_context(|| format!("create table {}", table.name))?;
@@ -388,7 +388,7 @@ impl Micro {
         if !b.has_hint() {
             return Ok(None);
         }
-        let conn = self.dbms.connect_micro()?;
+        let conn = self.dbms.connect_sql()?;
         if conn.dialect().index_hint.is_some() {
             return Ok(None);
         }
@@ -410,7 +410,7 @@ impl Workload for Micro {
     }
 
     fn check_ready(&mut self, first: usize) -> Result<()> {
-        let mut conn = self.dbms.connect_micro()?;
+        let mut conn = self.dbms.connect_sql()?;
         self.check_replaceable(conn.as_mut())?;
         if self.spec.prepare && first == 0 {
             return Ok(());
