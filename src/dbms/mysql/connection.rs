@@ -7,11 +7,11 @@ use anyhow::Result;
 use super::Engine;
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::sql::{
-    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, SqlConnection, Rows, SbtestRows,
-    Shape, Statement as SqlStatement, Transactions, k_index_name, question_mark,
-};
 use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
+use crate::dbms::sql::{
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, Rows, SbtestRows, Shape, SqlConnection,
+    Statement as SqlStatement, TableSql, Transactions, question_mark,
+};
 use crate::dbms::{SecondaryIndex, StatementCache, Table, TableOrigin};
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
@@ -23,7 +23,6 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     price float NOT NULL,
     data varchar(4000),
     PRIMARY KEY (transactionid)) ENGINE={e} COMMENT='created by ibench'";
-const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
 /// The scan step: every row through the clustered primary key, counted by the server.
 const SCAN_PK: &str = "SELECT count(*) FROM {t} FORCE INDEX (PRIMARY)";
 /// The scan step: every entry of a secondary index.
@@ -80,6 +79,18 @@ static DIALECT: Dialect = Dialect {
     generated_ids: GeneratedIds::First,
     range_hints: true,
     one_index_per_statement: None,
+};
+/// MySQL's tables: engine and ibench's mark (a table comment) in their `CREATE TABLE`, the
+/// insert benchmarks' index on `k` too.
+static TABLES: TableSql = TableSql {
+    sbtest: CREATE_SBTEST,
+    auto_increment: CREATE_AUTO_INCREMENT,
+    random_pk: CREATE_RANDOM_PK,
+    insert_benchmark: CREATE_TABLE,
+    defined_options: DEFINED_OPTIONS,
+    defined_mark: None,
+    mark: None,
+    k_index: None,
 };
 /// MyRocks: as InnoDB, but it has no foreign keys and adds one index per statement.
 static DIALECT_ROCKSDB: Dialect = Dialect {
@@ -254,22 +265,11 @@ impl SqlConnection for MyConnection {
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
         self.statements.forget(table);
-        self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
-        let defined;
-        let create = match shape {
-            Shape::Sbtest => CREATE_SBTEST,
-            Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
-            Shape::RandomPk => CREATE_RANDOM_PK,
-            Shape::InsertBenchmark => CREATE_TABLE,
-            Shape::Defined(def) => {
-                defined = format!("{}{DEFINED_OPTIONS}", def.create_sql("{t}", &DIALECT, None));
-                &defined
-            }
-        };
-        let create = t(create, table)
-            .replace("{i}", &k_index_name(&table.name))
-            .replace("{e}", self.engine.sql_name());
-        self.run(&create, "create table", &table.name)
+        for (what, sql) in TABLES.replace(&table.name, shape, self.dialect()) {
+            let sql = sql.replace("{e}", self.engine.sql_name());
+            self.run(&sql, what, &table.name)?;
+        }
+        Ok(())
     }
 
     fn insert_sbtest(&mut self, table: &Table, rows: &SbtestRows) -> Result<()> {
@@ -295,7 +295,31 @@ impl SqlConnection for MyConnection {
         self.run(&sql, "create index", index)
     }
 
-    fn execute(
+    fn run_statement(
+        &mut self,
+        table: &Table,
+        statement: &'static SqlStatement,
+        args: Args<'_>,
+        out: Option<&mut Rows>,
+    ) -> Result<u64> {
+        match out {
+            None => self.execute_dropping(table, statement, args),
+            Some(out) => self.execute_keeping(table, statement, args, out),
+        }
+    }
+
+    fn last_insert_id(&mut self) -> Result<i64> {
+        Ok(self.last_insert_id as i64)
+    }
+
+    fn id_step(&self) -> i64 {
+        self.id_step
+    }
+}
+
+impl MyConnection {
+    /// Runs `statement`, reading each value of the rows it returned and dropping it.
+    fn execute_dropping(
         &mut self,
         table: &Table,
         statement: &'static SqlStatement,
@@ -331,7 +355,8 @@ impl SqlConnection for MyConnection {
         })
     }
 
-    fn fetch(
+    /// Runs `statement`, keeping the values of the rows it returned in `out`.
+    fn execute_keeping(
         &mut self,
         table: &Table,
         statement: &'static SqlStatement,
@@ -368,16 +393,6 @@ impl SqlConnection for MyConnection {
         })
     }
 
-    fn last_insert_id(&mut self) -> Result<i64> {
-        Ok(self.last_insert_id as i64)
-    }
-
-    fn id_step(&self) -> i64 {
-        self.id_step
-    }
-}
-
-impl MyConnection {
     /// `statement` on `table`, prepared on its first use.
     fn prepared(&mut self, table: &Table, statement: &'static SqlStatement) -> Result<Statement> {
         let dialect = self.dialect();

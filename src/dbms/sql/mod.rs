@@ -16,6 +16,7 @@ mod keyed;
 mod rows;
 mod schema;
 mod statement;
+mod tables;
 
 use anyhow::Result;
 
@@ -27,6 +28,7 @@ pub use self::statement::{
     Column, Dialect, Filter, GeneratedIds, Hint, IdSource, Projection, Set, Statement, dollar,
     k_index_name, question_mark,
 };
+pub use self::tables::TableSql;
 use super::insert_benchmark::{Table, TableOrigin};
 use super::literal::Literal;
 
@@ -170,7 +172,8 @@ pub trait SqlConnection: Transactions + Send {
 
     /// Drops `table` if it exists and creates it empty with ibench's mark, as `shape` says:
     /// sysbench's table without its secondary index yet, or an insert benchmark's table with
-    /// its index on `k`. Callers check [`SqlConnection::table_origin`] first.
+    /// its index on `k`. Callers check [`SqlConnection::table_origin`] first. A DBMS runs the
+    /// statements [`TableSql::replace`] gives, after forgetting what it prepared on the table.
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()>;
 
     /// Inserts `rows` (with their ids) in one statement.
@@ -180,23 +183,41 @@ pub trait SqlConnection: Transactions + Send {
     fn create_sbtest_index(&mut self, table: &Table, index: &str) -> Result<()>;
 
     /// Executes `statement` on `table` with `args` (prepared on first use, per statement and
-    /// table); returns the rows it returned or changed.
+    /// table); returns the rows it returned or changed. The values of the rows a query
+    /// returned go to `out` when given (emptied first; left empty by a statement that writes),
+    /// else each is read and dropped, as a client would. What each DBMS implements;
+    /// workloads call [`SqlConnection::execute`] and [`SqlConnection::fetch`].
+    fn run_statement(
+        &mut self,
+        table: &Table,
+        statement: &'static Statement,
+        args: Args<'_>,
+        out: Option<&mut Rows>,
+    ) -> Result<u64>;
+
+    /// Executes `statement` on `table` with `args`; returns the rows it returned or changed.
+    /// Default: [`SqlConnection::run_statement`] without keeping the rows.
     fn execute(
         &mut self,
         table: &Table,
         statement: &'static Statement,
         args: Args<'_>,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        self.run_statement(table, statement, args, None)
+    }
 
     /// As [`SqlConnection::execute`], keeping the values of the rows a query returned in
     /// `out` (emptied first; left empty by a statement that writes) for the workload to read.
+    /// Default: [`SqlConnection::run_statement`] into `out`.
     fn fetch(
         &mut self,
         table: &Table,
         statement: &'static Statement,
         args: Args<'_>,
         out: &mut Rows,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        self.run_statement(table, statement, args, Some(out))
+    }
 
     /// The id the connection's last insert assigned, where the dialect tells generated ids
     /// that way ([`GeneratedIds::Last`], [`GeneratedIds::First`]). Default: refused.

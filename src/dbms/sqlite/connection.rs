@@ -11,8 +11,8 @@ use rusqlite::{Connection as RawConnection, params};
 use super::Counters;
 use crate::dbms::literal::{self, Literal};
 use crate::dbms::sql::{
-    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, SqlConnection, Rows, SbtestRows, Shape,
-    Statement, Transactions, k_index_name, question_mark,
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, Rows, SbtestRows, Shape, SqlConnection,
+    Statement, TableSql, Transactions, question_mark,
 };
 use crate::dbms::{SecondaryIndex, StatementCache, TABLE_MARK, Table, TableOrigin};
 
@@ -24,7 +24,6 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     productid INTEGER NOT NULL,
     price REAL NOT NULL,
     data TEXT /* created by ibench */)";
-const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
 /// The scan step: every row through the rowid b-tree (the primary key), a column of each read.
 const SCAN_PK: &str = "SELECT count(dateandtime) FROM {t} NOT INDEXED";
 /// The scan step: every entry of a secondary index (`{c}`, its first column).
@@ -71,6 +70,19 @@ static DIALECT: Dialect = Dialect {
     generated_ids: GeneratedIds::Last,
     range_hints: false,
     one_index_per_statement: Some("SQLite creates one index per statement"),
+};
+
+/// SQLite's tables: ibench's mark a comment in their SQL, the insert benchmarks' index on `k`
+/// created after the table.
+static TABLES: TableSql = TableSql {
+    sbtest: CREATE_SBTEST,
+    auto_increment: CREATE_AUTO_INCREMENT,
+    random_pk: CREATE_RANDOM_PK,
+    insert_benchmark: CREATE_TABLE,
+    defined_options: "",
+    defined_mark: Some(TABLE_MARK),
+    mark: None,
+    k_index: Some(CREATE_SBTEST_INDEX),
 };
 
 /// One SQLite connection with its statement texts; statements are prepared once and kept in
@@ -224,23 +236,8 @@ impl SqlConnection for SqliteConnection {
         // The table is new: its statements' texts are the same, but keep nothing of the old.
         self.statement_sql.forget(table);
         self.conn.flush_prepared_statement_cache();
-        let t = |sql: &str| sql.replace("{t}", &table.name);
-        self.conn.execute_batch(&t(DROP_TABLE))?;
-        let create = match shape {
-            Shape::Sbtest => CREATE_SBTEST,
-            Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
-            Shape::RandomPk => CREATE_RANDOM_PK,
-            Shape::InsertBenchmark => CREATE_TABLE,
-            Shape::Defined(def) => {
-                let sql = def.create_sql(&table.name, &DIALECT, Some(TABLE_MARK));
-                self.conn.execute_batch(&sql)?;
-                return Ok(());
-            }
-        };
-        self.conn.execute_batch(&t(create))?;
-        if matches!(shape, Shape::AutoIncrement | Shape::RandomPk) {
-            let index = t(CREATE_SBTEST_INDEX).replace("{i}", &k_index_name(&table.name));
-            self.conn.execute_batch(&index)?;
+        for (_, sql) in TABLES.replace(&table.name, shape, &DIALECT) {
+            self.conn.execute_batch(&sql)?;
         }
         Ok(())
     }
@@ -273,33 +270,10 @@ impl SqlConnection for SqliteConnection {
         Ok(())
     }
 
-    fn execute(
-        &mut self,
-        table: &Table,
-        statement: &'static Statement,
-        args: Args<'_>,
-    ) -> Result<u64> {
-        self.run_statement(table, statement, args, None)
-    }
-
-    fn fetch(
-        &mut self,
-        table: &Table,
-        statement: &'static Statement,
-        args: Args<'_>,
-        out: &mut Rows,
-    ) -> Result<u64> {
-        self.run_statement(table, statement, args, Some(out))
-    }
-
     fn last_insert_id(&mut self) -> Result<i64> {
         Ok(self.conn.last_insert_rowid())
     }
-}
 
-impl SqliteConnection {
-    /// Runs a statement of the vocabulary; the values of the rows it returned go to `out` when
-    /// given, else each is read and dropped, as a client would.
     fn run_statement(
         &mut self,
         table: &Table,
