@@ -25,13 +25,16 @@ use crate::metrics::summary::{check_error_rate, summarize};
 use crate::results::model::StepResult;
 use crate::results::tpcc::{TpccFigures, TransactionFigures};
 use crate::runner::client::ThreadSpec;
-use crate::runner::client_loop::{self, Driver, Pacing};
+use crate::runner::client_loop::{Driver, Pacing};
 use crate::runner::{Expect, StepEnv, Workload};
 use crate::spec::TpccSpec;
-use crate::workload::ForeignTables;
+use crate::workload::{ForeignTables, sql};
 use data::{Constants, rng};
 use schema::KINDS;
 use txn::{Tally, Terminal};
+
+/// What a refusal to replace a table says the user can do instead.
+const REPLACE_ALSO: &str = "give --no-prepare to run on the tables as they are";
 
 /// The TPC-C-like workload of one run.
 pub struct Tpcc {
@@ -67,16 +70,7 @@ impl Tpcc {
         D: Driver<Conn = dyn SqlConnection> + Send + 's,
     {
         let tries = (self.spec.max_tries, self.spec.max_reconnects);
-        let connect = || self.dbms.connect_sql();
-        client_loop::thread(
-            client,
-            role,
-            connect,
-            tries,
-            driver,
-            pacing,
-            pacing.warmup(),
-        )
+        sql::thread(&*self.dbms, tries, client, (role, false), driver, pacing)
     }
 
     /// What the figures say of the isolation level and the foreign keys.
@@ -214,8 +208,7 @@ impl Tpcc {
     /// Refuses when a table the load would replace was not created by ibench.
     fn check_replaceable(&self, conn: &mut dyn SqlConnection) -> Result<()> {
         let location = self.dbms.location();
-        let also = "give --no-prepare to run on the tables as they are";
-        super::check_replaceable(&self.tables, self.foreign, &location, also, |t| {
+        super::check_replaceable(&self.tables, self.foreign, &location, REPLACE_ALSO, |t| {
             conn.table_origin(t)
         })
     }
@@ -273,29 +266,18 @@ impl Workload for Tpcc {
     }
 
     fn check_ready(&mut self, first: usize) -> Result<()> {
-        let mut conn = self.dbms.connect_sql()?;
         // The load replaces the tables; without it (--no-prepare, or a resumed run) the
         // transactions write into them as they are, which --write-existing allows.
-        if self.spec.prepare && first == 0 {
-            return self.check_replaceable(conn.as_mut());
-        }
-        let location = self.dbms.location();
-        super::check_writable(
-            &self.tables,
-            self.foreign,
-            &location,
-            "the transactions would write into it",
-            |t| conn.table_origin(t),
-        )?;
-        for t in &self.tables {
-            if !conn.table_exists(t)? {
-                bail!(
-                    "table {} does not exist: let ibench create the tables (drop --no-prepare)",
-                    t.name
-                );
-            }
-        }
-        Ok(())
+        let loads = self.spec.prepare && first == 0;
+        let ready = sql::Readiness {
+            replaced: if loads { &self.tables } else { &[] },
+            also: REPLACE_ALSO,
+            loads,
+            written: Some((&self.tables, "the transactions would write into it")),
+            needed: &self.tables,
+            missing: "let ibench create the tables (drop --no-prepare)",
+        };
+        sql::check_ready(&*self.dbms, self.foreign, ready)
     }
 
     fn maintenance_before(&self, index: usize) -> bool {
