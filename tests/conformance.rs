@@ -15,6 +15,7 @@
 
 mod errors;
 mod insert;
+mod keyed;
 mod own;
 mod sql;
 
@@ -321,6 +322,7 @@ fn conform(plan: &Plan) {
     }
     if t.can(Capability::Sql) {
         sql::check(&*db, t, "c");
+        keyed::check(&*db, t, 1);
     }
     errors::permanent(&*db, t);
     errors::transient(&*db, t);
@@ -344,6 +346,7 @@ fn conform(plan: &Plan) {
     }
     if t.can(Capability::Sql) {
         sql::check(&*plain, t, "cp");
+        keyed::check(&*plain, t, 2);
     }
 }
 

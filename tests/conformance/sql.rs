@@ -4,7 +4,7 @@
 //! insert benchmarks' tables (ids assigned by the DBMS, random text keys).
 
 use ibench::dbms::sql::{
-    Args, Column, Filter, Hint, IdSource, Projection, SbtestRows, Set, Shape, SqlConnection,
+    Args, Column, Filter, Hint, IdSource, Projection, Rows, SbtestRows, Set, Shape, SqlConnection,
     Statement, Value, k_index_name,
 };
 use ibench::dbms::{Dbms, Table, TableOrigin};
@@ -105,6 +105,8 @@ pub enum A<'a> {
     I(i64),
     /// Text.
     S(&'a str),
+    /// A float.
+    F(f64),
 }
 
 /// Executes `s` on `tbl` with `values`.
@@ -114,12 +116,31 @@ pub fn run(
     s: &'static Statement,
     values: &[A<'_>],
 ) -> anyhow::Result<u64> {
+    let (bound, text) = bind(s, values);
+    m.execute(tbl, s, Args::new(&bound, &text))
+}
+
+/// Executes `s` on `tbl` with `values`, keeping the rows it returned in `out`.
+pub fn fetch(
+    m: &mut dyn SqlConnection,
+    tbl: &Table,
+    s: &'static Statement,
+    values: &[A<'_>],
+    out: &mut Rows,
+) -> anyhow::Result<u64> {
+    let (bound, text) = bind(s, values);
+    m.fetch(tbl, s, Args::new(&bound, &text), out)
+}
+
+/// `values` as a statement's values and their text buffer.
+fn bind(s: &Statement, values: &[A<'_>]) -> (Vec<Value>, String) {
     assert_eq!(values.len(), s.params(), "{s:?}");
     let mut text = String::new();
-    let bound: Vec<Value> = values
+    let bound = values
         .iter()
         .map(|v| match *v {
             A::I(i) => Value::Int(i),
+            A::F(f) => Value::Float(f),
             A::S(s) => {
                 let start = text.len() as u32;
                 text.push_str(s);
@@ -130,7 +151,7 @@ pub fn run(
             }
         })
         .collect();
-    m.execute(tbl, s, Args::new(&bound, &text))
+    (bound, text)
 }
 
 /// `k` of row `id` as the suite loads it.
