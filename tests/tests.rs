@@ -264,3 +264,8 @@ mod galera;
 /// ```` ```layers ```` block, top to bottom), and no files import each other in a circle
 /// (the allowed ones named and printed). Reads the sources; runs nothing.
 mod architecture;
+
+/// docs/design.md's table of what adding a DBMS costs: each trait's methods, required and
+/// optional, counted from the source (`src/dbms/`, and `ServerFamily`), must be the table's.
+/// Reads the sources; runs nothing.
+mod trait_table;
