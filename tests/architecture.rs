@@ -46,7 +46,7 @@ fn layers(design: &str) -> Vec<Vec<String>> {
 /// One token of Rust source: an identifier (`crate`, `$crate` as `crate`), `::`, a single
 /// punctuation character, or the text of a string literal.
 #[derive(Clone, Debug, PartialEq)]
-enum Tok {
+pub(crate) enum Tok {
     Ident(String),
     Path,
     Punct(char),
@@ -54,7 +54,7 @@ enum Tok {
 }
 
 /// The tokens of `text`, comments dropped and literals other than strings skipped.
-fn tokens(text: &str) -> Vec<Tok> {
+pub(crate) fn tokens(text: &str) -> Vec<Tok> {
     let c: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;

@@ -15,8 +15,9 @@
 
 mod errors;
 mod insert;
-mod micro;
+mod keyed;
 mod own;
+mod sql;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
@@ -305,7 +306,7 @@ fn conform(plan: &Plan) {
     };
     // Before ibench opens it: RocksDB admits one handle that writes.
     target.own.create_foreign(FOREIGN);
-    if target.can(Capability::Micro) {
+    if target.can(Capability::Sql) {
         target.own.create_foreign(FOREIGN_SB);
     }
     let t = &target;
@@ -319,8 +320,9 @@ fn conform(plan: &Plan) {
     if t.can(Capability::InsertBenchmark) {
         insert::check(&*db, t, "cib");
     }
-    if t.can(Capability::Micro) {
-        micro::check(&*db, t, "c");
+    if t.can(Capability::Sql) {
+        sql::check(&*db, t, "c");
+        keyed::check(&*db, t, 1);
     }
     errors::permanent(&*db, t);
     errors::transient(&*db, t);
@@ -342,8 +344,9 @@ fn conform(plan: &Plan) {
     if t.can(Capability::InsertBenchmark) {
         insert::check(&*plain, t, "cibp");
     }
-    if t.can(Capability::Micro) {
-        micro::check(&*plain, t, "cp");
+    if t.can(Capability::Sql) {
+        sql::check(&*plain, t, "cp");
+        keyed::check(&*plain, t, 2);
     }
 }
 
@@ -475,13 +478,13 @@ fn origins(db: &dyn Dbms, t: &Target) {
         assert_eq!(origin, TableOrigin::Missing, "{who}: a table nobody made");
         assert!(!c.table_exists(&missing).unwrap(), "{who}: {MISSING}");
     }
-    if t.can(Capability::Micro) {
-        let mut m = db.connect_micro().expect("connect");
+    if t.can(Capability::Sql) {
+        let mut m = db.connect_sql().expect("connect");
         let origin = m.table_origin(&foreign).unwrap();
         assert_eq!(
             origin,
             TableOrigin::Other,
-            "{who}: a table the test made (micro)"
+            "{who}: a table the test made (sql)"
         );
         assert!(
             m.table_exists(&foreign).unwrap(),
@@ -491,7 +494,7 @@ fn origins(db: &dyn Dbms, t: &Target) {
         assert_eq!(
             origin,
             TableOrigin::Missing,
-            "{who}: a table nobody made (micro)"
+            "{who}: a table nobody made (sql)"
         );
         assert!(!m.table_exists(&missing).unwrap(), "{who}: {MISSING}");
     }
@@ -508,12 +511,12 @@ fn origins(db: &dyn Dbms, t: &Target) {
         assert_eq!(c.count_rows(&foreign).unwrap(), 0, "{who}: replaced, empty");
         c.insert(&foreign, &insert::rows(0, 3)).unwrap();
     }
-    if t.can(Capability::Micro) {
-        let mut m = db.connect_micro().expect("connect");
+    if t.can(Capability::Sql) {
+        let mut m = db.connect_sql().expect("connect");
         let name = table(0, FOREIGN_SB);
         let origin = m.table_origin(&name).unwrap();
         assert_eq!(origin, TableOrigin::Other, "{who}: a table the test made");
-        m.create_table(&name, dbms::micro::Shape::Sbtest).unwrap();
+        m.create_table(&name, dbms::sql::Shape::Sbtest).unwrap();
         let origin = m.table_origin(&name).unwrap();
         assert_eq!(
             origin,
@@ -536,10 +539,10 @@ fn refuses_what_it_lacks(db: &dyn Dbms, t: &Target) {
         (false, Err(_)) => t.not_checked("the Insert Benchmark", "no Capability::InsertBenchmark"),
         (true, Ok(_)) => {}
     }
-    match (t.can(Capability::Micro), db.connect_micro()) {
+    match (t.can(Capability::Sql), db.connect_sql()) {
         (true, Err(e)) => panic!("{who}: the microbenchmarks' connection: {e:#}"),
         (false, Ok(_)) => panic!("{who}: a microbenchmark connection it says it lacks"),
-        (false, Err(_)) => t.not_checked("the microbenchmarks", "no Capability::Micro"),
+        (false, Err(_)) => t.not_checked("the microbenchmarks", "no Capability::Sql"),
         (true, Ok(_)) => {}
     }
 }

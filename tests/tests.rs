@@ -206,7 +206,8 @@ mod profile;
 /// a managed throwaway server of each family and engine: PostgreSQL, MariaDB InnoDB and
 /// MyRocks) opened through the library and put through the same checks: tables marked as
 /// ibench's and foreign ones refused, ids that grow, the rows each operation and statement
-/// must return or change (counted with the test's own client), error classes, counters,
+/// must return or change (counted with the test's own client; TPC-C's shapes too: joins,
+/// aggregates, foreign keys, row locks), error classes, counters,
 /// gauges and what the DBMS says about itself; what a DBMS lacks is read from its capabilities.
 mod conformance;
 
@@ -268,3 +269,8 @@ mod galera;
 /// ```` ```layers ```` block, top to bottom), and no files import each other in a circle
 /// (the allowed ones named and printed). Reads the sources; runs nothing.
 mod architecture;
+
+/// docs/design.md's table of what adding a DBMS costs: each trait's methods, required and
+/// optional, counted from the source (`src/dbms/`, and `ServerFamily`), must be the table's.
+/// Reads the sources; runs nothing.
+mod trait_table;

@@ -24,9 +24,9 @@ use super::{DbError, Dbms, ErrorKind, StatementMode};
 pub enum Capability {
     /// The Insert Benchmark's operations ([`super::InsertBenchmarkConnection`]).
     InsertBenchmark,
-    /// The microbenchmarks' operations on sysbench-style tables
-    /// ([`super::MicroConnection`]).
-    Micro,
+    /// SQL connections ([`super::SqlConnection`]): the shared statement vocabulary, which the
+    /// microbenchmarks and TPC-C run on.
+    Sql,
 }
 
 impl Capability {
@@ -34,7 +34,7 @@ impl Capability {
     pub fn describe(self) -> &'static str {
         match self {
             Capability::InsertBenchmark => "the Insert Benchmark",
-            Capability::Micro => "the OLTP microbenchmarks",
+            Capability::Sql => "the OLTP microbenchmarks",
         }
     }
 }

@@ -1,9 +1,9 @@
 //! DBMS targets: a registry of DBMS descriptors ([`Descriptor`], one file per DBMS), the
-//! [`Dbms`] trait of an opened target, and the connection traits of each workload
-//! ([`InsertBenchmarkConnection`], [`MicroConnection`]).
+//! [`Dbms`] trait of an opened target, and the connection traits: the Insert Benchmark's
+//! ([`InsertBenchmarkConnection`]) and SQL's ([`SqlConnection`], in `sql/`).
 //!
-//! All SQL lives in the DBMS files; workloads call typed methods (or name microbenchmark
-//! statements in [`micro::Statement`]'s vocabulary) and never build SQL. A new DBMS is one
+//! All SQL lives in the DBMS files; workloads call typed methods (or name their
+//! statements in [`sql::Statement`]'s vocabulary) and never build SQL. A new DBMS is one
 //! folder here and one line in [`registry!`]; for a server, its lifecycle is one more file in
 //! `server/` and one line in that registry. Nothing in `runner/`, `workload/`, `cli/` or
 //! `experiment/` names a DBMS. docs/design.md has the recipe and what it costs; the
@@ -29,9 +29,9 @@ pub mod error;
 pub mod insert_benchmark;
 pub mod kind;
 pub mod literal;
-pub mod micro;
 pub mod readers;
 pub mod socket;
+pub mod sql;
 pub mod statement_cache;
 pub mod url;
 
@@ -49,7 +49,7 @@ pub use kind::{
     AssumedRates, CacheSetting, Capability, DbmsKind, Descriptor, Params, Setting, SettingError,
     TargetSettings, TargetSpec, error_kind, from_params, to_params,
 };
-pub use micro::{MicroConnection, SbtestRows, Transactions};
+pub use sql::{SbtestRows, SqlConnection, Transactions};
 pub use statement_cache::StatementCache;
 
 /// The registry: declares each DBMS's module and lists its descriptor, in the order `--help`
@@ -132,9 +132,10 @@ pub trait Dbms: Send + Sync {
         Err(self.kind().lacks(Capability::InsertBenchmark))
     }
 
-    /// Opens a connection with the microbenchmarks' operations (one per client thread).
-    fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {
-        Err(self.kind().lacks(Capability::Micro))
+    /// Opens a SQL connection (one per client thread): the microbenchmarks' and TPC-C's
+    /// statements, and a SQL DBMS's Insert Benchmark ([`sql::SqlInsertBenchmark`]).
+    fn connect_sql(&self) -> Result<Box<dyn SqlConnection>> {
+        Err(self.kind().lacks(Capability::Sql))
     }
 
     /// The server's version string, as the DBMS reports it.
@@ -215,14 +216,14 @@ pub trait Dbms: Send + Sync {
     }
 
     /// A connection for `client` of a read-only microbenchmark (`ibench micro`): a
-    /// replica's, round-robin, when the run reads from replicas; else [`Dbms::connect_micro`].
-    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+    /// replica's, round-robin, when the run reads from replicas; else [`Dbms::connect_sql`].
+    fn connect_sql_reader(&self, client: usize) -> Result<Box<dyn SqlConnection>> {
         let _ = client;
-        self.connect_micro()
+        self.connect_sql()
     }
 
     /// How many replicas the readers ([`Dbms::connect_reader`],
-    /// [`Dbms::connect_micro_reader`]) connect to: 0 when they read from the primary.
+    /// [`Dbms::connect_sql_reader`]) connect to: 0 when they read from the primary.
     fn read_replicas(&self) -> usize {
         0
     }

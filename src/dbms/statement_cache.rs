@@ -4,7 +4,7 @@
 use super::insert_benchmark::Table;
 
 /// What one connection prepared, per table (by its dense [`Table::id`]) and key: a
-/// microbenchmark statement's `Statement::key`, or a multi-row INSERT's batch size. `S` is
+/// vocabulary statement's `Statement::key`, or a multi-row INSERT's batch size. `S` is
 /// whatever the DBMS keeps for it: a server's statement handle, or SQL text where the client
 /// library keeps the prepared statements itself (rusqlite).
 ///

@@ -57,7 +57,7 @@ const RESULTS_SPACE: u64 = 16 << 20;
 pub fn capability(workload: &WorkloadSpec) -> Capability {
     match workload {
         WorkloadSpec::InsertBenchmark(_) => Capability::InsertBenchmark,
-        WorkloadSpec::Micro(_) | WorkloadSpec::Tpcc(_) => Capability::Micro,
+        WorkloadSpec::Micro(_) | WorkloadSpec::Tpcc(_) => Capability::Sql,
     }
 }
 

@@ -67,7 +67,7 @@ impl Pacing {
 /// One client's benchmark logic, fed to [`run`].
 pub trait Driver {
     /// The connection operations it sends on (`dyn InsertBenchmarkConnection`, `dyn
-    /// MicroConnection`).
+    /// SqlConnection`).
     type Conn: ?Sized + Send + 'static;
 
     /// Prepares the next operation (values generated into reused buffers, rows claimed) and

@@ -12,7 +12,7 @@ use crate::dbms::{ErrorKind, Transactions, error_kind};
 use crate::metrics::recorder::{Op, Recorder};
 
 /// Opens one connection of the kind a workload uses (`dyn InsertBenchmarkConnection`, `dyn
-/// MicroConnection`).
+/// SqlConnection`).
 pub type Connect<'a, C> = &'a (dyn Fn() -> Result<Box<C>> + Sync);
 
 /// A client's connection with the retry policy: transient errors are retried (up to

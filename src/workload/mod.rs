@@ -11,6 +11,8 @@ pub mod insert_benchmark;
 pub mod micro;
 pub mod tpcc;
 
+mod sql;
+
 use anyhow::Result;
 
 use crate::dbms::{Table, TableOrigin};

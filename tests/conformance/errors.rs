@@ -6,10 +6,10 @@
 
 use std::sync::Barrier;
 
-use ibench::dbms::micro::{MicroConnection, Shape};
+use ibench::dbms::sql::{Shape, SqlConnection};
 use ibench::dbms::{Capability, Dbms, ErrorKind, Table, error_kind};
 
-use super::micro::{A, INSERT, POINT, UPDATE_K, c_text, run, sbtest_rows};
+use super::sql::{A, INSERT, POINT, UPDATE_K, c_text, run, sbtest_rows};
 use super::{FOREIGN, Target, table};
 
 /// Asserts that `result` failed with an error of `kind`.
@@ -45,14 +45,14 @@ pub fn permanent(db: &dyn Dbms, t: &Target) {
             "{who}: usable after errors"
         );
     }
-    if !t.can(Capability::Micro) {
+    if !t.can(Capability::Sql) {
         t.not_checked(
             "a duplicate key",
-            "no Capability::Micro, whose rows take given ids",
+            "no Capability::Sql, whose rows take given ids",
         );
         return;
     }
-    let mut m = db.connect_micro().expect("connect");
+    let mut m = db.connect_sql().expect("connect");
     let m = &mut *m;
     let dup = table(0, "cdup");
     m.create_table(&dup, Shape::Sbtest).unwrap();
@@ -95,15 +95,15 @@ pub fn permanent(db: &dyn Dbms, t: &Target) {
 /// with an error to try again, the other's changes are all kept, the failed one's all undone.
 pub fn transient(db: &dyn Dbms, t: &Target) {
     let who = &t.label;
-    if !t.can(Capability::Micro) {
+    if !t.can(Capability::Sql) {
         t.not_checked(
             "a transient error",
-            "no Capability::Micro, so no transactions to collide",
+            "no Capability::Sql, so no transactions to collide",
         );
         return;
     }
     let tbl = table(0, "clocks");
-    let mut setup = db.connect_micro().expect("connect");
+    let mut setup = db.connect_sql().expect("connect");
     setup.create_table(&tbl, Shape::Sbtest).unwrap();
     setup.insert_sbtest(&tbl, &sbtest_rows(1..=2)).unwrap();
     let k = |id: &str| {
@@ -113,8 +113,8 @@ pub fn transient(db: &dyn Dbms, t: &Target) {
     let before = (k("1"), k("2"));
     let barrier = Barrier::new(2);
     let mut conns = [
-        db.connect_micro().expect("connect"),
-        db.connect_micro().expect("connect"),
+        db.connect_sql().expect("connect"),
+        db.connect_sql().expect("connect"),
     ];
     let outcomes: Vec<anyhow::Result<()>> = std::thread::scope(|s| {
         let [a, b] = &mut conns;
@@ -149,7 +149,7 @@ pub fn transient(db: &dyn Dbms, t: &Target) {
 /// Locks row `ids[0]`, waits for the other transaction to lock its own, then updates row
 /// `ids[1]` and commits; rolls back after an error, which it returns.
 fn cross(
-    m: &mut dyn MicroConnection,
+    m: &mut dyn SqlConnection,
     tbl: &Table,
     ids: [i64; 2],
     barrier: &Barrier,
@@ -184,8 +184,8 @@ pub fn lost_connection(db: &dyn Dbms, t: &Target) {
         c.count_rows(&foreign).unwrap();
         c
     });
-    let mut micro = t.can(Capability::Micro).then(|| {
-        let mut m = db.connect_micro().expect("connect");
+    let mut sql = t.can(Capability::Sql).then(|| {
+        let mut m = db.connect_sql().expect("connect");
         m.table_exists(&foreign).unwrap();
         m
     });
@@ -205,7 +205,7 @@ pub fn lost_connection(db: &dyn Dbms, t: &Target) {
             "{who}: a new connection"
         );
     }
-    if let Some(m) = &mut micro {
+    if let Some(m) = &mut sql {
         let sb = table(1, "clocks");
         fails(
             t,
@@ -213,7 +213,7 @@ pub fn lost_connection(db: &dyn Dbms, t: &Target) {
             run(&mut **m, &sb, &POINT, &[A::I(1)]),
             ErrorKind::ConnectionLost,
         );
-        let mut again = db.connect_micro().expect("connect again");
+        let mut again = db.connect_sql().expect("connect again");
         assert_eq!(
             run(&mut *again, &sb, &POINT, &[A::I(1)]).unwrap(),
             1,

@@ -106,7 +106,7 @@ impl Own {
     }
 
     /// The rows of query `sql`, every value as text.
-    fn rows(&self, sql: &str) -> Rows {
+    pub fn rows(&self, sql: &str) -> Rows {
         match self {
             Own::Sqlite(path) => {
                 use rusqlite::types::ValueRef;

@@ -7,11 +7,11 @@ use anyhow::Result;
 use super::Engine;
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{
-    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, MicroConnection, Rows, SbtestRows,
-    Shape, Statement as MicroStatement, Transactions, k_index_name, question_mark,
-};
 use super::wire::{Done, MyWire, Param, Statement, Value as WireValue};
+use crate::dbms::sql::{
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, Rows, SbtestRows, Shape, SqlConnection,
+    Statement as SqlStatement, TableSql, Transactions, question_mark,
+};
 use crate::dbms::{SecondaryIndex, StatementCache, Table, TableOrigin};
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
@@ -23,7 +23,6 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     price float NOT NULL,
     data varchar(4000),
     PRIMARY KEY (transactionid)) ENGINE={e} COMMENT='created by ibench'";
-const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
 /// The scan step: every row through the clustered primary key, counted by the server.
 const SCAN_PK: &str = "SELECT count(*) FROM {t} FORCE INDEX (PRIMARY)";
 /// The scan step: every entry of a secondary index.
@@ -81,6 +80,18 @@ static DIALECT: Dialect = Dialect {
     range_hints: true,
     one_index_per_statement: None,
 };
+/// MySQL's tables: engine and ibench's mark (a table comment) in their `CREATE TABLE`, the
+/// insert benchmarks' index on `k` too.
+static TABLES: TableSql = TableSql {
+    sbtest: CREATE_SBTEST,
+    auto_increment: CREATE_AUTO_INCREMENT,
+    random_pk: CREATE_RANDOM_PK,
+    insert_benchmark: CREATE_TABLE,
+    defined_options: DEFINED_OPTIONS,
+    defined_mark: None,
+    mark: None,
+    k_index: None,
+};
 /// MyRocks: as InnoDB, but it has no foreign keys and adds one index per statement.
 static DIALECT_ROCKSDB: Dialect = Dialect {
     no_foreign_keys: Some("MyRocks has no foreign keys"),
@@ -93,7 +104,7 @@ pub(super) struct MyConnection {
     wire: MyWire,
     engine: Engine,
     /// Statements prepared on this connection, by table and statement.
-    micro: StatementCache<usize, Statement>,
+    statements: StatementCache<usize, Statement>,
     /// Plain-SQL mode: text protocol with values inlined, nothing prepared.
     plain: bool,
     /// `auto_increment_increment` of the server.
@@ -127,7 +138,7 @@ impl MyConnection {
         MyConnection {
             wire,
             engine,
-            micro: StatementCache::new(),
+            statements: StatementCache::new(),
             plain,
             id_step,
             last_insert_id: 0,
@@ -239,7 +250,7 @@ impl Transactions for MyConnection {
     }
 }
 
-impl MicroConnection for MyConnection {
+impl SqlConnection for MyConnection {
     fn dialect(&self) -> &'static Dialect {
         match self.engine {
             Engine::Innodb => &DIALECT,
@@ -253,23 +264,12 @@ impl MicroConnection for MyConnection {
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
-        self.micro.forget(table);
-        self.run(&t(DROP_TABLE, table), "drop table", &table.name)?;
-        let defined;
-        let create = match shape {
-            Shape::Sbtest => CREATE_SBTEST,
-            Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
-            Shape::RandomPk => CREATE_RANDOM_PK,
-            Shape::InsertBenchmark => CREATE_TABLE,
-            Shape::Defined(def) => {
-                defined = format!("{}{DEFINED_OPTIONS}", def.create_sql("{t}", &DIALECT, None));
-                &defined
-            }
-        };
-        let create = t(create, table)
-            .replace("{i}", &k_index_name(&table.name))
-            .replace("{e}", self.engine.sql_name());
-        self.run(&create, "create table", &table.name)
+        self.statements.forget(table);
+        for (what, sql) in TABLES.replace(&table.name, shape, self.dialect()) {
+            let sql = sql.replace("{e}", self.engine.sql_name());
+            self.run(&sql, what, &table.name)?;
+        }
+        Ok(())
     }
 
     fn insert_sbtest(&mut self, table: &Table, rows: &SbtestRows) -> Result<()> {
@@ -295,10 +295,34 @@ impl MicroConnection for MyConnection {
         self.run(&sql, "create index", index)
     }
 
-    fn execute(
+    fn run_statement(
         &mut self,
         table: &Table,
-        statement: &'static MicroStatement,
+        statement: &'static SqlStatement,
+        args: Args<'_>,
+        out: Option<&mut Rows>,
+    ) -> Result<u64> {
+        match out {
+            None => self.execute_dropping(table, statement, args),
+            Some(out) => self.execute_keeping(table, statement, args, out),
+        }
+    }
+
+    fn last_insert_id(&mut self) -> Result<i64> {
+        Ok(self.last_insert_id as i64)
+    }
+
+    fn id_step(&self) -> i64 {
+        self.id_step
+    }
+}
+
+impl MyConnection {
+    /// Runs `statement`, reading each value of the rows it returned and dropping it.
+    fn execute_dropping(
+        &mut self,
+        table: &Table,
+        statement: &'static SqlStatement,
         args: Args<'_>,
     ) -> Result<u64> {
         if self.plain {
@@ -331,10 +355,11 @@ impl MicroConnection for MyConnection {
         })
     }
 
-    fn fetch(
+    /// Runs `statement`, keeping the values of the rows it returned in `out`.
+    fn execute_keeping(
         &mut self,
         table: &Table,
-        statement: &'static MicroStatement,
+        statement: &'static SqlStatement,
         args: Args<'_>,
         out: &mut Rows,
     ) -> Result<u64> {
@@ -368,21 +393,11 @@ impl MicroConnection for MyConnection {
         })
     }
 
-    fn last_insert_id(&mut self) -> Result<i64> {
-        Ok(self.last_insert_id as i64)
-    }
-
-    fn id_step(&self) -> i64 {
-        self.id_step
-    }
-}
-
-impl MyConnection {
     /// `statement` on `table`, prepared on its first use.
-    fn prepared(&mut self, table: &Table, statement: &'static MicroStatement) -> Result<Statement> {
+    fn prepared(&mut self, table: &Table, statement: &'static SqlStatement) -> Result<Statement> {
         let dialect = self.dialect();
         let wire = &mut self.wire;
-        Ok(*self.micro.get_or_try_insert_with(table, statement.key(), || {
+        Ok(*self.statements.get_or_try_insert_with(table, statement.key(), || {
             wire.prepare(&statement.sql(&table.name, dialect))
                 .map_err(sql_err("prepare statement on", &table.name))
         })?)

@@ -32,12 +32,12 @@ use crate::dbms::{from_params, to_params};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{
     AssumedRates, CacheSetting, Capability, DbError, Dbms, DbmsKind, Descriptor, ErrorKind,
-    InsertBenchmarkConnection, MicroConnection, Params, Setting, SettingError, StatementMode,
+    InsertBenchmarkConnection, SqlConnection, Params, Setting, SettingError, StatementMode,
     Table, TargetSettings, TargetSpec,
 };
 use crate::error::UsageError;
 use connection::MyConnection;
-use crate::dbms::micro::SqlInsertBenchmark;
+use crate::dbms::sql::SqlInsertBenchmark;
 
 /// The registry's MariaDB/MySQL.
 pub static MYSQL: MysqlDescriptor = MysqlDescriptor;
@@ -93,7 +93,7 @@ impl Descriptor for MysqlDescriptor {
     }
 
     fn capabilities(&self) -> &'static [Capability] {
-        &[Capability::InsertBenchmark, Capability::Micro]
+        &[Capability::InsertBenchmark, Capability::Sql]
     }
 
     fn params(&self, settings: &TargetSettings) -> Result<Params, SettingError> {
@@ -440,7 +440,7 @@ impl Dbms for Mysql {
         Ok(Box::new(SqlInsertBenchmark::new(self.connection()?)))
     }
 
-    fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {
+    fn connect_sql(&self) -> Result<Box<dyn SqlConnection>> {
         Ok(Box::new(self.connection()?))
     }
 
@@ -453,10 +453,10 @@ impl Dbms for Mysql {
         }
     }
 
-    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+    fn connect_sql_reader(&self, client: usize) -> Result<Box<dyn SqlConnection>> {
         match self.replicas.readers.reader(client) {
             Some((opts, url)) => Ok(Box::new(self.connection_to(opts, url)?)),
-            None => self.connect_micro(),
+            None => self.connect_sql(),
         }
     }
 

@@ -7,11 +7,11 @@ use postgres::types::{IsNull, ToSql, Type};
 
 use crate::dbms::DbError;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{
-    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, MicroConnection, Rows, SbtestRows,
-    Shape, Statement as MicroStatement, Transactions, dollar, k_index_name,
-};
 use super::wire::{PgWire, Row, Statement};
+use crate::dbms::sql::{
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, Rows, SbtestRows, Shape, SqlConnection,
+    Statement as SqlStatement, TableSql, Transactions, dollar,
+};
 use crate::dbms::{SecondaryIndex, StatementCache, Table, TableOrigin};
 
 const CREATE_TABLE: &str = "CREATE TABLE {t} (
@@ -22,7 +22,6 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     productid integer NOT NULL,
     price float8 NOT NULL,
     data varchar(4000))";
-const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
 /// The scan step: PostgreSQL has no index hints, so the scanning transaction turns the
 /// planner's other choices off and asks for the index's order (OFFSET 0 keeps the subquery
 /// from being flattened away): every row through the primary key.
@@ -81,11 +80,24 @@ static DIALECT: Dialect = Dialect {
     one_index_per_statement: Some("PostgreSQL creates one index per statement"),
 };
 
+/// PostgreSQL's tables: marked by a comment after their `CREATE TABLE`, the insert
+/// benchmarks' index on `k` created after the table.
+static TABLES: TableSql = TableSql {
+    sbtest: CREATE_SBTEST,
+    auto_increment: CREATE_AUTO_INCREMENT,
+    random_pk: CREATE_RANDOM_PK,
+    insert_benchmark: CREATE_TABLE,
+    defined_options: "",
+    defined_mark: None,
+    mark: Some(MARK_TABLE),
+    k_index: Some(CREATE_SBTEST_INDEX),
+};
+
 /// A client thread's connection, over the lean wire client (see `wire.rs` for why).
 pub(super) struct PgConnection {
     wire: PgWire,
     /// Statements prepared on this connection, by table and statement.
-    micro: StatementCache<usize, Statement>,
+    statements: StatementCache<usize, Statement>,
     /// Plain-SQL mode: simple-query protocol with values inlined, nothing prepared.
     plain: bool,
     /// The last date-time text bound as a `timestamp` and its value: an Insert Benchmark
@@ -114,7 +126,7 @@ impl PgConnection {
     pub(super) fn new(wire: PgWire, plain: bool) -> Self {
         PgConnection {
             wire,
-            micro: StatementCache::new(),
+            statements: StatementCache::new(),
             plain,
             timestamp: (String::new(), chrono::NaiveDateTime::default()),
         }
@@ -206,7 +218,7 @@ impl Transactions for PgConnection {
     }
 }
 
-impl MicroConnection for PgConnection {
+impl SqlConnection for PgConnection {
     fn dialect(&self) -> &'static Dialect {
         &DIALECT
     }
@@ -217,24 +229,9 @@ impl MicroConnection for PgConnection {
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: statements prepared on the old one must be prepared again.
-        self.micro.forget(table);
-        simple(&mut self.wire, DROP_TABLE, &[], table)?;
-        let defined;
-        let create = match shape {
-            Shape::Sbtest => CREATE_SBTEST,
-            Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
-            Shape::RandomPk => CREATE_RANDOM_PK,
-            Shape::InsertBenchmark => CREATE_TABLE,
-            Shape::Defined(def) => {
-                defined = def.create_sql(&table.name, &DIALECT, None);
-                &defined
-            }
-        };
-        simple(&mut self.wire, create, &[], table)?;
-        simple(&mut self.wire, MARK_TABLE, &[], table)?;
-        if matches!(shape, Shape::AutoIncrement | Shape::RandomPk) {
-            let index = CREATE_SBTEST_INDEX.replace("{i}", &k_index_name(&table.name));
-            simple(&mut self.wire, &index, &[], table)?;
+        self.statements.forget(table);
+        for (_, sql) in TABLES.replace(&table.name, shape, &DIALECT) {
+            simple(&mut self.wire, &sql, &[], table)?;
         }
         Ok(())
     }
@@ -279,33 +276,10 @@ impl MicroConnection for PgConnection {
         Ok(())
     }
 
-    fn execute(
+    fn run_statement(
         &mut self,
         table: &Table,
-        statement: &'static MicroStatement,
-        args: Args<'_>,
-    ) -> Result<u64> {
-        self.run_micro(table, statement, args, None)
-    }
-
-    fn fetch(
-        &mut self,
-        table: &Table,
-        statement: &'static MicroStatement,
-        args: Args<'_>,
-        out: &mut Rows,
-    ) -> Result<u64> {
-        self.run_micro(table, statement, args, Some(out))
-    }
-}
-
-impl PgConnection {
-    /// Runs a microbenchmark statement; the values of the rows it returned go to `out` when
-    /// given, else each is read and dropped, as a client would.
-    fn run_micro(
-        &mut self,
-        table: &Table,
-        statement: &'static MicroStatement,
+        statement: &'static SqlStatement,
         args: Args<'_>,
         mut out: Option<&mut Rows>,
     ) -> Result<u64> {
@@ -328,7 +302,7 @@ impl PgConnection {
             return Ok(if statement.writes() { affected } else { rows });
         }
         let wire = &mut self.wire;
-        let stmt = self.micro.get_or_try_insert_with(table, statement.key(), || {
+        let stmt = self.statements.get_or_try_insert_with(table, statement.key(), || {
             wire.prepare(&statement.sql(&table.name, &DIALECT))
                 .map_err(sql_err("prepare on", table))
         })?;

@@ -23,12 +23,12 @@ use crate::dbms::{from_params, to_params};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{
     AssumedRates, CacheSetting, Capability, DbError, Dbms, DbmsKind, Descriptor, ErrorKind,
-    InsertBenchmarkConnection, MicroConnection, Params, SettingError, StatementMode,
+    InsertBenchmarkConnection, SqlConnection, Params, SettingError, StatementMode,
     Table, TargetSettings, TargetSpec,
 };
 use crate::error::UsageError;
 use connection::PgConnection;
-use crate::dbms::micro::SqlInsertBenchmark;
+use crate::dbms::sql::SqlInsertBenchmark;
 
 /// The registry's PostgreSQL.
 pub static POSTGRES: PostgresDescriptor = PostgresDescriptor;
@@ -88,7 +88,7 @@ impl Descriptor for PostgresDescriptor {
     }
 
     fn capabilities(&self) -> &'static [Capability] {
-        &[Capability::InsertBenchmark, Capability::Micro]
+        &[Capability::InsertBenchmark, Capability::Sql]
     }
 
     fn params(&self, settings: &TargetSettings) -> Result<Params, SettingError> {
@@ -432,7 +432,7 @@ impl Dbms for Postgres {
         Ok(Box::new(SqlInsertBenchmark::new(self.connection()?)))
     }
 
-    fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {
+    fn connect_sql(&self) -> Result<Box<dyn SqlConnection>> {
         Ok(Box::new(self.connection()?))
     }
 
@@ -443,10 +443,10 @@ impl Dbms for Postgres {
         }
     }
 
-    fn connect_micro_reader(&self, client: usize) -> Result<Box<dyn MicroConnection>> {
+    fn connect_sql_reader(&self, client: usize) -> Result<Box<dyn SqlConnection>> {
         match self.replica_connection(client)? {
             Some(c) => Ok(Box::new(c)),
-            None => self.connect_micro(),
+            None => self.connect_sql(),
         }
     }
 

@@ -1,5 +1,5 @@
 //! One SQLite connection: the statements of the shared vocabulary (the microbenchmarks', TPC-C's
-//! and the Insert Benchmark's, see `micro/insert_benchmark.rs`) prepared once and kept in
+//! and the Insert Benchmark's, see `sql/insert_benchmark.rs`) prepared once and kept in
 //! rusqlite's statement cache, and what only SQLite says: its tables, catalog and scan.
 
 use std::sync::Arc;
@@ -10,9 +10,9 @@ use rusqlite::{Connection as RawConnection, params};
 
 use super::Counters;
 use crate::dbms::literal::{self, Literal};
-use crate::dbms::micro::{
-    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, MicroConnection, Rows, SbtestRows, Shape,
-    Statement, Transactions, k_index_name, question_mark,
+use crate::dbms::sql::{
+    Args, Dialect, GeneratedIds, InsertBenchmarkCatalog, Rows, SbtestRows, Shape, SqlConnection,
+    Statement, TableSql, Transactions, question_mark,
 };
 use crate::dbms::{SecondaryIndex, StatementCache, TABLE_MARK, Table, TableOrigin};
 
@@ -24,7 +24,6 @@ const CREATE_TABLE: &str = "CREATE TABLE {t} (
     productid INTEGER NOT NULL,
     price REAL NOT NULL,
     data TEXT /* created by ibench */)";
-const DROP_TABLE: &str = "DROP TABLE IF EXISTS {t}";
 /// The scan step: every row through the rowid b-tree (the primary key), a column of each read.
 const SCAN_PK: &str = "SELECT count(dateandtime) FROM {t} NOT INDEXED";
 /// The scan step: every entry of a secondary index (`{c}`, its first column).
@@ -73,12 +72,25 @@ static DIALECT: Dialect = Dialect {
     one_index_per_statement: Some("SQLite creates one index per statement"),
 };
 
+/// SQLite's tables: ibench's mark a comment in their SQL, the insert benchmarks' index on `k`
+/// created after the table.
+static TABLES: TableSql = TableSql {
+    sbtest: CREATE_SBTEST,
+    auto_increment: CREATE_AUTO_INCREMENT,
+    random_pk: CREATE_RANDOM_PK,
+    insert_benchmark: CREATE_TABLE,
+    defined_options: "",
+    defined_mark: Some(TABLE_MARK),
+    mark: None,
+    k_index: Some(CREATE_SBTEST_INDEX),
+};
+
 /// One SQLite connection with its statement texts; statements are prepared once and kept in
 /// rusqlite's statement cache.
 pub(super) struct SqliteConnection {
     conn: RawConnection,
     /// SQL text of each statement, by table and statement.
-    micro_sql: StatementCache<usize, String>,
+    statement_sql: StatementCache<usize, String>,
     /// Plain-SQL mode: values inlined, statements compiled every time (no statement cache).
     plain: bool,
     /// Where this connection's page-cache figures go when it closes.
@@ -138,7 +150,7 @@ impl SqliteConnection {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         SqliteConnection {
             conn,
-            micro_sql: StatementCache::new(),
+            statement_sql: StatementCache::new(),
             plain,
             counters,
         }
@@ -211,7 +223,7 @@ impl Transactions for SqliteConnection {
     }
 }
 
-impl MicroConnection for SqliteConnection {
+impl SqlConnection for SqliteConnection {
     fn dialect(&self) -> &'static Dialect {
         &DIALECT
     }
@@ -222,25 +234,10 @@ impl MicroConnection for SqliteConnection {
 
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()> {
         // The table is new: its statements' texts are the same, but keep nothing of the old.
-        self.micro_sql.forget(table);
+        self.statement_sql.forget(table);
         self.conn.flush_prepared_statement_cache();
-        let t = |sql: &str| sql.replace("{t}", &table.name);
-        self.conn.execute_batch(&t(DROP_TABLE))?;
-        let create = match shape {
-            Shape::Sbtest => CREATE_SBTEST,
-            Shape::AutoIncrement => CREATE_AUTO_INCREMENT,
-            Shape::RandomPk => CREATE_RANDOM_PK,
-            Shape::InsertBenchmark => CREATE_TABLE,
-            Shape::Defined(def) => {
-                let sql = def.create_sql(&table.name, &DIALECT, Some(TABLE_MARK));
-                self.conn.execute_batch(&sql)?;
-                return Ok(());
-            }
-        };
-        self.conn.execute_batch(&t(create))?;
-        if matches!(shape, Shape::AutoIncrement | Shape::RandomPk) {
-            let index = t(CREATE_SBTEST_INDEX).replace("{i}", &k_index_name(&table.name));
-            self.conn.execute_batch(&index)?;
+        for (_, sql) in TABLES.replace(&table.name, shape, &DIALECT) {
+            self.conn.execute_batch(&sql)?;
         }
         Ok(())
     }
@@ -273,34 +270,11 @@ impl MicroConnection for SqliteConnection {
         Ok(())
     }
 
-    fn execute(
-        &mut self,
-        table: &Table,
-        statement: &'static Statement,
-        args: Args<'_>,
-    ) -> Result<u64> {
-        self.run_micro(table, statement, args, None)
-    }
-
-    fn fetch(
-        &mut self,
-        table: &Table,
-        statement: &'static Statement,
-        args: Args<'_>,
-        out: &mut Rows,
-    ) -> Result<u64> {
-        self.run_micro(table, statement, args, Some(out))
-    }
-
     fn last_insert_id(&mut self) -> Result<i64> {
         Ok(self.conn.last_insert_rowid())
     }
-}
 
-impl SqliteConnection {
-    /// Runs a microbenchmark statement; the values of the rows it returned go to `out` when
-    /// given, else each is read and dropped, as a client would.
-    fn run_micro(
+    fn run_statement(
         &mut self,
         table: &Table,
         statement: &'static Statement,
@@ -308,7 +282,7 @@ impl SqliteConnection {
         mut out: Option<&mut Rows>,
     ) -> Result<u64> {
         let sql = self
-            .micro_sql
+            .statement_sql
             .get_or_insert_with(table, statement.key(), || {
                 statement.sql(&table.name, &DIALECT)
             });

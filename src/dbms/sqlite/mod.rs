@@ -23,11 +23,11 @@ use serde::{Deserialize, Serialize};
 use crate::dbms::{from_params, to_params};
 use crate::dbms::{
     AssumedRates, CacheSetting, Capability, Dbms, DbmsKind, Descriptor, ErrorKind,
-    InsertBenchmarkConnection, MicroConnection, Params, Setting, SettingError, StatementMode,
+    InsertBenchmarkConnection, SqlConnection, Params, Setting, SettingError, StatementMode,
     Table, TargetSettings, TargetSpec,
 };
 use crate::error::UsageError;
-use crate::dbms::micro::SqlInsertBenchmark;
+use crate::dbms::sql::SqlInsertBenchmark;
 use connection::SqliteConnection;
 
 /// The registry's SQLite.
@@ -63,7 +63,7 @@ impl Descriptor for SqliteDescriptor {
     }
 
     fn capabilities(&self) -> &'static [Capability] {
-        &[Capability::InsertBenchmark, Capability::Micro]
+        &[Capability::InsertBenchmark, Capability::Sql]
     }
 
     fn data_paths(&self, path: &std::path::Path) -> Vec<PathBuf> {
@@ -405,7 +405,7 @@ impl Dbms for Sqlite {
         Ok(Box::new(SqlInsertBenchmark::new(self.connection()?)))
     }
 
-    fn connect_micro(&self) -> Result<Box<dyn MicroConnection>> {
+    fn connect_sql(&self) -> Result<Box<dyn SqlConnection>> {
         Ok(Box::new(self.connection()?))
     }
 

@@ -8,7 +8,7 @@ use rand_pcg::Pcg64Mcg;
 use super::data::fill_rows;
 use super::{Benchmark, Call, Generator, Operation};
 use crate::dbms::Table;
-use crate::dbms::micro::{Args, MicroConnection, SbtestRows};
+use crate::dbms::sql::{Args, SbtestRows, SqlConnection};
 use crate::metrics::recorder::{Op, Recorder};
 use crate::runner::client::ThreadCtx;
 use crate::runner::client_loop::Driver;
@@ -39,7 +39,7 @@ pub struct Client<'s> {
 /// Runs `calls` of `op` in order on `conn`; returns the rows they returned or changed and how
 /// many differed from what was expected.
 fn run_calls(
-    conn: &mut dyn MicroConnection,
+    conn: &mut dyn SqlConnection,
     tables: &[Table],
     op: &Operation,
     calls: &[Call],
@@ -58,7 +58,7 @@ fn run_calls(
 }
 
 impl Driver for Client<'_> {
-    type Conn = dyn MicroConnection;
+    type Conn = dyn SqlConnection;
 
     fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
         self.op.clear();
@@ -68,7 +68,7 @@ impl Driver for Client<'_> {
 
     fn send(
         &mut self,
-        session: &mut Session<'_, dyn MicroConnection>,
+        session: &mut Session<'_, dyn SqlConnection>,
         rec: &mut Recorder,
     ) -> Result<u64> {
         let (tables, op, name) = (self.tables, &self.op, self.benchmark.name);
@@ -112,7 +112,7 @@ pub struct Loader<'s> {
 }
 
 impl Driver for Loader<'_> {
-    type Conn = dyn MicroConnection;
+    type Conn = dyn SqlConnection;
 
     fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
         let left = self.table_rows as i64 - self.next_id + 1;
@@ -132,7 +132,7 @@ impl Driver for Loader<'_> {
 
     fn send(
         &mut self,
-        session: &mut Session<'_, dyn MicroConnection>,
+        session: &mut Session<'_, dyn SqlConnection>,
         rec: &mut Recorder,
     ) -> Result<u64> {
         let (table, rows) = (self.table, &self.rows);
@@ -145,11 +145,11 @@ impl Driver for Loader<'_> {
 
     fn after(
         &mut self,
-        session: &mut Session<'_, dyn MicroConnection>,
+        session: &mut Session<'_, dyn SqlConnection>,
         rec: &mut Recorder,
     ) -> Result<()> {
         let table = self.table;
-        let index = crate::dbms::micro::k_index_name(&table.name);
+        let index = crate::dbms::sql::k_index_name(&table.name);
         session
             .run(rec, Op::Insert, |c| c.create_sbtest_index(table, &index))
             .with_context(|| format!("create index {index}"))
@@ -174,7 +174,7 @@ pub struct RandomPkLoader<'s> {
 }
 
 impl Driver for RandomPkLoader<'_> {
-    type Conn = dyn MicroConnection;
+    type Conn = dyn SqlConnection;
 
     fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
         if self.left == 0 {
@@ -190,7 +190,7 @@ impl Driver for RandomPkLoader<'_> {
 
     fn send(
         &mut self,
-        session: &mut Session<'_, dyn MicroConnection>,
+        session: &mut Session<'_, dyn SqlConnection>,
         rec: &mut Recorder,
     ) -> Result<u64> {
         let (tables, op) = (self.tables, &self.op);

@@ -6,7 +6,7 @@ use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
 use super::{Operation, Scope};
-use crate::dbms::micro::SbtestRows;
+use crate::dbms::sql::SbtestRows;
 pub use crate::workload::insert_benchmark::data::stream as rng;
 
 /// Digits in one group of sysbench's `c` and `pad` values.

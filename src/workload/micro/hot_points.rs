@@ -4,7 +4,7 @@
 use rand_pcg::Pcg64Mcg;
 
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::{Column, Filter, Hint, Projection, Shape, Statement};
+use crate::dbms::sql::{Column, Filter, Hint, Projection, Shape, Statement};
 
 const LEN: usize = 100;
 

@@ -7,7 +7,7 @@ use rand_pcg::Pcg64Mcg;
 use super::data::{PAD_GROUPS, push_digit_groups};
 use super::sysbench::c_value;
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::{IdSource, Shape, Statement};
+use crate::dbms::sql::{IdSource, Shape, Statement};
 
 static APPEND: Statement = Statement::Insert {
     id: IdSource::Generated,

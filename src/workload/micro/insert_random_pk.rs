@@ -9,7 +9,7 @@ use rand_pcg::Pcg64Mcg;
 use super::data::{PAD_GROUPS, push_digit_groups, push_random_key};
 use super::sysbench::c_value;
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::{IdSource, Shape, Statement};
+use crate::dbms::sql::{IdSource, Shape, Statement};
 
 static RANDOM: Statement = Statement::Insert {
     id: IdSource::Given,

@@ -4,7 +4,7 @@
 //! warm-up that is not counted) at each client count (`point-query.c1`, `point-query.c2`, ...).
 //!
 //! A benchmark is one small file: its statements in the DBMS-neutral vocabulary of
-//! [`crate::dbms::micro::Statement`] and a [`Generator`] that picks each operation's table and
+//! [`crate::dbms::sql::Statement`] and a [`Generator`] that picks each operation's table and
 //! parameters into reused buffers ([`Operation`]); it is listed once in [`registry!`]. The
 //! generic client loop runs it (pacing, timing, retries of a statement or of a whole
 //! transaction); no SQL lives here.
@@ -22,7 +22,7 @@ use std::ops::Range;
 
 use rand_pcg::Pcg64Mcg;
 
-use crate::dbms::micro::{Shape, Statement, Value};
+use crate::dbms::sql::{Shape, Statement, Value};
 pub use workload::Micro;
 
 /// Declares a benchmark's entries at further range lengths L: `NAME = L` each, named
@@ -367,7 +367,7 @@ pub trait Generator: Send {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dbms::micro::Args;
+    use crate::dbms::sql::Args;
 
     #[test]
     fn names_are_unique_and_families_expand() {

@@ -6,7 +6,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::sysbench::POINT_SELECT;
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::Shape;
+use crate::dbms::sql::Shape;
 
 /// The registry's entry.
 pub static POINT_QUERY: Benchmark = Benchmark {

@@ -7,7 +7,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::random_points::RandomPoints;
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::{Column, Filter, Hint, Projection, Shape, Statement};
+use crate::dbms::sql::{Column, Filter, Hint, Projection, Shape, Statement};
 
 /// Values in each IN list.
 pub const LEN: usize = 100;

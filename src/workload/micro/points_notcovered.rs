@@ -5,7 +5,7 @@
 use super::points_covered::{KPoints, LEN};
 use super::random_points::RandomPoints;
 use super::Benchmark;
-use crate::dbms::micro::{Column, Filter, Hint, Projection, Shape, Statement};
+use crate::dbms::sql::{Column, Filter, Hint, Projection, Shape, Statement};
 
 static PK: Statement = Statement::Select {
     what: Projection::Columns(&[Column::Id, Column::C]),

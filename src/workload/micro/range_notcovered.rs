@@ -5,7 +5,7 @@
 
 use super::Benchmark;
 use super::range_covered::Ranges;
-use crate::dbms::micro::{Column, Filter, Hint, Projection, Shape, Statement};
+use crate::dbms::sql::{Column, Filter, Hint, Projection, Shape, Statement};
 
 static PK: Statement = Statement::Select {
     what: Projection::Columns(&[Column::C]),

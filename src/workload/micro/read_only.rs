@@ -5,7 +5,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::sysbench::{self, READ_ONLY};
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::Shape;
+use crate::dbms::sql::Shape;
 
 /// sysbench's read-only transaction with ranges of `len`.
 pub struct ReadOnly {

@@ -5,7 +5,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::sysbench::{COUNT_RANGE, DISTINCT_RANGE, ORDER_RANGE, SIMPLE_RANGE, SUM_RANGE, range};
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::{Shape, Statement};
+use crate::dbms::sql::{Shape, Statement};
 
 /// Ids in each range.
 const LEN: u64 = 1000;

@@ -5,7 +5,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::sysbench::{self, READ_WRITE};
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::Shape;
+use crate::dbms::sql::Shape;
 
 struct ReadWrite {
     scope: Scope,

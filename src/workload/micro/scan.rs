@@ -5,7 +5,7 @@
 use rand_pcg::Pcg64Mcg;
 
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::{Filter, Hint, Projection, Shape, Statement};
+use crate::dbms::sql::{Filter, Hint, Projection, Shape, Statement};
 
 static SCAN_ALL: Statement = Statement::Select {
     what: Projection::All,

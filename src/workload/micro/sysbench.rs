@@ -5,7 +5,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::data::{C_GROUPS, PAD_GROUPS, push_digit_groups};
 use super::{Operation, Scope};
-use crate::dbms::micro::{Column, Filter, Hint, IdSource, Projection, Set, Statement};
+use crate::dbms::sql::{Column, Filter, Hint, IdSource, Projection, Set, Statement};
 
 const fn select(what: Projection, filter: Filter, order_by: Option<Column>) -> Statement {
     Statement::Select {

@@ -6,7 +6,7 @@ use rand_pcg::Pcg64Mcg;
 use super::data::push_random_ids;
 use super::sysbench::c_value;
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::{Column, Filter, Set, Shape, Statement};
+use crate::dbms::sql::{Column, Filter, Set, Shape, Statement};
 
 const LEN: usize = 100;
 

@@ -5,7 +5,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::sysbench::{UPDATE_NONINDEX as STATEMENT, c_value};
 use super::{Benchmark, Generator, Operation, Scope};
-use crate::dbms::micro::Shape;
+use crate::dbms::sql::Shape;
 
 /// The registry's entry.
 pub static UPDATE_NONINDEX: Benchmark = Benchmark {

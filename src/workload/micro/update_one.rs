@@ -4,7 +4,7 @@
 use super::Benchmark;
 use super::sysbench::UPDATE_NONINDEX as STATEMENT;
 use super::update_nonindex::{Ids, UpdateNonIndex};
-use crate::dbms::micro::Shape;
+use crate::dbms::sql::Shape;
 
 /// The registry's entry.
 pub static UPDATE_ONE: Benchmark = Benchmark {

@@ -12,18 +12,18 @@ use anyhow::{Context, Result, bail};
 use super::client::{Client, Loader, RandomPkLoader};
 use super::data::rng;
 use super::{Benchmark, Entry, Operation, Scope, expand, names};
-use crate::dbms::micro::{MicroConnection, SbtestRows, Shape};
+use crate::dbms::sql::{SbtestRows, Shape, SqlConnection};
 use crate::dbms::{Dbms, Table};
 use crate::error::UsageError;
 use crate::metrics::recorder::Op;
 use crate::metrics::summary::{check_error_rate, summarize};
 use crate::results::model::StepResult;
 use crate::runner::client::ThreadSpec;
-use crate::runner::client_loop::{self, Driver, Pacing};
+use crate::runner::client_loop::{Driver, Pacing};
 use crate::runner::{Expect, StepEnv};
 use crate::runner::{Pause, Workload};
 use crate::spec::MicroSpec;
-use crate::workload::ForeignTables;
+use crate::workload::{ForeignTables, sql};
 
 /// Table names of each shape: `sbtestN` (sysbench's), `sbinsertN`, `sbrandpkN`.
 fn prefix(shape: Shape) -> &'static str {
@@ -129,40 +129,38 @@ impl Micro {
         out
     }
 
-    /// Refuses when a table the run would replace was not created by ibench (sysbench's).
-    fn check_replaceable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
-        let location = self.dbms.location();
+    /// What a refusal to replace a table says the user can do instead.
+    fn replace_also(&self) -> &'static str {
         // --no-prepare keeps sysbench's sbtestN tables; the insert benchmarks' own tables are
         // created at the start of their steps either way.
-        let also = if self.spec.prepare {
+        if self.spec.prepare {
             "give --no-prepare to use sysbench's sbtestN tables as they are (insert and \
              insert-random-pk always create their own sbinsertN / sbrandpkN tables)"
         } else {
             "insert and insert-random-pk create their own sbinsertN / sbrandpkN tables even \
              with --no-prepare: rename or drop that table"
-        };
+        }
+    }
+
+    /// Refuses when a table the run would replace was not created by ibench (sysbench's).
+    fn check_replaceable(&self, conn: &mut dyn SqlConnection) -> Result<()> {
+        let location = self.dbms.location();
+        let also = self.replace_also();
         super::super::check_replaceable(&self.replaced(), self.foreign, &location, also, |t| {
             conn.table_origin(t)
         })
     }
 
-    /// Refuses when a benchmark would write into sysbench's tables (`--no-prepare`) that
-    /// ibench did not create, unless the user allowed it.
-    fn check_writable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
+    /// What would write into sysbench's tables as they are (`--no-prepare`): the first
+    /// benchmark that writes into them, in words; `None` when the run prepares them.
+    fn sbtest_writer(&self) -> Option<String> {
         let writer = self
             .benchmarks
             .iter()
             .map(|e| e.benchmark)
             .find(|b| b.writes && b.shape == Shape::Sbtest);
-        let Some(writer) = writer.filter(|_| !self.spec.prepare) else {
-            return Ok(());
-        };
-        let location = self.dbms.location();
-        let action = format!("benchmark {} would write into it", writer.name);
-        let tables = self.tables_of(Shape::Sbtest);
-        super::super::check_writable(tables, self.foreign, &location, &action, |t| {
-            conn.table_origin(t)
-        })
+        let writer = writer.filter(|_| !self.spec.prepare)?;
+        Some(format!("benchmark {} would write into it", writer.name))
     }
 
     /// The benchmark steps, in run order (after `prepare`).
@@ -218,30 +216,15 @@ impl Micro {
     fn thread<'s, D>(
         &'s self,
         client: usize,
-        (role, reads_only): (&'static str, bool),
+        role: (&'static str, bool),
         driver: D,
         pacing: Pacing,
     ) -> ThreadSpec<'s>
     where
-        D: Driver<Conn = dyn MicroConnection> + Send + 's,
+        D: Driver<Conn = dyn SqlConnection> + Send + 's,
     {
         let tries = (self.spec.max_tries, self.spec.max_reconnects);
-        let connect = move || {
-            if reads_only {
-                self.dbms.connect_micro_reader(client)
-            } else {
-                self.dbms.connect_micro()
-            }
-        };
-        client_loop::thread(
-            client,
-            role,
-            connect,
-            tries,
-            driver,
-            pacing,
-            pacing.warmup(),
-        )
+        sql::thread(&*self.dbms, tries, client, role, driver, pacing)
     }
 
     /// Whether `prepare` loads insert-random-pk's tables (`--random-pk-rows`, and a benchmark
@@ -258,7 +241,7 @@ impl Micro {
     /// creates sysbench's index on `k` (`k_1` on sbtest1...), as `sysbench prepare` does;
     /// with `--random-pk-rows`, also insert-random-pk's tables, a thread each.
     fn prepare(&self, env: &StepEnv) -> Result<StepResult> {
-        let mut conn = self.dbms.connect_micro()?;
+        let mut conn = self.dbms.connect_sql()?;
         self.check_replaceable(conn.as_mut())?;
         let mut shapes = vec![Shape::Sbtest];
         if self.prefills_random_pk() {
@@ -328,7 +311,7 @@ impl Micro {
         let kept = b.shape == Shape::RandomPk && self.prefills_random_pk();
         if b.shape != Shape::Sbtest && !kept {
             // A fresh table for each step, so every client count starts from the same one.
-            let mut conn = self.dbms.connect_micro()?;
+            let mut conn = self.dbms.connect_sql()?;
             for table in self.tables_of(b.shape) {
                 conn.create_table(table, b.shape)
                     .with_context(|| format!("create table {}", table.name))?;
@@ -388,7 +371,7 @@ impl Micro {
         if !b.has_hint() {
             return Ok(None);
         }
-        let conn = self.dbms.connect_micro()?;
+        let conn = self.dbms.connect_sql()?;
         if conn.dialect().index_hint.is_some() {
             return Ok(None);
         }
@@ -410,24 +393,22 @@ impl Workload for Micro {
     }
 
     fn check_ready(&mut self, first: usize) -> Result<()> {
-        let mut conn = self.dbms.connect_micro()?;
-        self.check_replaceable(conn.as_mut())?;
-        if self.spec.prepare && first == 0 {
-            return Ok(());
-        }
-        self.check_writable(conn.as_mut())?;
-        for table in self.tables_of(Shape::Sbtest) {
-            if !conn.table_exists(table)? {
-                bail!(
-                    "table {} does not exist: let ibench create the tables (drop --no-prepare), \
-                     or run `sysbench oltp_read_write --tables={} --table-size={} prepare`",
-                    table.name,
-                    self.spec.tables,
-                    self.spec.table_rows
-                );
-            }
-        }
-        Ok(())
+        let sbtest = self.tables_of(Shape::Sbtest);
+        let writer = self.sbtest_writer();
+        let missing = format!(
+            "let ibench create the tables (drop --no-prepare), or run `sysbench \
+             oltp_read_write --tables={} --table-size={} prepare`",
+            self.spec.tables, self.spec.table_rows
+        );
+        let ready = sql::Readiness {
+            replaced: &self.replaced(),
+            also: self.replace_also(),
+            loads: self.spec.prepare && first == 0,
+            written: writer.as_deref().map(|action| (sbtest, action)),
+            needed: sbtest,
+            missing: &missing,
+        };
+        sql::check_ready(&*self.dbms, self.foreign, ready)
     }
 
     fn maintenance_before(&self, index: usize) -> bool {

@@ -10,7 +10,7 @@ use super::params::{Params, fetch};
 use super::schema::{KINDS, Kind, table};
 use super::statements::*;
 use crate::dbms::Table;
-use crate::dbms::micro::{MicroConnection, Rows, Statement};
+use crate::dbms::sql::{Rows, SqlConnection, Statement};
 use crate::results::tpcc::ConsistencyCheck;
 
 /// The conditions' names, by number.
@@ -23,7 +23,7 @@ const NAMES: [&str; 4] = [
 
 /// Reads what the checks compare.
 struct Reader<'a> {
-    c: &'a mut dyn MicroConnection,
+    c: &'a mut dyn SqlConnection,
     tables: &'a [Table],
     p: Params,
     rows: Rows,
@@ -63,7 +63,7 @@ fn failed(out: &mut [ConsistencyCheck; 4], n: usize, at: String) {
 
 /// Checks conditions 1-4 over every warehouse and district of `sets` sets.
 pub fn consistency(
-    c: &mut dyn MicroConnection,
+    c: &mut dyn SqlConnection,
     tables: &[Table],
     sets: usize,
     warehouses: u32,
@@ -127,7 +127,7 @@ pub fn consistency(
 
 /// The rows of each table, summed over the sets, by base name.
 pub fn cardinalities(
-    c: &mut dyn MicroConnection,
+    c: &mut dyn SqlConnection,
     tables: &[Table],
     sets: usize,
 ) -> Result<BTreeMap<String, u64>> {

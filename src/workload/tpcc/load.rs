@@ -17,7 +17,7 @@ use super::params::Params;
 use super::schema::{FOREIGN_KEYS, INDEXES, Kind, table};
 use super::statements::*;
 use crate::dbms::Table;
-use crate::dbms::micro::{MicroConnection, Statement};
+use crate::dbms::sql::{SqlConnection, Statement};
 use crate::metrics::recorder::{Op, Recorder};
 use crate::runner::client::ThreadCtx;
 use crate::runner::client_loop::Driver;
@@ -374,7 +374,7 @@ pub struct Loader<'s> {
 }
 
 impl Driver for Loader<'_> {
-    type Conn = dyn MicroConnection;
+    type Conn = dyn SqlConnection;
 
     fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
         while self.pending.is_empty() {
@@ -390,7 +390,7 @@ impl Driver for Loader<'_> {
 
     fn send(
         &mut self,
-        session: &mut Session<'_, dyn MicroConnection>,
+        session: &mut Session<'_, dyn SqlConnection>,
         rec: &mut Recorder,
     ) -> Result<u64> {
         let Some(b) = self.current.take() else {
@@ -417,7 +417,7 @@ impl Driver for Loader<'_> {
 
     fn after(
         &mut self,
-        session: &mut Session<'_, dyn MicroConnection>,
+        session: &mut Session<'_, dyn SqlConnection>,
         rec: &mut Recorder,
     ) -> Result<()> {
         if self.running.fetch_sub(1, Ordering::AcqRel) != 1 {

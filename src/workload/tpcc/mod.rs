@@ -1,6 +1,6 @@
 //! A TPC-C-like workload compatible with sysbench-tpcc (`ibench tpcc`): its nine tables per
 //! set, loaded as its prepare loads them (`load.rs`), the five transactions of clause 2 with
-//! their profiles (`txn.rs`) in the statements of `dbms::micro`'s vocabulary
+//! their profiles (`txn.rs`) in the statements of `dbms::sql`'s vocabulary
 //! (`statements.rs`), so every DBMS that runs the microbenchmarks runs it with no code of its
 //! own; tpmC, the mix, rollbacks and the consistency conditions recorded per step.
 
@@ -18,20 +18,23 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::dbms::micro::{MicroConnection, Shape};
+use crate::dbms::sql::{Shape, SqlConnection};
 use crate::dbms::{Dbms, Table};
 use crate::metrics::recorder::Op;
 use crate::metrics::summary::{check_error_rate, summarize};
 use crate::results::model::StepResult;
 use crate::results::tpcc::{TpccFigures, TransactionFigures};
 use crate::runner::client::ThreadSpec;
-use crate::runner::client_loop::{self, Driver, Pacing};
+use crate::runner::client_loop::{Driver, Pacing};
 use crate::runner::{Expect, StepEnv, Workload};
 use crate::spec::TpccSpec;
-use crate::workload::ForeignTables;
+use crate::workload::{ForeignTables, sql};
 use data::{Constants, rng};
 use schema::KINDS;
 use txn::{Tally, Terminal};
+
+/// What a refusal to replace a table says the user can do instead.
+const REPLACE_ALSO: &str = "give --no-prepare to run on the tables as they are";
 
 /// The TPC-C-like workload of one run.
 pub struct Tpcc {
@@ -64,23 +67,14 @@ impl Tpcc {
         pacing: Pacing,
     ) -> ThreadSpec<'s>
     where
-        D: Driver<Conn = dyn MicroConnection> + Send + 's,
+        D: Driver<Conn = dyn SqlConnection> + Send + 's,
     {
         let tries = (self.spec.max_tries, self.spec.max_reconnects);
-        let connect = || self.dbms.connect_micro();
-        client_loop::thread(
-            client,
-            role,
-            connect,
-            tries,
-            driver,
-            pacing,
-            pacing.warmup(),
-        )
+        sql::thread(&*self.dbms, tries, client, (role, false), driver, pacing)
     }
 
     /// What the figures say of the isolation level and the foreign keys.
-    fn settings(&self, conn: &dyn MicroConnection) -> (String, String) {
+    fn settings(&self, conn: &dyn SqlConnection) -> (String, String) {
         let d = conn.dialect();
         let fks = if !self.spec.foreign_keys {
             "no (--no-foreign-keys)".to_string()
@@ -95,7 +89,7 @@ impl Tpcc {
     /// Creates the tables and loads them on `load_threads` threads, which share the parts of
     /// the load; the last to finish creates the indexes and foreign keys.
     fn prepare(&self, env: &StepEnv) -> Result<StepResult> {
-        let mut conn = self.dbms.connect_micro()?;
+        let mut conn = self.dbms.connect_sql()?;
         self.check_replaceable(conn.as_mut())?;
         for set in 1..=self.spec.tables {
             for kind in KINDS {
@@ -193,7 +187,7 @@ impl Tpcc {
             Some(duration),
             None,
         );
-        let mut conn = self.dbms.connect_micro()?;
+        let mut conn = self.dbms.connect_sql()?;
         let (isolation, foreign_keys) = self.settings(conn.as_ref());
         let consistency = check::consistency(
             conn.as_mut(),
@@ -212,10 +206,9 @@ impl Tpcc {
     }
 
     /// Refuses when a table the load would replace was not created by ibench.
-    fn check_replaceable(&self, conn: &mut dyn MicroConnection) -> Result<()> {
+    fn check_replaceable(&self, conn: &mut dyn SqlConnection) -> Result<()> {
         let location = self.dbms.location();
-        let also = "give --no-prepare to run on the tables as they are";
-        super::check_replaceable(&self.tables, self.foreign, &location, also, |t| {
+        super::check_replaceable(&self.tables, self.foreign, &location, REPLACE_ALSO, |t| {
             conn.table_origin(t)
         })
     }
@@ -273,29 +266,18 @@ impl Workload for Tpcc {
     }
 
     fn check_ready(&mut self, first: usize) -> Result<()> {
-        let mut conn = self.dbms.connect_micro()?;
         // The load replaces the tables; without it (--no-prepare, or a resumed run) the
         // transactions write into them as they are, which --write-existing allows.
-        if self.spec.prepare && first == 0 {
-            return self.check_replaceable(conn.as_mut());
-        }
-        let location = self.dbms.location();
-        super::check_writable(
-            &self.tables,
-            self.foreign,
-            &location,
-            "the transactions would write into it",
-            |t| conn.table_origin(t),
-        )?;
-        for t in &self.tables {
-            if !conn.table_exists(t)? {
-                bail!(
-                    "table {} does not exist: let ibench create the tables (drop --no-prepare)",
-                    t.name
-                );
-            }
-        }
-        Ok(())
+        let loads = self.spec.prepare && first == 0;
+        let ready = sql::Readiness {
+            replaced: if loads { &self.tables } else { &[] },
+            also: REPLACE_ALSO,
+            loads,
+            written: Some((&self.tables, "the transactions would write into it")),
+            needed: &self.tables,
+            missing: "let ibench create the tables (drop --no-prepare)",
+        };
+        sql::check_ready(&*self.dbms, self.foreign, ready)
     }
 
     fn maintenance_before(&self, index: usize) -> bool {

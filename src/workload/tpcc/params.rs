@@ -1,10 +1,10 @@
 //! The values bound to one TPC-C statement (or to the rows of one load batch), in reused
-//! buffers: integers, amounts and text ranges of one text buffer, as `dbms::micro::Args`.
+//! buffers: integers, amounts and text ranges of one text buffer, as `dbms::sql::Args`.
 
 use anyhow::Result;
 
 use crate::dbms::Table;
-use crate::dbms::micro::{Args, MicroConnection, Rows, Statement, Value};
+use crate::dbms::sql::{Args, Rows, SqlConnection, Statement, Value};
 
 /// Values in order, their text in one buffer.
 #[derive(Clone, Debug, Default)]
@@ -70,7 +70,7 @@ impl Params {
 
 /// Executes `statement` on `table` with `p`; the rows it returned or changed.
 pub fn exec(
-    c: &mut dyn MicroConnection,
+    c: &mut dyn SqlConnection,
     table: &Table,
     statement: &'static Statement,
     p: &Params,
@@ -80,7 +80,7 @@ pub fn exec(
 
 /// Executes `statement` on `table` with `p`, keeping what it returned in `rows`.
 pub fn fetch(
-    c: &mut dyn MicroConnection,
+    c: &mut dyn SqlConnection,
     table: &Table,
     statement: &'static Statement,
     p: &Params,

@@ -3,7 +3,7 @@
 //! `fkey_orders_1_1`).
 
 use crate::dbms::Table;
-use crate::dbms::micro::{ColumnDef, Ddl, Statement, TableDef, Type};
+use crate::dbms::sql::{ColumnDef, Ddl, Statement, TableDef, Type};
 
 /// One of the nine tables of a set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

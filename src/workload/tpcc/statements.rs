@@ -1,9 +1,9 @@
 //! The statements of the five transactions and of the load, in the vocabulary of
-//! `dbms::micro` (no SQL here): sysbench-tpcc's, shape for shape, with the set's sibling
+//! `dbms::sql` (no SQL here): sysbench-tpcc's, shape for shape, with the set's sibling
 //! tables joined by name (`warehouse` beside `customerN`).
 
-use crate::dbms::micro::Column::Named as N;
-use crate::dbms::micro::{Column, Cond, Expr, Item, Query, Statement};
+use crate::dbms::sql::Column::Named as N;
+use crate::dbms::sql::{Column, Cond, Expr, Item, Query, Statement};
 
 /// Rows per multi-row INSERT of the load.
 pub const LOAD_BATCH: usize = 100;

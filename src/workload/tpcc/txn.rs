@@ -15,7 +15,7 @@ use super::params::{Params, exec, fetch};
 use super::schema::{Kind, table};
 use super::statements::*;
 use crate::dbms::Table;
-use crate::dbms::micro::{MicroConnection, Rows};
+use crate::dbms::sql::{Rows, SqlConnection};
 use crate::metrics::recorder::{Op, Recorder};
 use crate::runner::client::ThreadCtx;
 use crate::runner::client_loop::Driver;
@@ -181,7 +181,7 @@ impl<'s> Terminal<'s> {
 
 /// What a transaction runs with: the connection, its set's tables, the buffers.
 struct Tx<'a> {
-    c: &'a mut dyn MicroConnection,
+    c: &'a mut dyn SqlConnection,
     tables: &'a [Table],
     set: usize,
     p: &'a mut Params,
@@ -193,7 +193,7 @@ impl Tx<'_> {
     fn exec(
         &mut self,
         kind: Kind,
-        s: &'static crate::dbms::micro::Statement,
+        s: &'static crate::dbms::sql::Statement,
         bind: impl FnOnce(&mut Params),
     ) -> Result<u64> {
         bind(self.p.clear());
@@ -205,7 +205,7 @@ impl Tx<'_> {
     fn fetch(
         &mut self,
         kind: Kind,
-        s: &'static crate::dbms::micro::Statement,
+        s: &'static crate::dbms::sql::Statement,
         bind: impl FnOnce(&mut Params),
     ) -> Result<usize> {
         bind(self.p.clear());
@@ -468,7 +468,7 @@ fn stock_level(x: &mut Tx<'_>, i: &Input) -> Result<Option<()>> {
 }
 
 impl Driver for Terminal<'_> {
-    type Conn = dyn MicroConnection;
+    type Conn = dyn SqlConnection;
 
     fn next(&mut self, _ctx: &ThreadCtx) -> Result<Option<Op>> {
         self.draw();
@@ -477,7 +477,7 @@ impl Driver for Terminal<'_> {
 
     fn send(
         &mut self,
-        session: &mut Session<'_, dyn MicroConnection>,
+        session: &mut Session<'_, dyn SqlConnection>,
         rec: &mut Recorder,
     ) -> Result<u64> {
         let (op, input, tables) = (self.op, &self.input, self.tables);

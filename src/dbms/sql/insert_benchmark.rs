@@ -1,6 +1,6 @@
 //! The Insert Benchmark's operations for every SQL DBMS, in the shared statement vocabulary
 //! ([`SqlInsertBenchmark`]): each operation is a [`Statement`] the DBMS renders in its
-//! [`super::Dialect`] and executes through its [`MicroConnection`]. A DBMS supplies only what
+//! [`super::Dialect`] and executes through its [`SqlConnection`]. A DBMS supplies only what
 //! no statement says: its table ([`Shape::InsertBenchmark`]), how its inserts tell the ids they
 //! assigned ([`GeneratedIds`]), and its catalog and scan ([`InsertBenchmarkCatalog`]).
 
@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use anyhow::{Result, bail};
 
 use super::{
-    Args, Column, Cond, Ddl, Expr, Filter, GeneratedIds, Hint, Item, MicroConnection, Projection,
-    Query, Range, Rows, Shape, Statement, Value,
+    Args, Column, Cond, Ddl, Expr, Filter, GeneratedIds, Hint, Item, Projection, Query, Range,
+    Rows, Shape, SqlConnection, Statement, Value,
 };
 use crate::dbms::insert_benchmark::{
     InsertBenchmarkConnection, POINT_QUERY_IDS, RANGE_QUERY_LIMIT, RangeQuery, RowBatch,
@@ -19,7 +19,7 @@ use crate::dbms::insert_benchmark::{
 
 /// What the Insert Benchmark asks of a SQL DBMS beyond its statements: the names of a table's
 /// indexes from its catalog, and the scan step where it has one.
-pub trait InsertBenchmarkCatalog: MicroConnection {
+pub trait InsertBenchmarkCatalog: SqlConnection {
     /// Names of the secondary indexes on `table`.
     fn index_names(&mut self, table: &Table) -> Result<Vec<String>>;
 

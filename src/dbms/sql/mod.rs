@@ -1,9 +1,10 @@
-//! The microbenchmarks' operations ([`MicroConnection`]) on sysbench-style tables (`sbtestN`:
-//! `id` integer primary key, `k` integer with index `k_N`, `c` char(120), `pad` char(60)), and
-//! on the tables the insert benchmarks append to ([`Shape`]).
+//! SQL connections ([`SqlConnection`]): the one connection trait every SQL DBMS implements,
+//! on which the microbenchmarks (sysbench-style tables, `sbtestN`: `id` integer primary key,
+//! `k` integer with index `k_N`, `c` char(120), `pad` char(60)), TPC-C (tables declared
+//! neutrally, [`TableDef`]) and a SQL DBMS's Insert Benchmark ([`SqlInsertBenchmark`]) run.
 //!
-//! A microbenchmark names its statements in a small vocabulary ([`Statement`], in
-//! `statement.rs`) instead of SQL text: each DBMS renders them in its [`Dialect`]
+//! A workload names its statements in a small vocabulary ([`Statement`], in `statement.rs`
+//! and `keyed.rs`) instead of SQL text: each DBMS renders them in its [`Dialect`]
 //! (placeholders, index hints) with [`Statement::sql`], prepares each once per connection and
 //! table, and executes it with the values of [`Args`] bound (inlined instead in plain-SQL
 //! mode). Statements of one operation may run in one transaction ([`Transactions`]). So all
@@ -15,6 +16,7 @@ mod keyed;
 mod rows;
 mod schema;
 mod statement;
+mod tables;
 
 use anyhow::Result;
 
@@ -26,6 +28,7 @@ pub use self::statement::{
     Column, Dialect, Filter, GeneratedIds, Hint, IdSource, Projection, Set, Statement, dollar,
     k_index_name, question_mark,
 };
+pub use self::tables::TableSql;
 use super::insert_benchmark::{Table, TableOrigin};
 use super::literal::Literal;
 
@@ -55,12 +58,13 @@ impl SbtestRows {
     }
 }
 
-/// The kinds of table the microbenchmarks use, all with sysbench's columns (`id`, `k`, `c`,
-/// `pad`) and an index on `k`.
+/// The kinds of table a SQL connection creates ([`SqlConnection::create_table`]): the
+/// microbenchmarks' (sysbench's columns `id`, `k`, `c`, `pad` and an index on `k`), a
+/// declared one (TPC-C's) and the Insert Benchmark's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
     /// sysbench's `sbtestN`: integer `id` given by the loader; the index on `k` (`k_N`) is
-    /// created after the load ([`MicroConnection::create_sbtest_index`]).
+    /// created after the load ([`SqlConnection::create_sbtest_index`]).
     Sbtest,
     /// A table another workload declares ([`TableDef`]: TPC-C's), rendered by
     /// [`TableDef::create_sql`] and finished by the DBMS with its own table options and mark.
@@ -152,12 +156,13 @@ pub trait Transactions {
     fn rollback(&mut self) -> Result<()>;
 }
 
-/// A connection's microbenchmark operations, used by one client thread.
-pub trait MicroConnection: Transactions + Send {
+/// A SQL connection, used by one client thread: its tables ([`Shape`]) and the vocabulary's
+/// statements.
+pub trait SqlConnection: Transactions + Send {
     /// How this DBMS writes statements (placeholders, index hints).
     fn dialect(&self) -> &'static Dialect;
 
-    /// Whether `table` exists. Default: [`MicroConnection::table_origin`] says so.
+    /// Whether `table` exists. Default: [`SqlConnection::table_origin`] says so.
     fn table_exists(&mut self, table: &Table) -> Result<bool> {
         Ok(self.table_origin(table)? != TableOrigin::Missing)
     }
@@ -167,7 +172,8 @@ pub trait MicroConnection: Transactions + Send {
 
     /// Drops `table` if it exists and creates it empty with ibench's mark, as `shape` says:
     /// sysbench's table without its secondary index yet, or an insert benchmark's table with
-    /// its index on `k`. Callers check [`MicroConnection::table_origin`] first.
+    /// its index on `k`. Callers check [`SqlConnection::table_origin`] first. A DBMS runs the
+    /// statements [`TableSql::replace`] gives, after forgetting what it prepared on the table.
     fn create_table(&mut self, table: &Table, shape: Shape) -> Result<()>;
 
     /// Inserts `rows` (with their ids) in one statement.
@@ -177,23 +183,41 @@ pub trait MicroConnection: Transactions + Send {
     fn create_sbtest_index(&mut self, table: &Table, index: &str) -> Result<()>;
 
     /// Executes `statement` on `table` with `args` (prepared on first use, per statement and
-    /// table); returns the rows it returned or changed.
+    /// table); returns the rows it returned or changed. The values of the rows a query
+    /// returned go to `out` when given (emptied first; left empty by a statement that writes),
+    /// else each is read and dropped, as a client would. What each DBMS implements;
+    /// workloads call [`SqlConnection::execute`] and [`SqlConnection::fetch`].
+    fn run_statement(
+        &mut self,
+        table: &Table,
+        statement: &'static Statement,
+        args: Args<'_>,
+        out: Option<&mut Rows>,
+    ) -> Result<u64>;
+
+    /// Executes `statement` on `table` with `args`; returns the rows it returned or changed.
+    /// Default: [`SqlConnection::run_statement`] without keeping the rows.
     fn execute(
         &mut self,
         table: &Table,
         statement: &'static Statement,
         args: Args<'_>,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        self.run_statement(table, statement, args, None)
+    }
 
-    /// As [`MicroConnection::execute`], keeping the values of the rows a query returned in
+    /// As [`SqlConnection::execute`], keeping the values of the rows a query returned in
     /// `out` (emptied first; left empty by a statement that writes) for the workload to read.
+    /// Default: [`SqlConnection::run_statement`] into `out`.
     fn fetch(
         &mut self,
         table: &Table,
         statement: &'static Statement,
         args: Args<'_>,
         out: &mut Rows,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        self.run_statement(table, statement, args, Some(out))
+    }
 
     /// The id the connection's last insert assigned, where the dialect tells generated ids
     /// that way ([`GeneratedIds::Last`], [`GeneratedIds::First`]). Default: refused.

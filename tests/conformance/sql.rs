@@ -1,10 +1,10 @@
-//! The microbenchmarks' operations (`MicroConnection`): sysbench's table loaded and indexed,
+//! SQL connections (`SqlConnection`): sysbench's table loaded and indexed,
 //! each kind of statement of the vocabulary returning or changing exactly the rows it must
 //! (checked with the test's own reads), transactions that commit and roll back, and the
 //! insert benchmarks' tables (ids assigned by the DBMS, random text keys).
 
-use ibench::dbms::micro::{
-    Args, Column, Filter, Hint, IdSource, MicroConnection, Projection, SbtestRows, Set, Shape,
+use ibench::dbms::sql::{
+    Args, Column, Filter, Hint, IdSource, Projection, Rows, SbtestRows, Set, Shape, SqlConnection,
     Statement, Value, k_index_name,
 };
 use ibench::dbms::{Dbms, Table, TableOrigin};
@@ -105,21 +105,42 @@ pub enum A<'a> {
     I(i64),
     /// Text.
     S(&'a str),
+    /// A float.
+    F(f64),
 }
 
 /// Executes `s` on `tbl` with `values`.
 pub fn run(
-    m: &mut dyn MicroConnection,
+    m: &mut dyn SqlConnection,
     tbl: &Table,
     s: &'static Statement,
     values: &[A<'_>],
 ) -> anyhow::Result<u64> {
+    let (bound, text) = bind(s, values);
+    m.execute(tbl, s, Args::new(&bound, &text))
+}
+
+/// Executes `s` on `tbl` with `values`, keeping the rows it returned in `out`.
+pub fn fetch(
+    m: &mut dyn SqlConnection,
+    tbl: &Table,
+    s: &'static Statement,
+    values: &[A<'_>],
+    out: &mut Rows,
+) -> anyhow::Result<u64> {
+    let (bound, text) = bind(s, values);
+    m.fetch(tbl, s, Args::new(&bound, &text), out)
+}
+
+/// `values` as a statement's values and their text buffer.
+fn bind(s: &Statement, values: &[A<'_>]) -> (Vec<Value>, String) {
     assert_eq!(values.len(), s.params(), "{s:?}");
     let mut text = String::new();
-    let bound: Vec<Value> = values
+    let bound = values
         .iter()
         .map(|v| match *v {
             A::I(i) => Value::Int(i),
+            A::F(f) => Value::Float(f),
             A::S(s) => {
                 let start = text.len() as u32;
                 text.push_str(s);
@@ -130,7 +151,7 @@ pub fn run(
             }
         })
         .collect();
-    m.execute(tbl, s, Args::new(&bound, &text))
+    (bound, text)
 }
 
 /// `k` of row `id` as the suite loads it.
@@ -165,7 +186,7 @@ fn row<'r>(rows: &'r [SbRow], id: &str) -> Option<&'r SbRow> {
 /// connection.
 pub fn check(db: &dyn Dbms, t: &Target, prefix: &str) {
     let who = &t.label;
-    let mut m = db.connect_micro().expect("connect");
+    let mut m = db.connect_sql().expect("connect");
     let m = &mut *m;
     let sb = table(0, &format!("{prefix}sb1"));
     assert_eq!(m.table_origin(&sb).unwrap(), TableOrigin::Missing, "{who}");
@@ -195,7 +216,7 @@ pub fn check(db: &dyn Dbms, t: &Target, prefix: &str) {
 }
 
 /// Each kind of `SELECT` returns as many rows as the test counts in `own`.
-fn reads(m: &mut dyn MicroConnection, t: &Target, sb: &Table, own: &[SbRow]) {
+fn reads(m: &mut dyn SqlConnection, t: &Target, sb: &Table, own: &[SbRow]) {
     let who = &t.label;
     let ids = |lo: i64, hi: i64| {
         own.iter()
@@ -234,7 +255,7 @@ fn reads(m: &mut dyn MicroConnection, t: &Target, sb: &Table, own: &[SbRow]) {
 }
 
 /// Updates, deletes and inserts change exactly the rows they name, and say how many.
-fn writes(m: &mut dyn MicroConnection, t: &Target, sb: &Table) {
+fn writes(m: &mut dyn SqlConnection, t: &Target, sb: &Table) {
     let who = &t.label;
     let before = t.own.sb_rows(&sb.name);
     assert_eq!(
@@ -303,7 +324,7 @@ fn writes(m: &mut dyn MicroConnection, t: &Target, sb: &Table) {
 }
 
 /// A transaction rolled back changes nothing; one committed changes its rows.
-fn transactions(m: &mut dyn MicroConnection, t: &Target, sb: &Table) {
+fn transactions(m: &mut dyn SqlConnection, t: &Target, sb: &Table) {
     let who = &t.label;
     let k1 = || row(&t.own.sb_rows(&sb.name), "1").unwrap().k;
     let k = k1();
@@ -327,7 +348,7 @@ fn transactions(m: &mut dyn MicroConnection, t: &Target, sb: &Table) {
 }
 
 /// An insert benchmark's table: ids assigned by the DBMS grow in insert order.
-fn generated_ids(m: &mut dyn MicroConnection, t: &Target, tbl: &Table) {
+fn generated_ids(m: &mut dyn SqlConnection, t: &Target, tbl: &Table) {
     let who = &t.label;
     m.create_table(tbl, Shape::AutoIncrement).unwrap();
     assert_eq!(m.table_origin(tbl).unwrap(), TableOrigin::Ibench, "{who}");
@@ -345,7 +366,7 @@ fn generated_ids(m: &mut dyn MicroConnection, t: &Target, tbl: &Table) {
 }
 
 /// A random-PK table: rows found, changed and deleted by their text key.
-fn text_keys(m: &mut dyn MicroConnection, t: &Target, tbl: &Table) {
+fn text_keys(m: &mut dyn SqlConnection, t: &Target, tbl: &Table) {
     let who = &t.label;
     m.create_table(tbl, Shape::RandomPk).unwrap();
     assert_eq!(m.table_origin(tbl).unwrap(), TableOrigin::Ibench, "{who}");

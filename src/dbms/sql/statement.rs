@@ -1,4 +1,4 @@
-//! The microbenchmarks' statements in DBMS-neutral terms ([`Statement`]) and their SQL
+//! The vocabulary's statements in DBMS-neutral terms ([`Statement`]) and their SQL
 //! ([`Statement::sql`]) in a DBMS's [`Dialect`]: its placeholders and, where it has them, its
 //! index hints. Each DBMS file declares its dialect; nothing else about SQL varies here.
 
@@ -75,7 +75,7 @@ pub enum IdSource {
     Generated,
 }
 
-/// A statement of a microbenchmark, in DBMS-neutral terms: sysbench's shapes, and the general
+/// A statement of a workload, in DBMS-neutral terms: sysbench's shapes, and the general
 /// ones of `keyed.rs` for tables of many columns and composite keys.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Statement {
