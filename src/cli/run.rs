@@ -150,7 +150,7 @@ impl GroupArgs {
 }
 
 /// The Insert Benchmark's flags; serialized by the spec's field names, they are the
-/// command line's layer of [`InsertBenchmarkSpec::assemble`].
+/// command line's layer of [`crate::spec::assemble`].
 #[derive(Debug, Args, Serialize)]
 pub struct InsertBenchmarkArgs {
     /// Number of clients (each: a busy connection, plus inserter and deleter where the step has them).
@@ -278,7 +278,8 @@ impl RunArgs {
         }
         let layer = serde_json::to_value(&self.workload)
             .map_err(|e| UsageError::new(format!("invalid flags: {e}")))?;
-        let workload = InsertBenchmarkSpec::assemble(&[layer], self.scale);
+        let workload: InsertBenchmarkSpec = crate::spec::assemble(&[layer], self.scale)
+            .map_err(|e| UsageError::new(e.message(flag_name)))?;
         workload.validate(flag_name)?;
         if self.target.path.is_none()
             && self.target.url.is_none()

@@ -5,7 +5,7 @@
 use super::super::file::{Clients, SetupTable, WorkloadKind, WorkloadTable};
 use super::problems::Problems;
 use crate::dbms::CacheSetting;
-use crate::spec::{InsertBenchmarkSpec, MicroSpec, Step, TpccSpec, WorkloadSpec};
+use crate::spec::{InsertBenchmarkSpec, Layered, Step, WorkloadSpec};
 use crate::spec::{PoolMode, PoolerSpec};
 use toml::Spanned;
 
@@ -280,8 +280,13 @@ fn insert_benchmark(
             ),
         ],
     );
+    let mut table = serde_json::to_value(workload).unwrap_or_default();
+    if matches!(w.clients, Some(Clients::Many(_))) {
+        // Refused above: one problem is enough.
+        table["clients"] = serde_json::Value::Null;
+    }
     let layers = [
-        serde_json::to_value(workload).unwrap_or_default(),
+        table,
         serde_json::json!({
             "clients": s.clients.as_ref().map(|v| *v.get_ref()),
             "l0_rows": s.rows_per_client.as_ref().map(|v| *v.get_ref()),
@@ -291,7 +296,7 @@ fn insert_benchmark(
             "scan_clients": value(&s.scan_clients, &w.scan_clients),
         }),
     ];
-    WorkloadSpec::InsertBenchmark(InsertBenchmarkSpec::assemble(&layers, scale))
+    assembled(p, at, &layers, scale, WorkloadSpec::InsertBenchmark)
 }
 
 fn micro(
@@ -352,7 +357,7 @@ fn micro(
         "post_write_pause": value(&s.post_write_pause, &w.post_write_pause),
         "random_pk_rows": value(&s.random_pk_rows, &w.random_pk_rows),
     })];
-    WorkloadSpec::Micro(MicroSpec::assemble(&layers, scale))
+    assembled(p, at, &layers, scale, WorkloadSpec::Micro)
 }
 
 /// The Insert Benchmark's own fields, each with whether `w` or `s` gives it (another kind
@@ -438,7 +443,26 @@ fn tpcc(
         "max_reconnects": w.max_reconnects,
         "max_error_pct": w.max_error_pct.as_ref().map(|v| *v.get_ref()),
     })];
-    WorkloadSpec::Tpcc(TpccSpec::assemble(&layers, scale))
+    assembled(p, at, &layers, scale, WorkloadSpec::Tpcc)
+}
+
+/// The workload `wrap` makes of the spec `layers` assemble ([`crate::spec::assemble`]); a
+/// value that does not fit its field is a problem at `at`, and the spec's defaults stand in
+/// for the checks that follow.
+fn assembled<T: Layered>(
+    p: &mut Problems<'_>,
+    at: &str,
+    layers: &[serde_json::Value],
+    scale: f64,
+    wrap: fn(T) -> WorkloadSpec,
+) -> WorkloadSpec {
+    match crate::spec::assemble::<T>(layers, scale) {
+        Ok(spec) => wrap(spec),
+        Err(e) => {
+            p.push(at.to_string(), e.message(key_name));
+            wrap(T::default())
+        }
+    }
 }
 
 /// Parses a size (the one parser of sizes, shared with `--memory-limit` and `--io-limit`).
