@@ -1,7 +1,7 @@
 //! What to run: the validated, serializable description of a run, stored with its results.
 //!
-//! The CLI (`cli/target.rs`, for `run` and `micro`) builds a [`RunSpec`] from flags; experiments
-//! build one per cell from TOML (`experiment/plan`).
+//! The CLI (`cli/flags/`, for `run`, `micro` and `tpcc`) builds a [`RunSpec`] from flags;
+//! experiments build one per cell from TOML (`experiment/plan`).
 //! [`RunSpec::validate`] rejects bad values before anything starts, with one line naming the
 //! value and what is allowed ([`UsageError`]).
 
