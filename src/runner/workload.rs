@@ -1,5 +1,5 @@
 //! What the runner asks of a benchmark: its steps, in order, each run on a [`StepEnv`]. The
-//! Insert Benchmark and the microbenchmarks (`crate::workload`) implement it; the step
+//! Insert Benchmark, the microbenchmarks and TPC-C (`crate::workload`) implement it; the step
 //! orchestration (`steps.rs`) drives it.
 
 use anyhow::Result;
