@@ -36,7 +36,7 @@ pub enum HostAction {
         /// The host name, as the runs recorded it (`ibench host list`).
         host: String,
         /// The price per hour (e.g. 0.68).
-        #[arg(value_parser = super::target::parse_price, required_unless_present = "clear")]
+        #[arg(value_parser = super::flags::output::parse_price, required_unless_present = "clear")]
         price: Option<f64>,
         /// Remove the host's price.
         #[arg(long, conflicts_with = "price")]

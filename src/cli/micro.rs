@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::target::{OutputArgs, TargetArgs, flag_name};
+use super::flags::{ConditionArgs, OutputArgs, RunFlags, ServerArgs, TargetArgs, flag_name};
 use crate::error::UsageError;
 use crate::spec::{MicroSpec, RunSpec, WorkloadSpec};
 use crate::workload::micro::{BENCHMARKS, accepted_names, expand};
@@ -14,6 +14,12 @@ use crate::workload::micro::{BENCHMARKS, accepted_names, expand};
 pub struct MicroArgs {
     #[command(flatten)]
     pub target: TargetArgs,
+
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    #[command(flatten)]
+    pub conditions: ConditionArgs,
 
     /// Benchmarks to run, in order (comma-separated): names from --list, a name without its
     /// range length for all of them (random-points), a name with .pre for a run named apart
@@ -87,6 +93,16 @@ pub struct MicroArgs {
 }
 
 impl MicroArgs {
+    /// The flag groups every benchmark subcommand shares, together.
+    fn flags(&self) -> RunFlags<'_> {
+        RunFlags {
+            target: &self.target,
+            server: &self.server,
+            conditions: &self.conditions,
+            output: &self.output,
+        }
+    }
+
     /// Builds and validates the run's spec.
     pub fn to_spec(&self) -> Result<RunSpec, UsageError> {
         let micro = MicroSpec {
@@ -111,16 +127,14 @@ impl MicroArgs {
             random_pk_rows: self.random_pk_rows,
         };
         micro.validate(flag_name)?;
-        if !micro.prepare && self.target.path.is_none() && self.target.url.is_none() {
+        if !micro.prepare && !self.target.names_a_database() {
             return Err(UsageError::new(
                 "--no-prepare uses existing tables: give --path or --url to find them",
             ));
         }
-        let spec = self.target.run_spec(
-            &self.output,
-            WorkloadSpec::Micro(micro),
-            !self.no_maintenance,
-        )?;
+        let spec = self
+            .flags()
+            .run_spec(WorkloadSpec::Micro(micro), !self.no_maintenance)?;
         self.dataset.apply(spec)
     }
 }
@@ -151,5 +165,5 @@ pub fn execute(args: &MicroArgs) -> Result<()> {
         return Ok(());
     }
     let spec = args.to_spec()?;
-    args.target.launch(spec, &args.output)
+    args.flags().launch(spec)
 }

@@ -7,17 +7,16 @@ pub mod dataset;
 pub mod doctor;
 pub mod experiment;
 pub mod export;
+pub mod flags;
 pub mod history;
 pub mod host;
 pub mod import;
 pub mod list;
 pub mod micro;
 pub mod report;
-pub mod resources;
 pub mod run;
 pub mod server;
 pub mod show;
-pub mod target;
 pub mod tpcc;
 
 use std::path::Path;

@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
-use super::target::{OutputArgs, TargetArgs, flag_name};
+use super::flags::{ConditionArgs, OutputArgs, RunFlags, ServerArgs, TargetArgs, flag_name};
 use crate::error::UsageError;
 use crate::spec::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode, WorkloadSpec};
 
@@ -14,6 +14,12 @@ use crate::spec::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode, Workl
 pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
+
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    #[command(flatten)]
+    pub conditions: ConditionArgs,
 
     #[command(flatten)]
     pub workload: InsertBenchmarkArgs,
@@ -150,7 +156,7 @@ impl GroupArgs {
 }
 
 /// The Insert Benchmark's flags; serialized by the spec's field names, they are the
-/// command line's layer of [`InsertBenchmarkSpec::assemble`].
+/// command line's layer of [`crate::spec::assemble`].
 #[derive(Debug, Args, Serialize)]
 pub struct InsertBenchmarkArgs {
     /// Number of clients (each: a busy connection, plus inserter and deleter where the step has them).
@@ -256,6 +262,16 @@ fn negated<S: serde::Serializer>(v: &bool, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl RunArgs {
+    /// The flag groups every benchmark subcommand shares, together.
+    fn flags(&self) -> RunFlags<'_> {
+        RunFlags {
+            target: &self.target,
+            server: &self.server,
+            conditions: &self.conditions,
+            output: &self.output,
+        }
+    }
+
     /// Builds and validates the run's spec.
     pub fn to_spec(&self) -> Result<RunSpec, UsageError> {
         if !(self.scale.is_finite() && self.scale > 0.0 && self.scale <= 1000.0) {
@@ -278,10 +294,10 @@ impl RunArgs {
         }
         let layer = serde_json::to_value(&self.workload)
             .map_err(|e| UsageError::new(format!("invalid flags: {e}")))?;
-        let workload = InsertBenchmarkSpec::assemble(&[layer], self.scale);
+        let workload: InsertBenchmarkSpec = crate::spec::assemble(&[layer], self.scale)
+            .map_err(|e| UsageError::new(e.message(flag_name)))?;
         workload.validate(flag_name)?;
-        if self.target.path.is_none()
-            && self.target.url.is_none()
+        if !self.target.names_a_database()
             && self.dataset.from_dataset.is_none()
             && workload.steps.first() != Some(&Step::LoadInitial)
         {
@@ -292,8 +308,7 @@ impl RunArgs {
             )));
         }
         let combined = workload.index_ddl == IndexDdl::Combined;
-        let spec = self.target.run_spec(
-            &self.output,
+        let spec = self.flags().run_spec(
             WorkloadSpec::InsertBenchmark(workload),
             !self.no_maintenance,
         )?;
@@ -318,7 +333,7 @@ impl RunArgs {
 /// Runs `ibench run`.
 pub fn execute(args: &RunArgs) -> Result<()> {
     let spec = args.to_spec()?;
-    let mut options = args.target.run_options(&spec, &args.output)?;
+    let mut options = args.flags().run_options(&spec)?;
     options.group = args.group.options(&spec, &args.output)?;
     crate::launch::run_to_out(spec, args.output.results.as_deref(), options)
 }

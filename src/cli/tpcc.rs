@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::target::{OutputArgs, TargetArgs, flag_name};
+use super::flags::{ConditionArgs, OutputArgs, RunFlags, ServerArgs, TargetArgs, flag_name};
 use crate::error::UsageError;
 use crate::spec::{Mix, RunSpec, TpccSpec, WorkloadSpec};
 
@@ -13,6 +13,12 @@ use crate::spec::{Mix, RunSpec, TpccSpec, WorkloadSpec};
 pub struct TpccArgs {
     #[command(flatten)]
     pub target: TargetArgs,
+
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    #[command(flatten)]
+    pub conditions: ConditionArgs,
 
     /// Warehouses per table set (sysbench-tpcc's --scale).
     #[arg(long, value_name = "N", default_value_t = TpccSpec::default().warehouses)]
@@ -86,6 +92,16 @@ fn parse_mix(name: &str) -> Result<Mix, String> {
 }
 
 impl TpccArgs {
+    /// The flag groups every benchmark subcommand shares, together.
+    fn flags(&self) -> RunFlags<'_> {
+        RunFlags {
+            target: &self.target,
+            server: &self.server,
+            conditions: &self.conditions,
+            output: &self.output,
+        }
+    }
+
     /// Builds and validates the run's spec.
     pub fn to_spec(&self) -> Result<RunSpec, UsageError> {
         let tpcc = TpccSpec {
@@ -108,20 +124,20 @@ impl TpccArgs {
             load_only: false,
         };
         tpcc.validate(flag_name)?;
-        if !tpcc.prepare && self.target.path.is_none() && self.target.url.is_none() {
+        if !tpcc.prepare && !self.target.names_a_database() {
             return Err(UsageError::new(
                 "--no-prepare uses existing tables: give --path or --url to find them",
             ));
         }
-        if self.target.read_from == Some(crate::spec::ReadFrom::Replicas) {
+        if self.server.read_from == Some(crate::spec::ReadFrom::Replicas) {
             return Err(UsageError::new(format!(
                 "--read-from replicas: {}",
                 crate::spec::server::TPCC_READS_ON_PRIMARY
             )));
         }
-        let spec =
-            self.target
-                .run_spec(&self.output, WorkloadSpec::Tpcc(tpcc), !self.no_maintenance)?;
+        let spec = self
+            .flags()
+            .run_spec(WorkloadSpec::Tpcc(tpcc), !self.no_maintenance)?;
         self.dataset.apply(spec)
     }
 }
@@ -129,5 +145,5 @@ impl TpccArgs {
 /// Runs `ibench tpcc`.
 pub fn execute(args: &TpccArgs) -> Result<()> {
     let spec = args.to_spec()?;
-    args.target.launch(spec, &args.output)
+    args.flags().launch(spec)
 }

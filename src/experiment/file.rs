@@ -275,7 +275,7 @@ impl Clients {
 /// micro`'s defaults), and how the runs send and show them. For the Insert Benchmark,
 /// serialized by the spec's field names, without the unset ones, the run settings and the
 /// microbenchmarks' fields, it is the file's layer of
-/// [`crate::spec::InsertBenchmarkSpec::assemble`].
+/// [`crate::spec::assemble`].
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadTable {

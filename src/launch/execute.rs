@@ -141,7 +141,7 @@ fn execute_into(
         nodes: cluster_nodes(spec, prepared),
     };
     let step_options = steps::StepOptions {
-        pause: steps::Pause {
+        pause: steps::MaintenancePolicy {
             enabled: spec.maintenance,
             change_settings: spec.server.is_some() || spec.allow_server_changes,
         },

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::report::client_hosts::HostPart;
 use crate::report::compaction::RunCompaction;
 use crate::report::model::Stat;
-use crate::report::seconds::StepSeconds;
+use crate::report::seconds::CostSpreads;
 use crate::results::model::{RunResult, StepResult};
 
 /// One group's step, run by run.
@@ -20,7 +20,7 @@ use crate::results::model::{RunResult, StepResult};
 pub struct Measured {
     /// Per run: the per-second series' spreads and the memory beyond the cache.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub seconds: Vec<StepSeconds>,
+    pub seconds: Vec<CostSpreads>,
     /// Per run with any: the compaction statistics at the step's end.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compaction: Vec<RunCompaction>,
@@ -83,7 +83,7 @@ impl Measured {
         let pairs = || runs.iter().zip(steps);
         let all = || all_runs.iter().zip(all_steps);
         Measured {
-            seconds: all().filter_map(|(r, s)| StepSeconds::of(r, s)).collect(),
+            seconds: all().filter_map(|(r, s)| CostSpreads::of(r, s)).collect(),
             engine_status: all()
                 .flat_map(|(r, s)| {
                     s.engine_status.iter().map(|(section, text)| EngineStatus {

@@ -74,7 +74,7 @@ pub struct Memory {
 
 /// One run's step in per-second figures.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StepSeconds {
+pub struct CostSpreads {
     /// The run.
     pub run_id: String,
     /// Seconds in the series.
@@ -95,13 +95,13 @@ pub struct StepSeconds {
     pub memory: Memory,
     /// The series the spreads are of, second by second (index i: second [i, i+1) of the
     /// step), for charts drawn from the report model alone.
-    pub series: Series,
+    pub series: CostSeries,
 }
 
 /// A step's per-second series in the units the report shows (empty where not measured: no
 /// block device, no DBMS process, no RSS read).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Series {
+pub struct CostSeries {
     /// Host CPU busy, % of all its CPUs.
     pub host_cpu_pct: Vec<f64>,
     /// The DBMS's CPU, % of one core.
@@ -165,9 +165,9 @@ fn memory(run: &RunResult, step: &StepResult) -> Memory {
     m
 }
 
-impl StepSeconds {
+impl CostSpreads {
     /// The figures of `step` of `run`; `None` for a step without cost figures.
-    pub fn of(run: &RunResult, step: &StepResult) -> Option<StepSeconds> {
+    pub fn of(run: &RunResult, step: &StepResult) -> Option<CostSpreads> {
         let e = step.efficiency.as_ref()?;
         let p = &e.per_second;
         let cores = run.environment.cpu_cores.max(1);
@@ -177,7 +177,7 @@ impl StepSeconds {
             None => Vec::new(),
         };
         let rss: Vec<f64> = p.dbms_rss_bytes.iter().map(|&b| b as f64 / MIB).collect();
-        let series = Series {
+        let series = CostSeries {
             host_cpu_pct: scaled(&p.host_cpu_s, 100.0 / cores as f64),
             dbms_cpu_pct: match e.dbms {
                 Some(_) => scaled(&p.dbms_cpu_s, 100.0),
@@ -192,7 +192,7 @@ impl StepSeconds {
                 Vec::new()
             },
         };
-        Some(StepSeconds {
+        Some(CostSpreads {
             run_id: run.run_id.clone(),
             seconds: p.host_cpu_s.len(),
             cores,
@@ -217,7 +217,7 @@ fn mib(v: Option<f64>) -> String {
 }
 
 /// The per-second columns of one step's row.
-fn seconds_row(s: &StepSeconds) -> [String; 6] {
+fn seconds_row(s: &CostSpreads) -> [String; 6] {
     [
         s.seconds.to_string(),
         spread(&s.host_cpu_pct, 0),
@@ -277,7 +277,7 @@ pub fn section(run: &RunResult) -> String {
     let mut setting = String::new();
     let mut mem_rows = Vec::new();
     for s in &run.steps {
-        let Some(x) = StepSeconds::of(run, s) else {
+        let Some(x) = CostSpreads::of(run, s) else {
             continue;
         };
         let name = crate::output::escape::line(&s.name).into_owned();

@@ -17,7 +17,7 @@ use crate::report::charts::css_color;
 use crate::report::gauges;
 use crate::report::model::StepReport;
 use crate::report::per_second::{self, step_of_runs};
-use crate::report::seconds::StepSeconds;
+use crate::report::seconds::CostSpreads;
 use crate::report::select::Group;
 use crate::results::model::StepResult;
 
@@ -228,8 +228,8 @@ fn op_charts(b: &mut Builder, out: &mut Vec<TimeChart>) {
 /// Host, DBMS and client CPU, device KB/s and the DBMS's RSS: each run's per-second series
 /// as the report model holds them (`seconds.rs`, `measured.seconds`), drawn in cores, KB/s
 /// and MB.
-fn cost_charts(b: &mut Builder, seconds: &[&StepSeconds], out: &mut Vec<TimeChart>) {
-    type Pick = fn(&StepSeconds) -> Vec<f64>;
+fn cost_charts(b: &mut Builder, seconds: &[&CostSpreads], out: &mut Vec<TimeChart>) {
+    type Pick = fn(&CostSpreads) -> Vec<f64>;
     /// A chart: title, unit, and its series by name.
     type CostChart<'a> = (&'a str, &'a str, &'a [(&'a str, Pick)]);
     let charts: [CostChart; 3] = [
@@ -306,7 +306,7 @@ fn gauge_charts(
 
 /// The seconds on a step's axis: the longest run's drawn seconds (its ops' rates, else its
 /// cost samples).
-fn seconds(runs: &[Who], cost: &[&StepSeconds]) -> usize {
+fn seconds(runs: &[Who], cost: &[&CostSpreads]) -> usize {
     runs.iter()
         .map(|w| {
             let ops = w
@@ -353,7 +353,7 @@ pub fn build(groups: &[Group], steps: &[StepReport]) -> Vec<StepTimeline> {
                     }
                 })
                 .collect();
-            let cost: Vec<&StepSeconds> =
+            let cost: Vec<&CostSpreads> =
                 sr.groups.iter().flat_map(|g| &g.measured.seconds).collect();
             let n = seconds(&runs, &cost);
             let mut b = Builder {

@@ -23,7 +23,7 @@ use crate::results::model::RunResult;
 
 /// One step of one configuration: what its per-second series say.
 #[derive(Clone, Debug, Serialize)]
-pub struct StepSeconds {
+pub struct StepSteadiness {
     /// Step name.
     pub step: String,
     /// The op its rate is judged by (`query`, `insert`).
@@ -47,12 +47,12 @@ pub struct ConfigVerdict {
     /// The runs' length from start to end, seconds, median over runs.
     pub duration_s: Option<Stat>,
     /// Per step.
-    pub steps: Vec<StepSeconds>,
+    pub steps: Vec<StepSteadiness>,
     /// Steps a neighbour disturbed, by run (`report/interference.rs`): step, run id, why.
     pub disturbed: Vec<(String, String, String)>,
 }
 
-fn step_seconds(group: &Group, step: &str) -> Option<StepSeconds> {
+fn step_steadiness(group: &Group, step: &str) -> Option<StepSteadiness> {
     let mut op = None;
     let (mut zero, mut full) = (0, 0);
     let mut stable = Vec::new();
@@ -88,7 +88,7 @@ fn step_seconds(group: &Group, step: &str) -> Option<StepSeconds> {
         }
         op = Some(name.to_string());
     }
-    Some(StepSeconds {
+    Some(StepSteadiness {
         step: step.to_string(),
         op: op?,
         zero_seconds: zero,
@@ -123,7 +123,7 @@ pub fn build(groups: &[Group], steps: &[String]) -> Vec<ConfigVerdict> {
                 config: g.name.clone(),
                 rows: Stat::of(&rows),
                 duration_s: Stat::of(&durations),
-                steps: steps.iter().filter_map(|s| step_seconds(g, s)).collect(),
+                steps: steps.iter().filter_map(|s| step_steadiness(g, s)).collect(),
                 disturbed: {
                     let runs: Vec<&RunResult> = g.runs.iter().collect();
                     steps
@@ -545,7 +545,7 @@ mod tests {
             name: "x".to_string(),
             runs: vec![run],
         };
-        let s = step_seconds(&g, "l.i0").unwrap();
+        let s = step_steadiness(&g, "l.i0").unwrap();
         assert_eq!(
             (s.op.as_str(), s.zero_seconds, s.full_seconds),
             ("query", 2, 4)

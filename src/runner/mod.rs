@@ -15,7 +15,11 @@ pub mod session;
 pub mod steps;
 mod workload;
 
-pub use workload::{Pause, Workload};
+pub use workload::{MaintenanceOutcome, Workload};
+
+/// [`MaintenanceOutcome`]'s former name, which `crate::workload` still uses: kept until that
+/// folder, under another change now, moves to the new name.
+pub type Pause = MaintenanceOutcome;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -15,7 +15,7 @@ use crate::results::model::{Maintenance, RunResult, RunStatus, StepResult};
 /// Whether the maintenance pause runs, and whether it may change the server's global settings
 /// for a moment (a server ibench started, or one the user allowed it to change).
 #[derive(Clone, Copy, Debug)]
-pub struct Pause {
+pub struct MaintenancePolicy {
     /// Run the pause between the load and the query steps.
     pub enabled: bool,
     /// It may change the server's global settings (and set them back).
@@ -27,7 +27,7 @@ pub struct Pause {
 #[derive(Clone, Copy, Debug)]
 pub struct StepOptions {
     /// The maintenance pause.
-    pub pause: Pause,
+    pub pause: MaintenancePolicy,
     /// Client threads for a server DBMS's connections, and how they wait.
     pub client_threads: super::client::ClientThreads,
     /// Keep each client's full per-second series in the results (`--per-client-series`).

@@ -1,5 +1,5 @@
 //! What the runner asks of a benchmark: its steps, in order, each run on a [`StepEnv`]. The
-//! Insert Benchmark and the microbenchmarks (`crate::workload`) implement it; the step
+//! Insert Benchmark, the microbenchmarks and TPC-C (`crate::workload`) implement it; the step
 //! orchestration (`steps.rs`) drives it.
 
 use anyhow::Result;
@@ -10,16 +10,16 @@ use crate::results::model::StepResult;
 
 /// What a maintenance pause did.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Pause {
+pub struct MaintenanceOutcome {
     /// What was done, in words.
     pub actions: String,
     /// Its wait for the engine's background work after writes, if any.
     pub settled: Option<Settled>,
 }
 
-impl From<String> for Pause {
+impl From<String> for MaintenanceOutcome {
     fn from(actions: String) -> Self {
-        Pause {
+        MaintenanceOutcome {
             actions,
             settled: None,
         }
@@ -46,7 +46,7 @@ pub trait Workload {
     /// Runs the DBMS maintenance pause on the workload's tables; returns what was done, or
     /// `None` when the DBMS needs none. `change_settings`: whether it may change the server's
     /// global settings for a moment ([`crate::dbms::Dbms::maintenance`]).
-    fn maintenance(&self, change_settings: bool) -> Result<Option<Pause>>;
+    fn maintenance(&self, change_settings: bool) -> Result<Option<MaintenanceOutcome>>;
 
     /// Runs step `index`. Failures of client threads are reported in the returned result
     /// (status and error); `Err` means the step could not be set up at all.

@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::layers::scaled;
 use super::{
     FieldNames, MAX_BATCH, MAX_ROWS, MAX_SECONDS, SpecError, check_retries, default_max_error_pct,
     default_max_reconnects, default_max_tries, in_range, out_of_range, refuse,
@@ -478,32 +479,21 @@ impl InsertBenchmarkSpec {
             ),
         )
     }
+}
 
-    /// The spec from `ibench run`'s defaults overridden by `layers` in order (each a JSON
-    /// object of the fields it sets, by the spec's field names), with rows and query seconds
-    /// multiplied by `scale`. `l2_rows` left unset is `l1_rows / 4`.
-    pub fn assemble(layers: &[serde_json::Value], scale: f64) -> InsertBenchmarkSpec {
-        let mut merged = match serde_json::to_value(InsertBenchmarkSpec::default()) {
-            Ok(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
-        };
-        merged.remove("l2_rows");
-        super::overlay(&mut merged, layers);
-        if !merged.contains_key("l2_rows") {
-            let l1 = merged.get("l1_rows").and_then(|v| v.as_u64()).unwrap_or(0);
-            merged.insert("l2_rows".into(), (l1 / 4).max(1).into());
-        }
-        let mut spec: InsertBenchmarkSpec =
-            serde_json::from_value(serde_json::Value::Object(merged))
-                .unwrap_or_else(|_| InsertBenchmarkSpec::default());
-        if scale != 1.0 {
-            let scaled = |n: u64| ((n as f64 * scale).round() as u64).max(1);
-            spec.l0_rows = scaled(spec.l0_rows);
-            spec.l1_rows = scaled(spec.l1_rows);
-            spec.l2_rows = scaled(spec.l2_rows);
-            spec.query_seconds = scaled(spec.query_seconds);
-        }
-        spec
+impl super::Layered for InsertBenchmarkSpec {
+    /// `l2_rows` left unset is a quarter of `l1_rows` (at least 1).
+    const DERIVED: &'static [super::layers::Derived] = &[("l2_rows", |m| {
+        let l1 = m.get("l1_rows").and_then(|v| v.as_u64()).unwrap_or(0);
+        (l1 / 4).max(1).into()
+    })];
+
+    /// Rows of the load steps and the query steps' seconds.
+    fn scale(&mut self, scale: f64) {
+        self.l0_rows = scaled(self.l0_rows, scale);
+        self.l1_rows = scaled(self.l1_rows, scale);
+        self.l2_rows = scaled(self.l2_rows, scale);
+        self.query_seconds = scaled(self.query_seconds, scale);
     }
 }
 

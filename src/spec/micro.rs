@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::layers::scaled;
 use super::{
     FieldNames, MAX_SECONDS, SpecError, check_retries, default_max_error_pct,
     default_max_reconnects, default_max_tries, in_range, refuse,
@@ -77,34 +78,21 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+impl super::Layered for MicroSpec {
+    /// The table rows, random-pk rows (when any) and seconds.
+    fn scale(&mut self, scale: f64) {
+        self.table_rows = scaled(self.table_rows, scale);
+        self.seconds = scaled(self.seconds, scale);
+        if self.random_pk_rows > 0 {
+            self.random_pk_rows = scaled(self.random_pk_rows, scale);
+        }
+    }
+}
+
 /// Rows per INSERT of the `prepare` step.
 pub const MICRO_LOAD_BATCH: usize = 1_000;
 
 impl MicroSpec {
-    /// The spec from layers of fields by name, in order (`ibench micro`'s defaults, then an
-    /// experiment's `[workload]`, then its setup; unset fields are null or absent), then
-    /// `scale` on the table rows, random-pk rows and seconds. Check the result with
-    /// [`MicroSpec::validate`]; a layer whose values do not fit the fields' types leaves the
-    /// defaults (the experiment checks the types before).
-    pub fn assemble(layers: &[serde_json::Value], scale: f64) -> MicroSpec {
-        let mut merged = match serde_json::to_value(MicroSpec::default()) {
-            Ok(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
-        };
-        super::overlay(&mut merged, layers);
-        let mut spec: MicroSpec = serde_json::from_value(serde_json::Value::Object(merged))
-            .unwrap_or_else(|_| MicroSpec::default());
-        if scale != 1.0 {
-            let scaled = |n: u64| ((n as f64 * scale).round() as u64).max(1);
-            spec.table_rows = scaled(spec.table_rows);
-            spec.seconds = scaled(spec.seconds);
-            if spec.random_pk_rows > 0 {
-                spec.random_pk_rows = scaled(spec.random_pk_rows);
-            }
-        }
-        spec
-    }
-
     /// Seconds of the post-write pause ([`MicroSpec::post_write_pause`]).
     pub fn post_write_wait(&self) -> u64 {
         self.post_write_pause

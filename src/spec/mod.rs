@@ -1,15 +1,18 @@
 //! What to run: the validated, serializable description of a run, stored with its results.
 //!
-//! The CLI (`cli/target.rs`, for `run` and `micro`) builds a [`RunSpec`] from flags; experiments
-//! build one per cell from TOML (`experiment/plan`).
+//! The CLI (`cli/flags/`, for `run`, `micro` and `tpcc`) builds a [`RunSpec`] from flags;
+//! experiments build one per cell from TOML (`experiment/plan`).
 //! [`RunSpec::validate`] rejects bad values before anything starts, with one line naming the
 //! value and what is allowed ([`UsageError`]).
 
 pub mod insert_benchmark;
+pub mod layers;
 pub mod micro;
 pub mod resources;
 pub mod server;
 pub mod tags;
+#[cfg(test)]
+mod tests;
 pub mod tpcc;
 
 use std::path::PathBuf;
@@ -19,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::dbms::TargetSpec;
 use crate::error::UsageError;
 pub use insert_benchmark::{IndexDdl, InsertBenchmarkSpec, Step, TableMode};
+pub use layers::{LayerError, Layered, assemble};
 pub use micro::{MICRO_LOAD_BATCH, MicroSpec};
 pub use resources::{CpuList, IoLimit, OsCache, Resources};
 pub use server::{
@@ -410,18 +414,4 @@ pub(crate) fn default_max_tries() -> u32 {
 
 pub(crate) fn default_max_reconnects() -> u32 {
     5
-}
-
-/// Lays the non-null fields of each of `layers` (JSON objects, in order) over `merged`: how a
-/// workload spec is assembled from its defaults, an experiment's `[workload]` and its setup.
-fn overlay(merged: &mut serde_json::Map<String, serde_json::Value>, layers: &[serde_json::Value]) {
-    for layer in layers {
-        if let serde_json::Value::Object(m) = layer {
-            for (k, v) in m {
-                if !v.is_null() {
-                    merged.insert(k.clone(), v.clone());
-                }
-            }
-        }
-    }
 }

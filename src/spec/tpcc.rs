@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::layers::scaled;
 use super::{
     FieldNames, MAX_SECONDS, SpecError, check_retries, default_max_reconnects, default_max_tries,
     in_range, refuse,
@@ -117,23 +118,14 @@ const WAREHOUSE_ORDER_LINES: u64 = 300_000;
 /// Bytes per loaded warehouse on disk, about (sysbench-tpcc's: ~100 MB with indexes).
 const WAREHOUSE_BYTES: u64 = 100 << 20;
 
-impl TpccSpec {
-    /// The spec from layers of fields by name, in order (`ibench tpcc`'s defaults, then the
-    /// caller's), then `scale` on the seconds. Check the result with [`TpccSpec::validate`].
-    pub fn assemble(layers: &[serde_json::Value], scale: f64) -> TpccSpec {
-        let mut merged = match serde_json::to_value(TpccSpec::default()) {
-            Ok(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
-        };
-        super::overlay(&mut merged, layers);
-        let mut spec: TpccSpec = serde_json::from_value(serde_json::Value::Object(merged))
-            .unwrap_or_else(|_| TpccSpec::default());
-        if scale != 1.0 {
-            spec.seconds = ((spec.seconds as f64 * scale).round() as u64).max(1);
-        }
-        spec
+impl super::Layered for TpccSpec {
+    /// The seconds at each client count.
+    fn scale(&mut self, scale: f64) {
+        self.seconds = scaled(self.seconds, scale);
     }
+}
 
+impl TpccSpec {
     /// Rows the load inserts, about (order lines vary): items per set, and each warehouse's.
     pub fn loaded_rows(&self) -> u64 {
         let per_set = 100_000 + self.warehouses as u64 * (WAREHOUSE_ROWS + WAREHOUSE_ORDER_LINES);

@@ -5,7 +5,7 @@
 use super::super::file::{Clients, SetupTable, WorkloadKind, WorkloadTable};
 use super::problems::Problems;
 use crate::dbms::CacheSetting;
-use crate::spec::{InsertBenchmarkSpec, MicroSpec, Step, TpccSpec, WorkloadSpec};
+use crate::spec::{InsertBenchmarkSpec, Layered, Step, WorkloadSpec};
 use crate::spec::{PoolMode, PoolerSpec};
 use toml::Spanned;
 
@@ -280,8 +280,13 @@ fn insert_benchmark(
             ),
         ],
     );
+    let mut table = serde_json::to_value(workload).unwrap_or_default();
+    if matches!(w.clients, Some(Clients::Many(_))) {
+        // Refused above: one problem is enough.
+        table["clients"] = serde_json::Value::Null;
+    }
     let layers = [
-        serde_json::to_value(workload).unwrap_or_default(),
+        table,
         serde_json::json!({
             "clients": s.clients.as_ref().map(|v| *v.get_ref()),
             "l0_rows": s.rows_per_client.as_ref().map(|v| *v.get_ref()),
@@ -291,9 +296,11 @@ fn insert_benchmark(
             "scan_clients": value(&s.scan_clients, &w.scan_clients),
         }),
     ];
-    WorkloadSpec::InsertBenchmark(InsertBenchmarkSpec::assemble(&layers, scale))
+    assembled(p, at, &layers, scale, WorkloadSpec::InsertBenchmark)
 }
 
+/// The microbenchmarks of setup `s`: `[workload]`'s fields over `ibench micro`'s defaults
+/// (a setup's `clients` is one count instead of the list), rows and seconds scaled.
 fn micro(
     p: &mut Problems<'_>,
     workload: &WorkloadTable,
@@ -302,19 +309,7 @@ fn micro(
     at: &str,
 ) -> WorkloadSpec {
     let w = workload;
-    let mut given = insert_benchmark_fields(w, s);
-    given.extend([
-        ("warehouses", w.warehouses.is_some()),
-        ("mix", w.mix.is_some()),
-        ("load_threads", w.load_threads.is_some()),
-        ("foreign_keys", w.foreign_keys.is_some()),
-        ("rate", w.rate.is_some()),
-        (
-            "scan_clients",
-            pick(&s.scan_clients, &w.scan_clients).is_some(),
-        ),
-    ]);
-    refuse(p, at, "micro", &given);
+    let (_, shared) = at_client_counts(p, w, s, at, "micro", &tpcc_fields(w));
     // Names as `ibench micro --benchmarks` takes them, each benchmark by its full name.
     let benchmarks = w.benchmarks.as_ref().map(|names| {
         let mut out = Vec::new();
@@ -333,26 +328,104 @@ fn micro(
         }
         out
     });
+    let own = serde_json::json!({
+        "benchmarks": benchmarks,
+        "table_rows": s.table_rows.as_ref().map(|v| *v.get_ref()).or(w.table_rows),
+        "post_write_pause": value(&s.post_write_pause, &w.post_write_pause),
+        "random_pk_rows": value(&s.random_pk_rows, &w.random_pk_rows),
+    });
+    assembled(p, at, &[shared, own], scale, WorkloadSpec::Micro)
+}
+
+/// The TPC-C-like workload of setup `s`: `[workload]`'s fields over `ibench tpcc`'s defaults
+/// (a setup's `clients` is one count instead of the list), seconds scaled.
+fn tpcc(
+    p: &mut Problems<'_>,
+    workload: &WorkloadTable,
+    s: &SetupTable,
+    scale: f64,
+    at: &str,
+) -> WorkloadSpec {
+    let w = workload;
+    let (clients, shared) = at_client_counts(p, w, s, at, "tpcc", &micro_fields(w, s));
+    let own = serde_json::json!({
+        "warehouses": w.warehouses,
+        "mix": w.mix,
+        // As `ibench tpcc`: the largest client count unless given.
+        "load_threads": w.load_threads.or_else(|| clients.as_ref()?.iter().copied().max()),
+        "foreign_keys": w.foreign_keys,
+        "rate": w.rate,
+    });
+    assembled(p, at, &[shared, own], scale, WorkloadSpec::Tpcc)
+}
+
+/// What the microbenchmarks and TPC-C share, both run at each of a list of client counts:
+/// the Insert Benchmark's fields, `others` (the other kind's own, with whether given) and
+/// `scan_clients` refused for `kind`; returns the client counts (a setup's one count, else
+/// `[workload]`'s list) and the layer of the fields both take.
+fn at_client_counts(
+    p: &mut Problems<'_>,
+    w: &WorkloadTable,
+    s: &SetupTable,
+    at: &str,
+    kind: &str,
+    others: &[(&'static str, bool)],
+) -> (Option<Vec<usize>>, serde_json::Value) {
+    let mut given = insert_benchmark_fields(w, s);
+    given.extend_from_slice(others);
+    given.push((
+        "scan_clients",
+        pick(&s.scan_clients, &w.scan_clients).is_some(),
+    ));
+    refuse(p, at, kind, &given);
     let clients = s
         .clients
         .as_ref()
         .map(|c| vec![*c.get_ref()])
         .or_else(|| w.clients.as_ref().map(Clients::counts));
-    let layers = [serde_json::json!({
-        "benchmarks": benchmarks,
+    let layer = serde_json::json!({
         "clients": clients,
         "tables": w.tables,
-        "table_rows": s.table_rows.as_ref().map(|v| *v.get_ref()).or(w.table_rows),
         "seconds": w.seconds,
         "warmup": w.warmup,
         "seed": w.seed,
         "max_tries": w.max_tries,
         "max_reconnects": w.max_reconnects,
-        "max_error_pct": w.max_error_pct,
-        "post_write_pause": value(&s.post_write_pause, &w.post_write_pause),
-        "random_pk_rows": value(&s.random_pk_rows, &w.random_pk_rows),
-    })];
-    WorkloadSpec::Micro(MicroSpec::assemble(&layers, scale))
+        "max_error_pct": w.max_error_pct.as_ref().map(|v| *v.get_ref()),
+    });
+    (clients, layer)
+}
+
+/// The microbenchmarks' own fields, each with whether `w` or `s` gives it (TPC-C refuses
+/// those given).
+fn micro_fields(w: &WorkloadTable, s: &SetupTable) -> [(&'static str, bool); 4] {
+    [
+        ("benchmarks", w.benchmarks.is_some()),
+        (
+            "table_rows",
+            w.table_rows.is_some() || s.table_rows.is_some(),
+        ),
+        (
+            "post_write_pause",
+            pick(&s.post_write_pause, &w.post_write_pause).is_some(),
+        ),
+        (
+            "random_pk_rows",
+            pick(&s.random_pk_rows, &w.random_pk_rows).is_some(),
+        ),
+    ]
+}
+
+/// TPC-C's own fields, each with whether `w` gives it (the microbenchmarks refuse those
+/// given).
+fn tpcc_fields(w: &WorkloadTable) -> [(&'static str, bool); 5] {
+    [
+        ("warehouses", w.warehouses.is_some()),
+        ("mix", w.mix.is_some()),
+        ("load_threads", w.load_threads.is_some()),
+        ("foreign_keys", w.foreign_keys.is_some()),
+        ("rate", w.rate.is_some()),
+    ]
 }
 
 /// The Insert Benchmark's own fields, each with whether `w` or `s` gives it (another kind
@@ -386,59 +459,23 @@ fn insert_benchmark_fields(w: &WorkloadTable, s: &SetupTable) -> Vec<(&'static s
     ]
 }
 
-/// The TPC-C-like workload of setup `s`: `[workload]`'s fields over `ibench tpcc`'s defaults
-/// (a setup's `clients` is one count instead of the list), seconds scaled.
-fn tpcc(
+/// The workload `wrap` makes of the spec `layers` assemble ([`crate::spec::assemble`]); a
+/// value that does not fit its field is a problem at `at`, and the spec's defaults stand in
+/// for the checks that follow.
+fn assembled<T: Layered>(
     p: &mut Problems<'_>,
-    workload: &WorkloadTable,
-    s: &SetupTable,
-    scale: f64,
     at: &str,
+    layers: &[serde_json::Value],
+    scale: f64,
+    wrap: fn(T) -> WorkloadSpec,
 ) -> WorkloadSpec {
-    let w = workload;
-    let mut given = insert_benchmark_fields(w, s);
-    given.extend([
-        ("benchmarks", w.benchmarks.is_some()),
-        (
-            "table_rows",
-            w.table_rows.is_some() || s.table_rows.is_some(),
-        ),
-        (
-            "post_write_pause",
-            pick(&s.post_write_pause, &w.post_write_pause).is_some(),
-        ),
-        (
-            "random_pk_rows",
-            pick(&s.random_pk_rows, &w.random_pk_rows).is_some(),
-        ),
-        (
-            "scan_clients",
-            pick(&s.scan_clients, &w.scan_clients).is_some(),
-        ),
-    ]);
-    refuse(p, at, "tpcc", &given);
-    let clients = s
-        .clients
-        .as_ref()
-        .map(|c| vec![*c.get_ref()])
-        .or_else(|| w.clients.as_ref().map(Clients::counts));
-    let layers = [serde_json::json!({
-        "warehouses": w.warehouses,
-        "tables": w.tables,
-        "clients": clients,
-        "seconds": w.seconds,
-        "warmup": w.warmup,
-        "mix": w.mix,
-        // As `ibench tpcc`: the largest client count unless given.
-        "load_threads": w.load_threads.or_else(|| clients.as_ref()?.iter().copied().max()),
-        "foreign_keys": w.foreign_keys,
-        "rate": w.rate,
-        "seed": w.seed,
-        "max_tries": w.max_tries,
-        "max_reconnects": w.max_reconnects,
-        "max_error_pct": w.max_error_pct.as_ref().map(|v| *v.get_ref()),
-    })];
-    WorkloadSpec::Tpcc(TpccSpec::assemble(&layers, scale))
+    match crate::spec::assemble::<T>(layers, scale) {
+        Ok(spec) => wrap(spec),
+        Err(e) => {
+            p.push(at.to_string(), e.message(key_name));
+            wrap(T::default())
+        }
+    }
 }
 
 /// Parses a size (the one parser of sizes, shared with `--memory-limit` and `--io-limit`).

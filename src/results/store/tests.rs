@@ -1,5 +1,6 @@
 //! Unit tests of the results database: opening, migrating, telling stores from other files.
 
+use super::sql::pg_sql;
 use super::*;
 
 #[test]

@@ -1,6 +1,6 @@
 //! The flags of a run's resource conditions (`--memory-limit`, `--io-limit`, `--os-cache`,
 //! `--server-cpus`, `--client-cpus`), shared by `run`, `micro` and `tpcc` through
-//! [`super::target::TargetArgs`]; checked into a [`Resources`].
+//! [`super::ConditionArgs`]; checked into a [`Resources`].
 
 use clap::Args;
 
