@@ -17,10 +17,6 @@ mod workload;
 
 pub use workload::{MaintenanceOutcome, Workload};
 
-/// [`MaintenanceOutcome`]'s former name, which `crate::workload` still uses: kept until that
-/// folder, under another change now, moves to the new name.
-pub type Pause = MaintenanceOutcome;
-
 use std::sync::Arc;
 use std::time::Duration;
 

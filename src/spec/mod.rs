@@ -393,7 +393,8 @@ fn restrict_prepare(
 ) -> Result<(), String> {
     if !*prepare && (prepare_only || from_dataset) {
         return Err(
-            "--no-prepare uses tables as they are: it goes with neither --prepare-only nor              --from-dataset"
+            "--no-prepare uses tables as they are: it goes with neither --prepare-only nor \
+             --from-dataset"
                 .to_string(),
         );
     }

@@ -556,7 +556,10 @@ impl Workload for InsertBenchmark {
         steps[index].is_query() && index > 0 && !steps[index - 1].is_query()
     }
 
-    fn maintenance(&self, change_settings: bool) -> Result<Option<crate::runner::Pause>> {
+    fn maintenance(
+        &self,
+        change_settings: bool,
+    ) -> Result<Option<crate::runner::MaintenanceOutcome>> {
         Ok(self
             .dbms
             .maintenance(&self.all_tables, change_settings)?

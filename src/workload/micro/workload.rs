@@ -21,7 +21,7 @@ use crate::results::model::StepResult;
 use crate::runner::client::ThreadSpec;
 use crate::runner::client_loop::{Driver, Pacing};
 use crate::runner::{Expect, StepEnv};
-use crate::runner::{Pause, Workload};
+use crate::runner::{MaintenanceOutcome, Workload};
 use crate::spec::MicroSpec;
 use crate::workload::{ForeignTables, sql};
 
@@ -415,7 +415,7 @@ impl Workload for Micro {
         self.pauses().get(index).copied().unwrap_or(false)
     }
 
-    fn maintenance(&self, change_settings: bool) -> Result<Option<Pause>> {
+    fn maintenance(&self, change_settings: bool) -> Result<Option<MaintenanceOutcome>> {
         let start = Instant::now();
         let mut tables = self.tables_of(Shape::Sbtest).to_vec();
         for &shape in &self.created {
@@ -448,7 +448,7 @@ impl Workload for Micro {
             Some(d) => format!("{d}, {waited}"),
             None => waited,
         };
-        Ok(Some(Pause { actions, settled }))
+        Ok(Some(MaintenanceOutcome { actions, settled }))
     }
 
     fn run_step(&mut self, index: usize, env: &StepEnv) -> Result<StepResult> {

@@ -284,7 +284,10 @@ impl Workload for Tpcc {
         self.spec.prepare && index == 1
     }
 
-    fn maintenance(&self, change_settings: bool) -> Result<Option<crate::runner::Pause>> {
+    fn maintenance(
+        &self,
+        change_settings: bool,
+    ) -> Result<Option<crate::runner::MaintenanceOutcome>> {
         Ok(self
             .dbms
             .maintenance(&self.tables, change_settings)?
