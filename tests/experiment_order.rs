@@ -208,7 +208,8 @@ fn three_configs_take_every_position_once_in_three_rounds() {
 /// runs' rates and the test without rounds (removed) are printed, for the record.
 #[test]
 fn compare_pairs_an_experiments_runs_by_round_and_calls_full_worse() {
-    let bench = Bench::new();
+    // The host to itself: a change in a step other tests' runs disturbed is not called.
+    let bench = Bench::exclusive();
     let file = bench.path("sync.toml");
     let two = [("off", "OFF"), ("full", "FULL")];
     let out = bench.out();
@@ -293,7 +294,7 @@ fn compare_pairs_an_experiments_runs_by_round_and_calls_full_worse() {
             );
         }
     }
-    assert_eq!(row["verdict"], "worse", "{row}");
+    assert!(crate::common::calls(&row, "worse"), "{row}");
     // The same runs unpaired (rounds removed), through the library.
     let store = ibench::results::store::Store::open_existing(&db).unwrap();
     let unpaired = |label: &str| {
@@ -312,8 +313,8 @@ fn compare_pairs_an_experiments_runs_by_round_and_calls_full_worse() {
     let report: Value =
         serde_json::from_str(&fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     let group = crate::report::group_step(&report, "l.i1", &b);
-    assert_eq!(
-        group["throughput"]["inserts_per_s"]["judged"]["mark"], "worse",
+    assert!(
+        crate::common::marked(&group["throughput"]["inserts_per_s"]["judged"], "worse"),
         "{group}"
     );
 }

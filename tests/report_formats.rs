@@ -89,7 +89,8 @@ fn primary(step: &Value) -> &'static str {
 
 #[test]
 fn json_markdown_and_html_of_one_model_agree_on_rates_marks_and_headline() {
-    let bench = Bench::new();
+    // The host to itself: a change in a step other tests' runs disturbed is not called.
+    let bench = Bench::exclusive();
     let size = ["--l0-rows", "20000", "--l1-rows", "24000", "--clients", "1"];
     for (label, sync) in [("off", "OFF"), ("off", "OFF"), ("full", "FULL")] {
         let pragma = format!("synchronous={sync}");

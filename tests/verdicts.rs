@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Bench, path_str};
+use crate::common::{Bench, calls, marked, path_str};
 
 /// A neighbour: one busy thread per CPU and a writer of 64 KiB blocks (fsync every MiB, at
 /// most 256 MiB) into `dir`, from creation until dropped (at most 10 minutes either way).
@@ -89,16 +89,6 @@ fn row<'a>(cmp: &'a Value, step: &str, key: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {step} {key} in {cmp}"))
 }
 
-/// Whether `row` calls `verdict`, or would and names the neighbour that kept it from it
-/// (runs beside other tests' runs on this host).
-fn calls(row: &Value, verdict: &str) -> bool {
-    row["verdict"] == verdict
-        || (row["verdict"] == "disturbed"
-            && row["note"]
-                .as_str()
-                .is_some_and(|n| n.starts_with(&format!("would be {verdict}"))))
-}
-
 /// synchronous=OFF, the same again (A/A) and FULL, three rounds in a balanced order, at the
 /// issue's shape (two clients, l.i0, l.x, l.i1, a query step): `compare` calls FULL worse
 /// in l.i0 and l.i1 with three runs a side and the report marks it; OFF against OFF calls
@@ -163,15 +153,8 @@ fn three_runs_a_side_call_a_large_change_and_nothing_in_a_a() {
         crate::report::group_step(&report, "l.i1", cell)["throughput"]["inserts_per_s"]["judged"]
             .clone()
     };
-    let marked = judged("lite/full/glibc/s");
-    assert!(
-        marked["mark"] == "worse"
-            || (marked["mark"] == "flagged"
-                && marked["note"]
-                    .as_str()
-                    .is_some_and(|n| n.contains("would be worse"))),
-        "{marked}"
-    );
+    let full = judged("lite/full/glibc/s");
+    assert!(marked(&full, "worse"), "{full}");
     assert_ne!(judged("lite/again/glibc/s")["mark"], "worse");
     assert_ne!(judged("lite/again/glibc/s")["mark"], "better");
 }

@@ -18,10 +18,7 @@
 //! the report's verdict, `compare` (a change it would call there is not called) and `history`
 //! (the gate judges the runs that were not disturbed).
 
-use std::fs;
-
-use serde::{Deserialize, Serialize};
-
+use super::pressure::PressureTotals;
 use super::proc::Sample;
 use crate::results::model::{Interference, PressureShares};
 
@@ -34,48 +31,6 @@ pub const STEAL_CORES: f64 = 0.1;
 /// Others' reads or writes on the database's device, MB/s, from which a step is disturbed
 /// (when also more than the target's own).
 pub const OTHERS_IO_MB_S: f64 = 16.0;
-
-/// Cumulative pressure stall totals, microseconds (`total=` of each line).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PressureTotals {
-    /// cpu some.
-    pub cpu_some: u64,
-    /// io some.
-    pub io_some: u64,
-    /// io full.
-    pub io_full: u64,
-    /// memory some.
-    pub memory_some: u64,
-    /// memory full.
-    pub memory_full: u64,
-}
-
-/// The `total=` of the `some` and `full` lines of one /proc/pressure file.
-fn pressure_file(name: &str) -> Option<(u64, u64)> {
-    let text = fs::read_to_string(format!("/proc/pressure/{name}")).ok()?;
-    let total = |kind: &str| -> Option<u64> {
-        let line = text.lines().find(|l| l.starts_with(kind))?;
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix("total="))?
-            .parse()
-            .ok()
-    };
-    Some((total("some")?, total("full").unwrap_or(0)))
-}
-
-/// The host's pressure stall totals; `None` without /proc/pressure.
-pub fn pressure_totals() -> Option<PressureTotals> {
-    let (cpu_some, _) = pressure_file("cpu")?;
-    let (io_some, io_full) = pressure_file("io")?;
-    let (memory_some, memory_full) = pressure_file("memory")?;
-    Some(PressureTotals {
-        cpu_some,
-        io_some,
-        io_full,
-        memory_some,
-        memory_full,
-    })
-}
 
 /// What the rest of the host did between samples `a` and `b` (the DBMS's tree known).
 /// `None` without a DBMS process tree to tell the target from the rest, or a window of 0.

@@ -10,6 +10,7 @@ pub mod figures;
 pub mod histogram;
 pub mod interference;
 pub mod outcome;
+pub mod pressure;
 pub mod proc;
 pub mod profile;
 pub mod recorder;

@@ -75,7 +75,7 @@ pub struct HostCounters {
     /// CPUs in /proc/stat.
     pub cpus: u32,
     /// Pressure stall totals (`/proc/pressure`), when the kernel has them.
-    pub psi: Option<super::interference::PressureTotals>,
+    pub psi: Option<super::pressure::PressureTotals>,
 }
 
 /// Cumulative counters of one block device from /proc/diskstats.
@@ -279,7 +279,7 @@ pub fn host_counters() -> HostCounters {
         irq_s: (t.irq.unwrap_or(0) + t.softirq.unwrap_or(0)) as f64 / tps,
         kernel_threads_s: None,
         cpus: k.cpu_time.len() as u32,
-        psi: super::interference::pressure_totals(),
+        psi: super::pressure::pressure_totals(),
     }
 }
 

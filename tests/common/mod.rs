@@ -513,3 +513,24 @@ pub fn exclusive_server_bench() -> Bench {
     fs::set_permissions(bench.path(""), fs::Permissions::from_mode(0o755)).unwrap();
     bench
 }
+
+/// Whether compare's `row` (JSON) calls `verdict`, or would and names the neighbour that kept
+/// it from it (a step a neighbour disturbed is not called: docs/metrics.md): the test's
+/// statistics hold either way, and a blip of the host's own does not fail it.
+pub fn calls(row: &serde_json::Value, verdict: &str) -> bool {
+    row["verdict"] == verdict
+        || (row["verdict"] == "disturbed"
+            && row["note"]
+                .as_str()
+                .is_some_and(|n| n.starts_with(&format!("would be {verdict}"))))
+}
+
+/// Whether a report cell's `judged` (JSON) is marked `mark`, or would be and was kept from it
+/// by a disturbed step (marked `flagged`, its note saying what it would be).
+pub fn marked(judged: &serde_json::Value, mark: &str) -> bool {
+    judged["mark"] == mark
+        || (judged["mark"] == "flagged"
+            && judged["note"]
+                .as_str()
+                .is_some_and(|n| n.contains(&format!("disturbed: would be {mark}"))))
+}
