@@ -46,9 +46,9 @@ use withheld::{coarse, flagged, step_flag};
 
 use crate::results::model::{RunResult, RunStatus, StepResult};
 
-/// Default false discovery rate over the table: 5%, which under no change at all (A/A) is
-/// the chance that any row is called (Benjamini and Hochberg 1995), one comparison in 20.
-pub const DEFAULT_ALPHA: f64 = 0.05;
+/// Default false discovery rate over the table: 1%, which under no change at all (A/A) bounds
+/// the chance that any row is called (Benjamini and Hochberg 1995): one comparison in 100.
+pub const DEFAULT_ALPHA: f64 = 0.01;
 /// Default noise threshold, percent: changes within +-this are not called a change.
 pub const DEFAULT_NOISE_PCT: f64 = 3.0;
 /// Runs per side advised before anything is tested on runs (with 2 the test has 1-2

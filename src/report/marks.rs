@@ -53,7 +53,7 @@ pub struct Judged {
 /// How relative values are marked, in one sentence for every format.
 pub const LEGEND: &str = "A relative value is marked better or worse only where the runs \
     support the change (the test of ibench compare: a moderated t on the runs, false discovery \
-    rate 5%, interval beyond +-3%); a ratio below 0.95 or above 1.05 they do not support says \
+    rate 1%, interval beyond +-3%); a ratio below 0.95 or above 1.05 they do not support says \
     'too noisy'; with one run on a side, values below 0.95 or above 1.05 are marked and say \
     'one run: no noise estimate'.";
 
