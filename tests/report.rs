@@ -225,8 +225,11 @@ window.addEventListener('load', () => setTimeout(() => {
   const height = document.documentElement.scrollHeight;
   const width = document.documentElement.scrollWidth;
   const plots = [...document.querySelectorAll('.uplot canvas')].map(size);
-  // Each step's first chart (its throughput) and the whole run's overview, as laid out.
-  const firsts = (window.ibenchPlots || []).filter(p => p && p.length).map(p => size(p[0].root));
+  // Each step's first main chart (its throughput; a step without ops, l.x, has none, only
+  // CPU, IO and gauges when it lasted a few seconds) and the whole run's overview, as laid out.
+  const main = q => q.root.parentNode && q.root.parentNode.classList.contains('main');
+  const firsts = (window.ibenchPlots || []).filter(p => p && p.some(main))
+    .map(p => size(p.find(main).root));
   const overview = window.ibenchOverview ? size(window.ibenchOverview.root) : null;
   // The first step with two charts or more and three seconds: hover the middle of its first
   // chart, then drag across its middle half.
@@ -259,8 +262,8 @@ window.addEventListener('load', () => setTimeout(() => {
 /// Opens the report in headless Chromium 1,400 px wide: no console errors (a load the page's
 /// Content Security Policy refused would be one), every chart laid out with a non-zero size,
 /// and a screenshot. Returns the probe: `height` and `width` of the page with its sections
-/// closed, `plots` (the uPlot charts' canvas sizes), `firsts` (each step's first chart, its
-/// throughput) and `overview` (the whole run's throughput chart, `null` without one), `hover` (the mouse over the middle of
+/// closed, `plots` (the uPlot charts' canvas sizes), `firsts` (each step's first main chart,
+/// its throughput; none for a step without ops) and `overview` (the whole run's throughput chart, `null` without one), `hover` (the mouse over the middle of
 /// the first chart of a step of three seconds or more: each of the step's charts' cursor index
 /// `idx` and legend values `legends`, and the step's `full` time range), `zoom` (each chart's
 /// time range after a drag across the middle half of that chart), then, every section opened,

@@ -249,3 +249,121 @@ fn the_gate_passes_a_neighbour_and_still_catches_a_regression() {
         .unwrap_or_else(|| panic!("{}", failed.stdout));
     assert!(line.contains(&ids[5]), "{line}");
 }
+
+/// Noise learned from history: four earlier runs of each configuration on this host, then two
+/// runs a side of OFF against FULL: `compare` lends the earlier runs' noise to the rows they
+/// know (said in its method, `prior_df` at least their degrees of freedom) and calls FULL
+/// worse in l.i0 with two runs a side; a store without the earlier runs lends nothing.
+#[test]
+fn compare_borrows_the_noise_of_earlier_runs_of_the_same_configurations() {
+    let bench = Bench::exclusive();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    for _ in 0..4 {
+        run(&bench, &store, "old-off", false, false);
+        run(&bench, &store, "old-full", true, false);
+    }
+    for _ in 0..2 {
+        run(&bench, &store, "off", false, false);
+        run(&bench, &store, "full", true, false);
+    }
+    let compare = |results: &str| -> Value {
+        let o = bench.run_raw(
+            &["compare", "off", "full", "--results", results, "--json"],
+            &[],
+        );
+        o.assert_success();
+        serde_json::from_str(&o.stdout).unwrap()
+    };
+    let cmp = compare(&store);
+    assert_eq!(cmp["history_runs"], 8, "{}", cmp["method"]);
+    assert!(
+        cmp["history_rows"].as_u64().unwrap() >= 2,
+        "{}",
+        cmp["method"]
+    );
+    let method = cmp["method"].to_string();
+    assert!(
+        method.contains("Noise from history") && method.contains("8 earlier runs"),
+        "{method}"
+    );
+    let r = row(&cmp, "l.i0", "inserts_per_s");
+    // Four runs of each of two configurations: 6 degrees of freedom lent.
+    assert!(r["test"]["prior_df"].as_f64().unwrap() >= 6.0, "{r}");
+    assert!(calls(r, "worse"), "{}", r["text"]);
+    // Only the compared runs: nothing to learn from.
+    let alone = bench.path("alone.db");
+    let docs: Vec<String> = crate::common::json_files(&bench.out())
+        .iter()
+        .filter(|p| {
+            let d: Value = serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap();
+            d["config"]["label"] == "off" || d["config"]["label"] == "full"
+        })
+        .map(|p| path_str(p).to_string())
+        .collect();
+    assert_eq!(docs.len(), 4);
+    let mut args = vec!["import", "--results", path_str(&alone)];
+    args.extend(docs.iter().map(String::as_str));
+    bench.run_raw(&args, &[]).assert_success();
+    let plain = compare(path_str(&alone));
+    assert_eq!(plain["history_rows"], 0, "{}", plain["method"]);
+}
+
+/// `--canary`: the host probed before and after each run (a CPU loop, an fsync, a memory copy),
+/// recorded, shown by `show`, and followed by `history` as a step of its own, not gated.
+#[test]
+fn the_canary_probes_the_host_and_history_follows_it() {
+    let bench = Bench::new();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    let ids: Vec<String> = (0..2)
+        .map(|_| {
+            let args = [
+                "--results",
+                &store,
+                "--steps",
+                "l.i0",
+                "--l0-rows",
+                "2000",
+                "--label",
+                "c",
+                "--canary",
+            ];
+            bench.run(&args).result().run_id
+        })
+        .collect();
+    let doc: Value = serde_json::from_str(
+        &fs::read_to_string(bench.out().join(format!("{}.json", ids[0]))).unwrap(),
+    )
+    .unwrap();
+    let canary = &doc["environment"]["canary"];
+    for probe in ["before", "after"] {
+        for figure in ["cpu_ms", "memcpy_gb_s"] {
+            assert!(canary[probe][figure].as_f64().unwrap() > 0.0, "{canary}");
+        }
+        assert!(canary[probe]["fsync_ms"].as_f64().is_some(), "{canary}");
+    }
+    // Not part of the configuration: a run without it is the same configuration.
+    assert_eq!(doc["config"]["canary"], true);
+    let show = bench.run_raw(&["show", "--results", &store, &ids[1]], &[]);
+    show.assert_success();
+    assert!(
+        show.stdout.contains("host canary: before: CPU loop "),
+        "{}",
+        show.stdout
+    );
+    let h = bench.run_raw(
+        &["history", "--results", &store, "c", "--format", "json"],
+        &[],
+    );
+    h.assert_success();
+    let h: Value = serde_json::from_str(&h.stdout).unwrap();
+    let canary: Vec<&Value> = h["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["step"] == "host canary")
+        .collect();
+    assert_eq!(canary.len(), 3, "{h}");
+    assert!(canary.iter().all(|s| s["gated"] == false));
+}

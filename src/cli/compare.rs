@@ -85,7 +85,8 @@ pub fn execute(args: &CompareArgs) -> Result<()> {
         alpha: args.alpha,
         noise_pct: args.noise_threshold,
     };
-    let cmp = compare::compare(&a, &b, &opts);
+    let learned = super::compare_history::learned(&store, &a, &b)?;
+    let cmp = compare::compare_with(&a, &b, &opts, Some(&learned));
     if cmp.rows.is_empty() {
         return Err(UsageError::new(format!(
             "{} and {} have no step in common to compare",

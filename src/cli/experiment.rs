@@ -48,6 +48,9 @@ pub struct ExperimentArgs {
     /// how many rounds each decision took (docs/experiments.md).
     #[arg(long)]
     pub until_decided: bool,
+    /// Every run probes the host before and after it, as `ibench run --canary`.
+    #[arg(long)]
+    pub canary: bool,
     /// Most rounds --until-decided runs.
     #[arg(long, value_name = "N", default_value_t = experiment::decided::DEFAULT_MAX_REPEATS,
           value_parser = clap::value_parser!(u32).range(2..=1000), requires = "until_decided")]
@@ -89,6 +92,7 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
         store,
         quiet: args.quiet,
         tags,
+        canary: args.canary,
     };
     runner::run(&plan, &options)?;
     if args.until_decided {

@@ -3,6 +3,7 @@
 
 pub mod argv;
 pub mod compare;
+mod compare_history;
 pub mod dataset;
 pub mod doctor;
 pub mod experiment;

@@ -31,6 +31,8 @@ pub struct Options {
     pub quiet: bool,
     /// Provenance tags (`--tag`) every run of this invocation is stored with.
     pub tags: crate::spec::tags::Tags,
+    /// `--canary`: every run probes the host before and after it.
+    pub canary: bool,
 }
 
 /// The run ids of the cells already complete, by (label, repeat); a usage error when a
@@ -394,6 +396,7 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
     let file = ResultsFile::create(out, &stem)?.with_store(store);
     let mut spec = cell.spec(out);
     spec.tags = options.tags.clone();
+    spec.canary = options.canary;
     let tag = ExperimentTag {
         name: plan.name.clone(),
         cell: cell.label.clone(),

@@ -50,7 +50,8 @@ pub fn build(store: &mut Store, name: &str, order: &Order, params: &Params) -> R
         Order::Version => "version".to_string(),
         Order::Tag(k) => format!("tag:{k}"),
     };
-    let all = series::extract(&runs);
+    let mut all = series::extract(&runs);
+    all.extend(series::canary_series(&runs));
     drop(runs);
     let key_of = |s: &series::Series| {
         format!(

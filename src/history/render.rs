@@ -47,7 +47,7 @@ pub fn point_text(p: &Point, gated: bool) -> String {
     let mark = match (p.cp.strong, p.regression, gated) {
         (false, _, _) => " weak",
         (true, true, true) => " REGRESSION",
-        (true, true, false) => " worse (device-wide: not gated)",
+        (true, true, false) => " worse (not gated)",
         (true, false, _) => "",
     };
     format!(

@@ -304,13 +304,72 @@ pub fn extract(runs: &[RunResult]) -> Vec<Series> {
     out
 }
 
+/// The host canary's series (`--canary`), as a step of its own named [`CANARY_STEP`]: the CPU
+/// loop's and the fsync's milliseconds and the memory copy's GB/s, each the mean of the probes
+/// before and after the run; shown, not gated (the host's drift, not the DBMS's). Only when
+/// two or more runs have it.
+pub fn canary_series(runs: &[RunResult]) -> Vec<Series> {
+    type Read = fn(&crate::results::canary::Probe) -> f64;
+    let figures: [(&str, &str, Better, usize, Read); 3] = [
+        ("canary_cpu_ms", "CPU loop ms", Better::Lower, 1, |p| {
+            p.cpu_ms
+        }),
+        ("canary_fsync_ms", "fsync ms", Better::Lower, 3, |p| {
+            p.fsync_ms
+        }),
+        (
+            "canary_memcpy_gb_s",
+            "memcpy GB/s",
+            Better::Higher,
+            2,
+            |p| p.memcpy_gb_s,
+        ),
+    ];
+    figures
+        .into_iter()
+        .map(|(key, label, better, digits, read)| {
+            let values: Vec<Option<f64>> = runs
+                .iter()
+                .map(|r| {
+                    let c = r.environment.canary.as_ref()?;
+                    let probes = [Some(c.before), c.after];
+                    let v: Vec<f64> = probes.iter().flatten().map(read).collect();
+                    Some(v.iter().sum::<f64>() / v.len() as f64)
+                })
+                .collect();
+            Series {
+                step: CANARY_STEP.to_string(),
+                figure: key.to_string(),
+                label: label.to_string(),
+                better,
+                digits,
+                floor: 10f64.powi(-(digits as i32)),
+                gated: false,
+                disturbed: vec![None; values.len()],
+                values,
+            }
+        })
+        .filter(|s| s.values.iter().flatten().count() >= 2)
+        .collect()
+}
+
+/// The step name the host canary's series go under.
+pub const CANARY_STEP: &str = "host canary";
+
 /// What identifies a configuration when runs are matched by it: the workload, the target
 /// (its kind and parameters), the server and statement settings, without what names one run
 /// (label, tags, output directory, file path, a managed server's port and data directory).
 pub fn fingerprint(run: &RunResult) -> String {
     let mut v = serde_json::to_value(&run.config).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
-        for k in ["label", "tags", "out_dir", "keep_data", "report_interval_s"] {
+        for k in [
+            "label",
+            "tags",
+            "out_dir",
+            "keep_data",
+            "report_interval_s",
+            "canary",
+        ] {
             o.remove(k);
         }
         if let Some(t) = o.get_mut("target").and_then(|t| t.as_object_mut()) {

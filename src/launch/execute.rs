@@ -227,8 +227,12 @@ fn new_run(
         .find(|p| p.exists())
         .and_then(|p| crate::metrics::storage::storage_of(p));
     environment.cost_per_hour = options.cost_per_hour;
-    environment.host_features =
-        crate::doctor::per_run(file.path().parent().unwrap_or(std::path::Path::new(".")));
+    let dir = file.path().parent().unwrap_or(std::path::Path::new("."));
+    environment.host_features = crate::doctor::per_run(dir);
+    environment.canary = spec.canary.then(|| crate::results::canary::Canary {
+        before: crate::metrics::canary::probe(dir),
+        after: None,
+    });
     let run_id = file
         .path()
         .file_stem()

@@ -2,6 +2,7 @@
 //! (/proc sampling and its per-op figures), and the registry of figures (figures.rs: what
 //! each is called, its unit and direction) the runner's lines and every report read.
 
+pub mod canary;
 pub mod cgroup;
 pub mod compact;
 pub mod compressed;

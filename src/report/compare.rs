@@ -27,8 +27,10 @@
 pub mod explain;
 pub mod flames;
 pub mod format;
+pub mod method;
 pub mod metrics;
 pub mod moderate;
+pub mod noise;
 pub mod paired;
 mod pool;
 pub mod stats;
@@ -186,6 +188,11 @@ pub struct Comparison {
     /// Steps a neighbour disturbed in a run of either side (`report/interference.rs`): step,
     /// run id, why. A change in them is not called (verdict `disturbed`).
     pub disturbed: Vec<(String, String, String)>,
+    /// Earlier runs of the compared configurations on this host whose noise was lent
+    /// (`noise.rs`); 0 when none.
+    pub history_runs: usize,
+    /// Rows whose noise came from those runs.
+    pub history_rows: usize,
     /// The comparison in one line: rows by verdict and the largest changes called
     /// ([`format::headline`]), what the terminal shows above the table.
     pub headline: String,
@@ -205,82 +212,21 @@ impl Comparison {
             .filter(|r| r.test.as_ref().is_some_and(|t| t.paired_rounds > 0))
             .count()
     }
-
-    /// The method in a few lines, for the head of the output.
-    pub fn method(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        match self.unit {
-            Unit::Runs => {
-                out.push(
-                    "Unit: the run. Each run's figure for the step (its rate, cost per op, mean \
-                     of the per-second largest response times) is one sample, so the variation \
-                     between runs is in the error; change = mean B / mean A - 1, tested on its \
-                     logarithm: a moderated t (Smyth 2004) where the noise of one run, pooled \
-                     over both sides, is shrunk towards that of the same figure in the other \
-                     steps (prior_df: the degrees of freedom borrowed), else Welch's t."
-                        .to_string(),
-                );
-                if self.rounds > 0 {
-                    out.push(format!(
-                        "Rounds as blocks: both sides ran in the same {} rounds of one \
-                         experiment; {} of the rows are tested paired by round (a paired t on \
-                         the rounds' log ratios ln(B/A), moderated the same way; change = \
-                         their geometric mean - 1), those where pairing pays: where the \
-                         rounds share enough of the noise to make up for the degrees of \
-                         freedom it spends (its interval at 1 - alpha narrower); the others \
-                         as above.",
-                        self.rounds,
-                        self.paired_rows()
-                    ));
-                }
-                if self.runs_a.min(self.runs_b) < ADVISED_RUNS {
-                    out.push(format!(
-                        "With 2 runs on a side a step's own noise has 2 degrees of freedom: a \
-                         change can be told only when far beyond the noise, and where the \
-                         figure's many steps agree in their noise (prior_df > 0); a step \
-                         noisier than its peers, a change of a few percent, or a figure of \
-                         two or three steps cannot be told. {ADVISED_RUNS} or more runs a side are advised."
-                    ));
-                }
-            }
-            Unit::Seconds => out.push(format!(
-                "ONLY NOISE WITHIN RUNS IS ACCOUNTED FOR: {} a single run, so the samples are \
-                 the runs' seconds (first and last dropped, their number corrected for \
-                 autocorrelation). The variation between runs (a new process, server, file \
-                 layout), usually the larger, is not in these intervals. Repeat each \
-                 configuration at least {ADVISED_RUNS} times (same --label) to test on runs.",
-                match (self.runs_a, self.runs_b) {
-                    (1, 1) => "A and B each have",
-                    (1, _) => "A has",
-                    _ => "B has",
-                }
-            )),
-        }
-        if self.tests == 0 {
-            out.push("No step and metric had enough samples to test.".to_string());
-            return out;
-        }
-        out.push(format!(
-            "False discovery rate {}% over the {} tests (Benjamini-Hochberg; q = adjusted p): \
-             {} discovered. Intervals of the ratio of the means (delta method, log scale) at {} \
-             (1 - max(R,1) alpha/m, Benjamini-Yekutieli), so they exclude 0 exactly for the \
-             discoveries.",
-            fmt_num(self.alpha * 100.0),
-            self.tests,
-            self.discoveries,
-            fmt_level(self.ci_level),
-        ));
-        out.push(format!(
-            "Better/worse: interval beyond the noise threshold +-{}% (--noise-threshold); \
-             no change: interval within it; inconclusive: neither.",
-            fmt_num(self.noise_pct)
-        ));
-        out
-    }
 }
 
 /// Compares the runs of A with the runs of B, step by step over the steps every run has.
 pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
+    compare_with(a, b, opts, None)
+}
+
+/// [`compare`], with the noise `learned` from earlier runs of the same configurations on the
+/// same host (`noise.rs`) lent to the rows it knows, in place of the other steps' prior.
+pub fn compare_with(
+    a: &[RunResult],
+    b: &[RunResult],
+    opts: &Options,
+    learned: Option<&noise::Learned>,
+) -> Comparison {
     let unit = if a.len() >= 2 && b.len() >= 2 {
         Unit::Runs
     } else {
@@ -334,11 +280,17 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         Unit::Runs => priors(&rows),
         Unit::Seconds => Default::default(),
     };
+    let mut history_rows = 0;
     let rows: Vec<_> = rows
         .into_iter()
         .map(|(step, metric, estimates, pool, by_round)| {
+            // History knows one run's noise: for rows tested on runs, unpaired.
+            let lent = learned
+                .filter(|_| unit == Unit::Runs && by_round.is_none())
+                .and_then(|l| l.prior(&step, &metric.key));
+            history_rows += usize::from(lent.is_some() && estimates.is_ok());
             let test = estimates.and_then(|sides| {
-                test_row(sides, by_round.as_ref(), priors.get(&pool))
+                test_row(sides, by_round.as_ref(), lent.or(priors.get(&pool)))
                     .ok_or_else(|| "a side's value is 0: no ratio to test".to_string())
             });
             (step, metric, test)
@@ -365,6 +317,12 @@ pub fn compare(a: &[RunResult], b: &[RunResult], opts: &Options) -> Comparison {
         explain: explained,
         flags: flags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         disturbed,
+        history_runs: if history_rows > 0 {
+            learned.map_or(0, |l| l.runs)
+        } else {
+            0
+        },
+        history_rows,
         headline: String::new(),
     };
     let mut q = q.into_iter();
@@ -616,6 +574,8 @@ mod tests {
             explain: Vec::new(),
             flags: Vec::new(),
             disturbed: Vec::new(),
+            history_runs: 0,
+            history_rows: 0,
             headline: String::new(),
         }
     }

@@ -441,6 +441,8 @@ mod tests {
             explain: Vec::new(),
             flags: Vec::new(),
             disturbed: Vec::new(),
+            history_runs: 0,
+            history_rows: 0,
             headline: String::new(),
         }
     }

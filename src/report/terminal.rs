@@ -241,6 +241,9 @@ fn summary_text(run: &RunResult) -> String {
     out.push_str(&crate::report::tpcc::section(run));
     out.push_str(&crate::report::resources::section(run));
     out.push_str(&crate::report::interference::section(run));
+    if let Some(c) = &run.environment.canary {
+        out.push_str(&format!("\n{}\n", crate::metrics::canary::text(c)));
+    }
     out.push_str(&crate::report::seconds::section(run));
     out.push_str(&crate::report::compaction::section(run));
     out.push_str(&crate::report::perf_context::section(run));

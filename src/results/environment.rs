@@ -48,5 +48,6 @@ pub fn collect(dbms: &dyn Dbms) -> anyhow::Result<Environment> {
         storage: None,
         cost_per_hour: None,
         host_features: Vec::new(),
+        canary: None,
     })
 }

@@ -6,6 +6,7 @@
 
 pub mod abandoned;
 pub mod bounds;
+pub mod canary;
 pub mod cost;
 pub mod dataset;
 pub mod environment;

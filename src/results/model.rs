@@ -167,6 +167,9 @@ pub struct Environment {
     /// in older documents).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_features: Vec<crate::results::features::HostFeature>,
+    /// `--canary`: the host probed before and after the run (absent without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary: Option<crate::results::canary::Canary>,
 }
 
 /// The file system and devices under a run's database.

@@ -260,6 +260,10 @@ pub fn run_steps_gated(
         Err(e) => Err(e),
         Ok(()) => run_steps_inner(workload, options, run, file, display, costs, &mut gate),
     };
+    if let Some(c) = run.environment.canary.as_mut() {
+        let dir = file.path().parent().unwrap_or(std::path::Path::new("."));
+        c.after = Some(crate::metrics::canary::probe(dir));
+    }
     run.finished_at = Some(Utc::now());
     match &outcome {
         Ok(()) => run.status = RunStatus::Complete,

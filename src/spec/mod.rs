@@ -208,6 +208,10 @@ pub struct RunSpec {
     /// observer effect).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_sampling: bool,
+    /// `--canary`: probe the host (a CPU loop, an fsync, a memory copy) before and after the
+    /// run (`crate::metrics::canary`); not part of what identifies a configuration.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub canary: bool,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -36,4 +36,9 @@ pub struct ConditionArgs {
     /// per-second gauges or wait events). To measure what the sampling costs.
     #[arg(long)]
     pub no_sampling: bool,
+    /// Probe the host before and after the run (a fixed CPU loop, a 4 KiB fdatasync in the
+    /// results' directory, a 64 MiB memory copy; about 0.1 s each time), so that drift of the
+    /// host itself shows as drift of the canary (`show`, `history`).
+    #[arg(long)]
+    pub canary: bool,
 }

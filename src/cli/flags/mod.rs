@@ -73,6 +73,7 @@ impl RunFlags<'_> {
             resources,
             cooldown_s: c.cooldown,
             no_sampling: c.no_sampling,
+            canary: c.canary,
         })
     }
 

@@ -144,6 +144,7 @@ impl Cell {
             resources: self.resources.clone(),
             cooldown_s: self.cooldown_s,
             no_sampling: self.no_sampling,
+            canary: false,
         }
     }
 }
