@@ -367,3 +367,57 @@ fn the_canary_probes_the_host_and_history_follows_it() {
     assert_eq!(canary.len(), 3, "{h}");
     assert!(canary.iter().all(|s| s["gated"] == false));
 }
+
+/// Repeats until decided: synchronous=OFF against FULL from two rounds, `max_repeats = 4` in
+/// the file: rounds are added while a throughput is inconclusive; the output names each
+/// decision and the rounds it took; the store holds two runs a round. (Steps l.i0 and l.i1:
+/// a figure the change does not move, l.x's index rows/s, is decided only when its interval
+/// fits within the 3% threshold, which at these sizes takes more rounds than a test can.)
+#[test]
+fn an_experiment_runs_rounds_until_its_throughput_is_decided() {
+    let bench = Bench::exclusive();
+    let file = bench.path("auto.toml");
+    fs::write(
+        &file,
+        "name = \"auto\"\nrepeats = 2\nmax_repeats = 4\nbase = \"lite/off/glibc/s\"\n\n\
+         [workload]\nsteps = \"l.i0,l.i1\"\nclients = 2\nrows_per_client = 20000\n\
+         l0_batch = 50\nl1_rows = 4000\n\n\
+         [[target]]\nname = \"lite\"\ndbms = \"sqlite\"\n\n[[setup]]\nname = \"s\"\n\n\
+         [[config]]\nname = \"off\"\noptions = { synchronous = \"OFF\" }\n\n\
+         [[config]]\nname = \"full\"\noptions = { synchronous = \"FULL\" }\n",
+    )
+    .unwrap();
+    let out = bench.out();
+    let o = bench.run_raw(
+        &["experiment", path_str(&file), "--out", path_str(&out), "-q"],
+        &[],
+    );
+    o.assert_success();
+    eprintln!("{}", o.stdout);
+    let rounds: u32 = o
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("decided after "))
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("not decided within 4 rounds:\n{}", o.stdout));
+    assert!((2..=4).contains(&rounds), "{}", o.stdout);
+    // Worse (or, beside a neighbour, disturbed: not waited for).
+    for step in ["l.i0", "l.i1"] {
+        let said = |v: &str| format!("lite/full/glibc/s {step} ins/s: {v} after");
+        assert!(
+            o.stdout
+                .lines()
+                .any(|l| l.contains(&said("worse")) || l.contains(&said("disturbed"))),
+            "{step}:\n{}",
+            o.stdout
+        );
+    }
+    let store = ibench::results::store::Store::open_existing(&out.join("results.db")).unwrap();
+    for cell in ["lite/off/glibc/s", "lite/full/glibc/s"] {
+        assert_eq!(
+            store.load_all(cell).unwrap().len(),
+            rounds as usize,
+            "{cell}"
+        );
+    }
+}

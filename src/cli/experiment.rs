@@ -95,8 +95,13 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
         canary: args.canary,
     };
     runner::run(&plan, &options)?;
-    if args.until_decided {
-        until_decided(plan, &options, args.max_repeats)?;
+    // The flag, or the file's `max_repeats` (the flag's --max-repeats wins when given).
+    let max = match (args.until_decided, plan.max_repeats) {
+        (true, _) => Some(args.max_repeats),
+        (false, file) => file,
+    };
+    if let Some(max) = max {
+        until_decided(plan, &options, max)?;
     }
     Ok(())
 }

@@ -27,6 +27,11 @@ pub struct ExperimentFile {
     /// Runs per cell (default 1).
     #[serde(default)]
     pub repeats: Option<Spanned<u32>>,
+    /// Repeats until decided: after `repeats` rounds, one more at a time while a cell's
+    /// throughput against the base is inconclusive, up to this many rounds (as
+    /// `--until-decided --max-repeats N`).
+    #[serde(default)]
+    pub max_repeats: Option<Spanned<u32>>,
     /// Pause between two cells, seconds (default 0).
     #[serde(default)]
     pub cooldown_seconds: Option<Spanned<u64>>,

@@ -284,6 +284,10 @@ fn per_second(costs: &StepCosts) -> EfficiencySeries {
         series
             .dbms_rss_bytes
             .push(s.dbms.map(|c| c.rss_bytes).unwrap_or(0));
+        if let Some(i) = super::interference::between(prev, s) {
+            series.others_cpu_cores.push(i.others_cpu_cores);
+            series.steal_cores.push(i.steal_cores);
+        }
         if let Some(c) = &s.cgroup {
             let cg = series.cgroup.get_or_insert_with(Default::default);
             cg.memory_bytes.push(c.usage.unwrap_or(0));

@@ -297,6 +297,14 @@ pub struct EfficiencySeries {
     pub device_kb_written: Vec<f64>,
     /// DBMS RSS at the end of each second, bytes.
     pub dbms_rss_bytes: Vec<u64>,
+    /// CPU other processes used in each second, cores (`efficiency.interference`'s figure
+    /// second by second; the kernel's threads are read at the step's ends only, so here they
+    /// count as others); empty where the DBMS's processes are unknown and in older documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others_cpu_cores: Vec<f64>,
+    /// Steal in each second, cores; empty likewise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steal_cores: Vec<f64>,
     /// The DBMS's gauges at the end of each second, by name (`Dbms::gauges`: RocksDB's L0
     /// files, pending compaction bytes...; docs/metrics.md); `null` where a reading lacked
     /// it. Absent in documents of DBMS without gauges and of older versions.

@@ -59,6 +59,9 @@ pub struct Plan {
     pub scale: f64,
     /// Runs per cell.
     pub repeats: u32,
+    /// `max_repeats`: rounds until decided, at most this many (`experiment/decided.rs`);
+    /// `None` to run `repeats` rounds only.
+    pub max_repeats: Option<u32>,
     /// Pause between cells.
     pub cooldown: Duration,
     /// Label of the base cell.
@@ -246,6 +249,7 @@ pub fn build(
     };
     let (cells_once, server_checks) = cells::build(&mut p, &matrix, &labels);
     let cells = repeat(&mut p, &cells_once, repeats);
+    let max_repeats = max_repeats(&mut p, &file, repeats);
     let problems = p.list;
     let plan = Plan {
         name_line: source.line_of(file.name.span().start),
@@ -253,6 +257,7 @@ pub fn build(
         source,
         scale,
         repeats,
+        max_repeats,
         cooldown,
         base,
         dimensions: [
@@ -574,6 +579,20 @@ impl Plan {
             ..self.clone()
         }
     }
+}
+
+/// `max_repeats`, checked: 2..=1000 and at least `repeats`.
+fn max_repeats(p: &mut Problems<'_>, file: &ExperimentFile, repeats: u32) -> Option<u32> {
+    let m = file.max_repeats.as_ref()?;
+    let v = *m.get_ref();
+    if !(2..=1000).contains(&v) || v < repeats {
+        p.at(
+            m,
+            format!("max_repeats {v} is out of range: expected 2..=1000 and at least repeats ({repeats})"),
+        );
+        return None;
+    }
+    Some(v)
 }
 
 /// `scale` (`--scale` wins), `repeats` and `cooldown_seconds`, checked.

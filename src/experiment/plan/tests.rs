@@ -355,3 +355,38 @@ fn on_node_failure_is_for_clusters() {
         );
     }
 }
+
+#[test]
+fn max_repeats_adds_rounds_in_the_balanced_order_and_is_checked() {
+    let text = MATRIX.replace("repeats = 2", "repeats = 2\nmax_repeats = 4");
+    let (p, problems) = plan(&text, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!((p.repeats, p.max_repeats), (2, Some(4)));
+    // One round more: the first two rounds as they were, the third in its balanced order.
+    let more = p.with_repeats(3);
+    let once = p.cells.len() / 2;
+    assert_eq!(more.cells.len(), 3 * once);
+    for (a, b) in p.cells.iter().zip(&more.cells) {
+        assert_eq!(
+            (&a.label, a.repeat, a.position),
+            (&b.label, b.repeat, b.position)
+        );
+    }
+    let third: Vec<usize> = more.cells[2 * once..]
+        .iter()
+        .map(|c| p.cells.iter().position(|x| x.label == c.label).unwrap())
+        .collect();
+    assert_eq!(third, order::round_order(once, 2));
+    for bad in ["max_repeats = 1", "max_repeats = 1001"] {
+        let (_, problems) = plan(
+            &MATRIX.replace("repeats = 2", &format!("repeats = 2\n{bad}")),
+            None,
+        );
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.message.starts_with("max_repeats")),
+            "{bad}: {problems:?}"
+        );
+    }
+}
