@@ -10,33 +10,31 @@
 //! Settings are checked with `mariadbd --help --verbose` on the generated option file (it
 //! names every unknown variable and bad value); MyRocks column family option strings are
 //! parsed by RocksDB only when it starts, so a config that sets them is started once.
+//!
+//! This file is the family: its `ServerFamily` methods, the settings check and MyRocks'
+//! plugin. Starting one server (my.cnf, install, `mariadbd`, root's login) is `node.rs`,
+//! which the family, its binlog replicas and its Galera nodes (`server/replicas/`) call.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::check::{normalize, quoted_after};
-use super::process::{self, push_user_config, run_setup, server_command, write_private_file};
-use super::socket_dir;
-
-/// MariaDB's default `max_connections`.
-const DEFAULT_MAX_CONNECTIONS: usize = 151;
+use super::process::write_private_file;
 use super::{
     Binaries, ManagedServer, ServerFamily, SettingProblem, SettingsCheck, StartContext,
 };
 use crate::dbms::mysql::{Engine, MysqlParams};
-use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Params};
 use crate::spec::{Malloc, ServerSpec};
 
-/// The registry's MariaDB server family.
-pub static MARIADB: MariadbFamily = MariadbFamily;
+pub(super) mod node;
 
-/// MariaDB's mariadb-install-db + mariadbd.
-pub struct MariadbFamily;
+use node::{Node, start_node};
+pub use node::{MARIADB, MariadbFamily};
+pub(crate) use node::root_opts;
 
 /// Where Debian's mariadb-plugin-rocksdb puts the plugin.
 pub const PLUGIN_DIRS: &[&str] = &[
@@ -54,21 +52,6 @@ pub fn rocksdb_plugin() -> Option<PathBuf> {
         .map(|d| Path::new(d).join("ha_rocksdb.so"))
         .find(|p| crate::hide::exists(p))
 }
-
-/// Run before the server accepts connections: root gets the run's password, on the two hosts
-/// a TCP connection from 127.0.0.1 can match; every other account that could log in goes.
-const INIT_SQL: &str = "DELETE FROM mysql.global_priv WHERE User <> 'mariadb.sys' \
-     AND NOT (User = 'root' AND Host IN ('localhost', '127.0.0.1'));\n\
-     FLUSH PRIVILEGES;\n\
-     ALTER USER 'root'@'localhost' IDENTIFIED BY '{pw}';\n\
-     ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '{pw}';\n\
-     CREATE DATABASE IF NOT EXISTS ibench;\n";
-
-/// Unix socket paths are limited to ~107 bytes.
-const MAX_SOCKET_PATH: usize = 100;
-
-/// Names of the socket directories under /tmp for a deep --out (see [`socket_dir`]).
-const SOCKET_DIR_PREFIX: &str = "ibench-mariadb-";
 
 impl ServerFamily for MariadbFamily {
     fn dbms(&self) -> DbmsKind {
@@ -159,142 +142,6 @@ impl ServerFamily for MariadbFamily {
         }
         problems
     }
-}
-
-/// What a MariaDB server started by [`start_node`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Node {
-    /// A server of its own (or a Galera cluster's first node, or a binlog replica): installed
-    /// afresh (unless restored), root's password set by an init file.
-    Own,
-    /// A Galera node joining a running cluster: its data directory comes by state transfer
-    /// from the cluster (root's password with it), so nothing is installed or initialised.
-    Joiner,
-}
-
-/// Writes the server's my.cnf, installs the data directory (not for a [`Node::Joiner`]) and
-/// starts `mariadbd`; returns once it accepts root's connections.
-pub(super) fn start_node(ctx: &StartContext<'_>, node: Node) -> Result<ManagedServer> {
-    let data = ctx.dir.join("data");
-    // Temporary tables and files in a private directory of this server's own, not the
-    // shared /tmp: with six servers set up at once there, one's bootstrap found its
-    // temporary table's file gone ("Could not remove temporary table
-    // '/tmp/#sql-temptable-…'", then "Unknown table 'mysql.tmp_user_sys'") and
-    // mariadb-install-db failed; none of twelve did with a directory each.
-    let (files, tmp) = (private(ctx, "files")?, private(ctx, "tmp")?);
-    let mut socket = ctx.dir.join("mysqld.sock");
-    let mut socket_dir = None;
-    // Those an ibench killed meanwhile left behind go first.
-    socket_dir::sweep(SOCKET_DIR_PREFIX, ctx.account);
-    if socket.as_os_str().len() > MAX_SOCKET_PATH {
-        // A deep --out: a private directory of its own under /tmp.
-        let d = socket_dir::create(SOCKET_DIR_PREFIX, ctx.port, ctx.account)?;
-        socket = d.join("mysqld.sock");
-        socket_dir = Some(d);
-    }
-    let init = ctx.dir.join("init.sql");
-    let mut cnf = format!(
-        "[mysqld]\ndatadir = {}\nport = {}\nbind-address = 127.0.0.1\nsocket = {}\n\
-         pid-file = {}\nsecure-file-priv = {}\nlocal-infile = 0\ntmpdir = {}\n",
-        data.display(),
-        ctx.port,
-        socket.display(),
-        ctx.dir.join("mysqld.pid").display(),
-        files.display(),
-        tmp.display(),
-    );
-    if node == Node::Own {
-        write_private_file(&init, &INIT_SQL.replace("{pw}", ctx.password), ctx.account)?;
-        cnf.push_str(&format!("init-file = {}\n", init.display()));
-    }
-    if MysqlParams::of(ctx.params).engine == Engine::Rocksdb {
-        cnf.push_str("plugin-load-add = ha_rocksdb.so\n");
-        // Perf context counts (no timers) for select-min's perf context (docs/metrics.md).
-        cnf.push_str("rocksdb_perf_context_level = 2\n");
-    }
-    if ctx.connections > DEFAULT_MAX_CONNECTIONS {
-        // Room for the run's connections (the default is 151; a config may still say).
-        cnf.push_str(&format!("max_connections = {}\n", ctx.connections));
-    }
-    if let Some(r) = &ctx.spec.replicas {
-        cnf.push_str(&super::replicas::mariadb::primary_settings(r));
-    }
-    // A fragment may carry its own sections; the options after it belong to [mysqld].
-    push_user_config(&mut cnf, ctx, "[mysqld]\n");
-    if ctx.spec.replicas.is_some() {
-        cnf.push_str(super::replicas::mariadb::PRIMARY_ID);
-    }
-    let cnf_path = ctx.dir.join("my.cnf");
-    write_private_file(&cnf_path, &cnf, ctx.account)?;
-
-    let mut install = process::command(&ctx.binaries.setup, ctx, false)?;
-    install
-        .arg(format!("--defaults-file={}", cnf_path.display()))
-        .args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
-    match node {
-        Node::Own if !ctx.restored => run_setup(install, "mariadb-install-db", ctx.log)?,
-        Node::Own => {}
-        Node::Joiner => {
-            // Empty: the state transfer fills it.
-            fs::create_dir_all(&data)?;
-            super::private_dir(&data, ctx.account)?;
-        }
-    }
-
-    let mut cmd = server_command(&ctx.binaries.server, ctx)?;
-    cmd.arg(format!("--defaults-file={}", cnf_path.display()));
-    let child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", ctx.binaries.server.display()))?;
-    let url = ServerUrl::parse(&format!("mysql://root@127.0.0.1:{}/ibench", ctx.port), "")?
-        .with_password(ctx.password);
-    let mut server = ManagedServer::spawned(&MARIADB, child, url, ctx);
-    server.cleanup.extend(socket_dir);
-    let opts = probe_opts(ctx);
-    let ready = server.wait_ready(Duration::from_secs(ctx.spec.start_timeout_s), || {
-        mysql::Conn::new(opts.clone()).is_ok()
-    });
-    // The server has read it (or failed); the password lives in memory only from here.
-    let _ = fs::remove_file(&init);
-    ready?;
-    Ok(server)
-}
-
-/// How the start-up probe connects to the node of `ctx`: TCP, short timeouts (a Galera joiner
-/// accepts connections during its state transfer and may never answer one accepted then: the
-/// probe gives up on it and tries again).
-fn probe_opts(ctx: &StartContext<'_>) -> mysql::Opts {
-    let io = Some(Duration::from_secs(5));
-    root_opts(ctx.port, Some(ctx.password), Duration::from_secs(2), io)
-        .db_name(Some("ibench"))
-        .into()
-}
-
-/// A root login to the MariaDB server ibench started on 127.0.0.1:`port`, over TCP (never a
-/// socket): connecting gives up after `connect`, each read or write after `io` (`None`: waits).
-pub(crate) fn root_opts(
-    port: u16,
-    password: Option<&str>,
-    connect: Duration,
-    io: Option<Duration>,
-) -> mysql::OptsBuilder {
-    mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .pass(password)
-        .prefer_socket(false)
-        .tcp_connect_timeout(Some(connect))
-        .read_timeout(io)
-        .write_timeout(io)
-}
-
-/// A directory `name` of the server's own, private to its account.
-fn private(ctx: &StartContext<'_>, name: &str) -> Result<std::path::PathBuf> {
-    let dir = ctx.dir.join(name);
-    fs::create_dir_all(&dir)?;
-    super::private_dir(&dir, ctx.account)?;
-    Ok(dir)
 }
 
 /// The variable a `mariadbd` error line is about.

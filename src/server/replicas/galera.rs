@@ -23,17 +23,17 @@
 //! After it, the node's identity (provider, cluster, node name and addresses).
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use mysql::prelude::Queryable;
 
 use super::rejoin::{NodeKind, Rejoin};
-use crate::error::Interrupted;
-use crate::server::mariadb::{Node, start_node};
+use crate::server::mariadb::node::{Node, start_node};
 use crate::server::process::{self, free_port, run_setup};
 use crate::server::{ManagedServer, StartContext, private_dir};
 use crate::spec::{GaleraSpec, ServerSpec};
+use status::{port_taken, wait_synced_at};
+
+pub(super) mod status;
 
 /// Debian's galera-4 provider.
 pub const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
@@ -166,17 +166,6 @@ impl NodeSpecs<'_> {
     }
 }
 
-/// What a joiner's log says when it failed because one of its ports was taken by another
-/// process between the moment ibench found it free and the moment it was bound: the
-/// server's own ports ("Address already in use"), or the state transfer's port (the rsync
-/// daemon exits or finds the port taken, and the joiner gives up: "Failed to prepare for
-/// 'rsync' SST").
-const PORT_TAKEN: &[&str] = &[
-    "Address already in use",
-    "has been taken by another program",
-    "daemon (PID: ",
-];
-
 /// What a joiner's log says when the donor reported that the state transfer failed (the
 /// joiner's own part was ready: its rsync daemon listened): the donor's log has the cause.
 const SST_FAILED: &str = "Will never receive state";
@@ -185,7 +174,7 @@ const SST_FAILED: &str = "Will never receive state";
 const DONOR_FAILED: &[&str] = &["WSREP_SST: [ERROR]", "State transfer to "];
 
 /// Starts joiner `i` (n2 is 1) on `ports[i]` and waits until it is synced with the cluster.
-/// When it fails because a port was taken ([`PORT_TAKEN`] in its log) or the donor's part
+/// When it fails because a port was taken ([`PORT_TAKEN`](status::PORT_TAKEN) in its log) or the donor's part
 /// of the state transfer failed ([`SST_FAILED`]: the copy of a small, idle node's data
 /// directory on this host, nothing a setting changes), says why on stderr (with the donor's
 /// error line) and starts it once more on new ports, from an empty data directory,
@@ -223,13 +212,6 @@ fn join(specs: &NodeSpecs<'_>, ports: &mut [Ports], i: usize) -> Result<ManagedS
     ports[i] = Ports::free(free_port()?, free_port()?)?;
     start_joiner(specs, ports, i, &dir, &log)
         .with_context(|| format!("Galera node {name}, started again on new ports after: {cause}"))
-}
-
-/// The first line of a node's `log` saying one of its ports was taken ([`PORT_TAKEN`]).
-pub(super) fn port_taken(log: &str) -> Option<String> {
-    log.lines()
-        .find(|l| PORT_TAKEN.iter().any(|p| l.contains(p)))
-        .map(|l| l.trim().to_string())
 }
 
 /// The last line of a donor's `log` saying its part of a state transfer failed.
@@ -299,54 +281,9 @@ fn wait_synced(node: &ManagedServer, name: &str, size: usize, timeout_s: u64) ->
     wait_synced_at(port, node.url.password(), name, Some(size), timeout_s)
 }
 
-/// Waits until the node on `port` is synced (with a cluster of `size` nodes, when given).
-pub(super) fn wait_synced_at(
-    port: u16,
-    password: Option<&str>,
-    name: &str,
-    size: Option<usize>,
-    timeout_s: u64,
-) -> Result<()> {
-    // A joiner accepts connections during its state transfer and may never answer one
-    // accepted then (seen: the handshake still waiting minutes after the node synced).
-    let io = Some(Duration::from_secs(5));
-    let opts: mysql::Opts =
-        crate::server::mariadb::root_opts(port, password, Duration::from_secs(2), io).into();
-    let deadline = Instant::now() + Duration::from_secs(timeout_s);
-    let mut last = String::new();
-    loop {
-        if let Ok(mut c) = mysql::Conn::new(opts.clone()) {
-            let rows: Vec<(String, String)> = c
-                .query(
-                    "SHOW GLOBAL STATUS WHERE variable_name IN \
-                     ('wsrep_local_state_comment', 'wsrep_cluster_size')",
-                )
-                .unwrap_or_default();
-            let get = |n: &str| {
-                rows.iter()
-                    .find(|r| r.0.eq_ignore_ascii_case(n))
-                    .map(|r| r.1.clone())
-                    .unwrap_or_default()
-            };
-            let (state, members) = (get("wsrep_local_state_comment"), get("wsrep_cluster_size"));
-            if state == "Synced" && size.is_none_or(|n| members == n.to_string()) {
-                return Ok(());
-            }
-            last = format!("{state}, cluster size {members}");
-        }
-        if crate::interrupt::requested() {
-            return Err(Interrupted.into());
-        }
-        if Instant::now() >= deadline {
-            bail!("Galera node {name} was not synced within {timeout_s} s (last: {last})");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::port_taken;
+    use super::status::port_taken;
 
     /// The lines MariaDB 10.11 and its wsrep_sst_rsync write when a port was taken; an SST
     /// that failed otherwise is not retried.

@@ -1,5 +1,6 @@
 //! Binlog replicas of a managed MariaDB (`--replicas N`): the primary writes a row-based
-//! binary log with GTIDs (`server_id = 1`, `log_bin`, `binlog_format = ROW`); each replica is
+//! binary log with GTIDs (`server_id = 1`, `log_bin`, `binlog_format = ROW`: written by
+//! `server/mariadb/node.rs`, `primary_settings` and `PRIMARY_ID`); each replica is
 //! a fresh MariaDB set up exactly as the primary was (same install, same init: the `ibench`
 //! database, root's password only), then told to replicate from the primary's GTID position
 //! at that moment (`gtid_slave_pos`, `CHANGE MASTER TO ... MASTER_USE_GTID = slave_pos`), so
@@ -22,25 +23,10 @@ use mysql::{Conn, Opts};
 
 use super::rejoin::{NodeKind, Rejoin};
 use crate::error::Interrupted;
+use crate::server::mariadb::node::{Node, root_opts, start_node};
 use crate::server::process::free_port;
-use crate::server::{ManagedServer, ServerFamily, StartContext, private_dir};
+use crate::server::{ManagedServer, StartContext, private_dir};
 use crate::spec::{ReplicaSpec, ServerSpec};
-
-/// The primary's own settings when it has replicas, before the user's config (which may
-/// tune them); its `server_id` comes after the user's config (see [`PRIMARY_ID`]).
-pub fn primary_settings(spec: &ReplicaSpec) -> String {
-    let mut text = String::from(
-        "\n# ibench: the primary of binlog replicas\nlog_bin = binlog\nbinlog_format = ROW\n",
-    );
-    if spec.sync > 0 {
-        text.push_str("rpl_semi_sync_master_enabled = ON\n");
-    }
-    text
-}
-
-/// The primary's `server_id`, written after the user's config: replication needs each node's
-/// to differ.
-pub const PRIMARY_ID: &str = "\n# ibench: replication identity\nserver_id = 1\n";
 
 /// Starts the replicas `spec` asks for of `primary` (started with `ctx`), each replicating
 /// once this returns; a replica that fails stops those started before it (their `Drop`).
@@ -95,8 +81,8 @@ fn start_one(
     };
     // Replicas share the primary's cgroup: a memory cap or IO limit holds for the cluster.
     let rctx = ctx.node(&spec, &dir, &log, free_port()?);
-    let mut replica = super::super::mariadb::MARIADB
-        .start(&rctx)
+    // A server of its own, as the family starts one without a Galera cluster.
+    let mut replica = start_node(&rctx, Node::Own)
         .with_context(|| format!("replica {name} (log {})", log.display()))?;
     let kind = NodeKind::MariadbReplica { primary_port };
     replica.rejoin = Some(std::sync::Arc::new(Rejoin::of(&rctx, name, kind)));
@@ -142,7 +128,7 @@ fn connect(server: &ManagedServer) -> Result<Conn> {
     let url = &server.url;
     let port = url.url().port().context("server without a port")?;
     let connect = Duration::from_secs(2);
-    let opts: Opts = crate::server::mariadb::root_opts(port, url.password(), connect, None).into();
+    let opts: Opts = root_opts(port, url.password(), connect, None).into();
     Conn::new(opts).with_context(|| format!("cannot connect to {}", url.redacted()))
 }
 
@@ -195,16 +181,5 @@ mod tests {
         assert_eq!(gtid_literal("0-1-12,1-2-3").unwrap(), "0-1-12,1-2-3");
         assert_eq!(gtid_literal("").unwrap(), "");
         assert!(gtid_literal("0-1-1'; DROP").is_err());
-    }
-
-    #[test]
-    fn semi_sync_only_when_asked() {
-        let spec = |sync| ReplicaSpec {
-            count: 2,
-            sync,
-            read_from_replicas: false,
-        };
-        assert!(!primary_settings(&spec(0)).contains("semi_sync"));
-        assert!(primary_settings(&spec(1)).contains("rpl_semi_sync_master_enabled = ON"));
     }
 }

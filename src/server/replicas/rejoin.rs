@@ -20,9 +20,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use mysql::prelude::Queryable;
 
+use super::galera::status::{port_taken, wait_synced_at};
 use crate::error::Interrupted;
 use crate::metrics::proc::running;
 use crate::server::StartContext;
+use crate::server::mariadb::node::root_opts;
 use crate::server::process::{self, free_port};
 use crate::spec::ServerSpec;
 
@@ -214,7 +216,7 @@ impl Rejoin {
                 let again = match self.kind {
                     NodeKind::PostgresReplica { .. } => new.contains(SHMEM_IN_USE),
                     NodeKind::Galera if !retried => {
-                        let taken = super::galera::port_taken(new);
+                        let taken = port_taken(new);
                         if let Some(line) = &taken {
                             eprintln!(
                                 "note: Galera node {} did not rejoin: one of its ports was \
@@ -266,7 +268,7 @@ impl Rejoin {
                 .as_secs()
                 .max(1);
             let pw = Some(self.password.as_str());
-            super::galera::wait_synced_at(self.port, pw, &self.name, None, left)?;
+            wait_synced_at(self.port, pw, &self.name, None, left)?;
             restarted.synced_s = Some(begin.elapsed().as_secs_f64());
         } else {
             restarted.started_s = Some(begin.elapsed().as_secs_f64());
@@ -393,8 +395,7 @@ impl Rejoin {
     fn mysql_conn(&self, port: u16, read_s: u64) -> Result<mysql::Conn> {
         let io = Some(Duration::from_secs(read_s));
         let password = Some(self.password.as_str());
-        let opts: mysql::Opts =
-            crate::server::mariadb::root_opts(port, password, Duration::from_secs(2), io).into();
+        let opts: mysql::Opts = root_opts(port, password, Duration::from_secs(2), io).into();
         Ok(mysql::Conn::new(opts)?)
     }
 
