@@ -282,7 +282,11 @@ pub fn extract(runs: &[RunResult]) -> Vec<Series> {
                 let resolution = of_step
                     .iter()
                     .flatten()
-                    .map(|s| crate::metrics::figures::resolution(def.key, s))
+                    .map(|s| match def.key {
+                        // History's own figure (not in the registry): 3 significant digits.
+                        "p99_ms" => (def.get)(s).map_or(0.0, |v| v / 1000.0),
+                        key => crate::metrics::figures::resolution(key, s),
+                    })
                     .fold(0.0, f64::max);
                 out.push(Series {
                     step: step.clone(),

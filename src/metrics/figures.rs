@@ -205,7 +205,7 @@ pub fn resolution(key: &str, s: &StepResult) -> f64 {
             1.0 / ops
         }
         "inserts_per_s" | "deletes_per_s" | "queries_per_s" | "rows_per_s" => per_second(1.0),
-        "p99_ms" | "p95_ms" => find(key)
+        "p95_ms" => find(key)
             .and_then(|d| (d.get)(s))
             .map_or(0.0, |v| v / 1000.0),
         _ => 0.0,
