@@ -298,7 +298,7 @@ fn a_pinned_server_and_its_clients_run_on_their_cpus() {
     if !can_run() {
         return;
     }
-    if ibench::spec::resources::online_cpus().len() < 2 {
+    if ibench::request::resources::online_cpus().len() < 2 {
         skip("needs 2 CPUs");
         return;
     }

@@ -27,8 +27,8 @@ use ibench::dbms::{
     self, Capability, Dbms, DbmsKind, Params, Setting, StatementMode, Table, TableOrigin,
     TargetSettings, TargetSpec,
 };
+use ibench::request::{Malloc, ServerSpec};
 use ibench::server::{Binaries, ManagedServer};
-use ibench::spec::{Malloc, ServerSpec};
 
 use crate::common::{Bench, ci, server_bench, skip};
 use own::Own;

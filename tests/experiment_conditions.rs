@@ -4,8 +4,8 @@
 
 use std::fs;
 
+use ibench::request::WorkloadSpec;
 use ibench::results::model::RunResult;
-use ibench::spec::WorkloadSpec;
 
 use crate::common::{Bench, json_files, path_str};
 

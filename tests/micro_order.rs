@@ -174,7 +174,7 @@ fn sqlite_random_pk_inserts_go_into_prefilled_tables() {
         0
     );
     match &run.config.workload {
-        ibench::spec::WorkloadSpec::Micro(m) => assert_eq!(m.random_pk_rows, 700),
+        ibench::request::WorkloadSpec::Micro(m) => assert_eq!(m.random_pk_rows, 700),
         other => panic!("not a micro run: {other:?}"),
     }
     // Prefilling needs the load.

@@ -294,7 +294,7 @@ fn warm_up_is_not_counted_and_writes_are_followed_by_a_pause() {
         ins.duration_s
     );
     match &run.config.workload {
-        ibench::spec::WorkloadSpec::Micro(m) => assert_eq!(m.warmup, 1),
+        ibench::request::WorkloadSpec::Micro(m) => assert_eq!(m.warmup, 1),
         other => panic!("not a micro run: {other:?}"),
     }
     let pauses: Vec<&str> = run

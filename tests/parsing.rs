@@ -8,7 +8,7 @@ use ibench::cli::{Cli, Command};
 use ibench::dbms::url::ServerUrl;
 use ibench::experiment::file::{self, Source};
 use ibench::experiment::plan;
-use ibench::spec::Step;
+use ibench::request::Step;
 use proptest::prelude::*;
 
 proptest! {

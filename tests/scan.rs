@@ -100,7 +100,7 @@ fn sqlite_scans_every_index_in_turn() {
         .unwrap();
     assert_eq!(n as u64, SQLITE_ROWS);
     // Off by default.
-    assert!(!ibench::spec::Step::default_sequence().contains(&ibench::spec::Step::Scan));
+    assert!(!ibench::request::Step::default_sequence().contains(&ibench::request::Step::Scan));
 }
 
 #[test]

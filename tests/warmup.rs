@@ -83,7 +83,7 @@ fn query_step_warm_up_runs_but_is_not_counted() {
         s.duration_s
     );
     match &run.config.workload {
-        ibench::spec::WorkloadSpec::InsertBenchmark(b) => assert_eq!(b.warmup, 2),
+        ibench::request::WorkloadSpec::InsertBenchmark(b) => assert_eq!(b.warmup, 2),
         other => panic!("not an Insert Benchmark run: {other:?}"),
     }
 

@@ -8,8 +8,8 @@ use clap::{Args, Subcommand};
 
 use crate::dataset;
 use crate::error::UsageError;
+use crate::request::RunSpec;
 use crate::results::model::{RunResult, RunStatus};
-use crate::spec::RunSpec;
 
 /// Flags of the benchmark subcommands for prepared datasets.
 #[derive(Debug, Args)]

@@ -41,7 +41,7 @@ pub struct ExperimentArgs {
     pub allow_server_changes: bool,
     /// Provenance tag KEY=VALUE stored with every run this invocation makes (repeatable;
     /// e.g. commit=3f2a9c1). See `ibench run --help`.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::spec::tags::parse)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::request::tags::parse)]
     pub tags: Vec<(String, String)>,
     /// After the file's repeats, run one more round at a time while any cell's throughput
     /// against the base is inconclusive by `compare`'s test, up to --max-repeats rounds; say
@@ -67,7 +67,7 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
         ))
         .into());
     }
-    let tags = crate::spec::tags::collect(&args.tags).map_err(UsageError::new)?;
+    let tags = crate::request::tags::collect(&args.tags).map_err(UsageError::new)?;
     let plan = experiment::load(&args.file, args.scale, args.allow_server_changes)?;
     let out = args
         .out

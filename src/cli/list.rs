@@ -12,7 +12,7 @@ use crate::results::store::Store;
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Only runs with this provenance tag (KEY=VALUE; repeatable: runs with all of them).
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::spec::tags::parse)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::request::tags::parse)]
     pub tags: Vec<(String, String)>,
     /// The store.
     #[command(flatten)]
@@ -22,7 +22,7 @@ pub struct ListArgs {
 /// Prints one line per run: id, start, target, label, steps, status, and tags when any run
 /// listed has them.
 pub fn execute(args: &ListArgs) -> Result<()> {
-    let wanted = crate::spec::tags::collect(&args.tags).map_err(UsageError::new)?;
+    let wanted = crate::request::tags::collect(&args.tags).map_err(UsageError::new)?;
     let store = Store::open_existing(&args.store.results)?;
     let runs: Vec<_> = store
         .list()?
@@ -34,7 +34,7 @@ pub fn execute(args: &ListArgs) -> Result<()> {
             true => println!("no runs in {}", store.path().display()),
             false => println!(
                 "no runs tagged {} in {}",
-                crate::spec::tags::text(&wanted),
+                crate::request::tags::text(&wanted),
                 store.path().display()
             ),
         }
@@ -57,7 +57,7 @@ pub fn execute(args: &ListArgs) -> Result<()> {
             r.status,
         ];
         if tagged {
-            row.push(crate::spec::tags::text(&r.tags));
+            row.push(crate::request::tags::text(&r.tags));
         }
         t.row(row);
     }

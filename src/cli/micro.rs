@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::flags::{ConditionArgs, OutputArgs, RunFlags, ServerArgs, TargetArgs, flag_name};
 use crate::error::UsageError;
-use crate::spec::{MicroSpec, RunSpec, WorkloadSpec};
+use crate::request::{MicroSpec, RunSpec, WorkloadSpec};
 use crate::workload::micro::{BENCHMARKS, accepted_names, expand};
 
 /// Flags of `ibench micro`.

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::flags::{ConditionArgs, OutputArgs, RunFlags, ServerArgs, TargetArgs, flag_name};
 use crate::error::UsageError;
-use crate::spec::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode, WorkloadSpec};
+use crate::request::{IndexDdl, InsertBenchmarkSpec, RunSpec, Step, TableMode, WorkloadSpec};
 
 /// Flags of `ibench run`. Defaults give the full step sequence in about 1-2 minutes on a 2-core
 /// machine.
@@ -156,7 +156,7 @@ impl GroupArgs {
 }
 
 /// The Insert Benchmark's flags; serialized by the spec's field names, they are the
-/// command line's layer of [`crate::spec::assemble`].
+/// command line's layer of [`crate::request::assemble`].
 #[derive(Debug, Args, Serialize)]
 pub struct InsertBenchmarkArgs {
     /// Number of clients (each: a busy connection, plus inserter and deleter where the step has them).
@@ -294,7 +294,7 @@ impl RunArgs {
         }
         let layer = serde_json::to_value(&self.workload)
             .map_err(|e| UsageError::new(format!("invalid flags: {e}")))?;
-        let workload: InsertBenchmarkSpec = crate::spec::assemble(&[layer], self.scale)
+        let workload: InsertBenchmarkSpec = crate::request::assemble(&[layer], self.scale)
             .map_err(|e| UsageError::new(e.message(flag_name)))?;
         workload.validate(flag_name)?;
         if !self.target.names_a_database()

@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::flags::{ConditionArgs, OutputArgs, RunFlags, ServerArgs, TargetArgs, flag_name};
 use crate::error::UsageError;
-use crate::spec::{Mix, RunSpec, TpccSpec, WorkloadSpec};
+use crate::request::{Mix, RunSpec, TpccSpec, WorkloadSpec};
 
 /// Flags of `ibench tpcc`.
 #[derive(Debug, Args)]
@@ -129,10 +129,10 @@ impl TpccArgs {
                 "--no-prepare uses existing tables: give --path or --url to find them",
             ));
         }
-        if self.server.read_from == Some(crate::spec::ReadFrom::Replicas) {
+        if self.server.read_from == Some(crate::request::ReadFrom::Replicas) {
             return Err(UsageError::new(format!(
                 "--read-from replicas: {}",
-                crate::spec::server::TPCC_READS_ON_PRIMARY
+                crate::request::server::TPCC_READS_ON_PRIMARY
             )));
         }
         let spec = self

@@ -27,14 +27,14 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use crate::request::check_dataset_name as check_name;
 pub use crate::results::dataset::{Method, Restored};
-pub use crate::spec::check_dataset_name as check_name;
 pub use copy::TreeSize;
 pub use settle::{StoreLock, hold, settle};
 pub use source::{Source, source_of};
 
 use crate::error::UsageError;
-use crate::spec::RunSpec;
+use crate::request::RunSpec;
 
 /// The directory of the datasets under an output directory.
 pub fn store_dir(out: &Path) -> PathBuf {

@@ -3,7 +3,7 @@
 //! `--malloc`.
 
 use super::{Depth, HostFeature, apt, find, no, with_version, yes};
-use crate::spec::Malloc;
+use crate::request::Malloc;
 
 /// The tools' features.
 pub fn check(depth: Depth) -> Vec<HostFeature> {
@@ -118,7 +118,7 @@ fn allocator(m: Malloc) -> HostFeature {
             m.name(),
             format!(
                 "{file} not found in {}",
-                crate::spec::server::LIB_DIRS.join(", ")
+                crate::request::server::LIB_DIRS.join(", ")
             ),
             apt(package),
         ),

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::dbms::{DbmsKind, Params};
-use crate::spec::{InsertBenchmarkSpec, MicroSpec, Step, WorkloadSpec};
+use crate::request::{InsertBenchmarkSpec, MicroSpec, Step, WorkloadSpec};
 
 /// One line saying how estimates are made, for `--dry-run`.
 pub const METHOD: &str = "estimate: rows per step / an assumed rate for the DBMS on a 2-core \
@@ -40,7 +40,7 @@ pub fn cooldowns(w: &WorkloadSpec, secs: u64) -> Duration {
 pub fn tpcc(
     kind: DbmsKind,
     params: &Params,
-    t: &crate::spec::TpccSpec,
+    t: &crate::request::TpccSpec,
     maintenance: bool,
 ) -> Duration {
     let r = kind.assumed_rates(params);

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::dbms::DbmsKind;
-use crate::spec::{IndexDdl, Malloc, PoolMode, Pooler, Step, TableMode};
+use crate::request::{IndexDdl, Malloc, PoolMode, Pooler, Step, TableMode};
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
@@ -280,7 +280,7 @@ impl Clients {
 /// micro`'s defaults), and how the runs send and show them. For the Insert Benchmark,
 /// serialized by the spec's field names, without the unset ones, the run settings and the
 /// microbenchmarks' fields, it is the file's layer of
-/// [`crate::spec::assemble`].
+/// [`crate::request::assemble`].
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadTable {
@@ -309,7 +309,7 @@ pub struct WorkloadTable {
     pub warehouses: Option<usize>,
     /// The TPC-C mix: `standard` or `sysbench`.
     #[serde(default, skip_serializing)]
-    pub mix: Option<crate::spec::Mix>,
+    pub mix: Option<crate::request::Mix>,
     /// Threads of the TPC-C load.
     #[serde(default, skip_serializing)]
     pub load_threads: Option<usize>,

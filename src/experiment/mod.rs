@@ -24,7 +24,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::error::UsageError;
-use crate::spec::WorkloadSpec;
+use crate::request::WorkloadSpec;
 use file::{Problem, Source};
 pub use plan::{Cell, Plan};
 

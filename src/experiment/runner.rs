@@ -30,7 +30,7 @@ pub struct Options {
     /// No progress bars or step lines; cell lines only.
     pub quiet: bool,
     /// Provenance tags (`--tag`) every run of this invocation is stored with.
-    pub tags: crate::spec::tags::Tags,
+    pub tags: crate::request::tags::Tags,
     /// `--canary`: every run probes the host before and after it.
     pub canary: bool,
 }

@@ -13,11 +13,11 @@ use super::barrier::Wait;
 use super::coord::Coordinator;
 use super::join::JoinRequest;
 use super::merge::merge_group;
+use crate::request::{RunSpec, WorkloadSpec};
 use crate::results::group::{GroupHost, GroupInfo};
 use crate::results::model::{RunResult, RunStatus};
 use crate::results::store::Store;
 use crate::runner::steps::StepGate;
-use crate::spec::{RunSpec, WorkloadSpec};
 
 /// This host's membership of its group, for the steps' [`StepGate`].
 pub struct Member {

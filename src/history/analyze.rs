@@ -236,7 +236,7 @@ pub fn regression_line(r: &Regression, runs: &[RunInfo]) -> String {
     let tags = if run.tags.is_empty() {
         String::new()
     } else {
-        format!(" [{}]", crate::spec::tags::text(&run.tags))
+        format!(" [{}]", crate::request::tags::text(&run.tags))
     };
     format!(
         "regression: step {} {}: {:+.1}% (95% interval {:+.1}% .. {:+.1}%; mean {} -> {}) \

@@ -153,7 +153,7 @@ fn title(h: &History, a: &Analyzed, runs: &[usize], (mean, min, max): (f64, f64,
             t.push_str(&format!(" {}={}", h.order, r.key));
         }
         if !r.tags.is_empty() {
-            t.push_str(&format!(" [{}]", crate::spec::tags::text(&r.tags)));
+            t.push_str(&format!(" [{}]", crate::request::tags::text(&r.tags)));
         }
         t.push('\n');
     }

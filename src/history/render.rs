@@ -109,7 +109,7 @@ pub fn step_rows(h: &History, series: &[&Analyzed]) -> (Vec<String>, usize, Rows
         if by_key {
             row.push(run.key.clone());
         }
-        row.push(crate::spec::tags::text(&run.tags));
+        row.push(crate::request::tags::text(&run.tags));
         row.extend(
             series
                 .iter()

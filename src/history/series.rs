@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::error::UsageError;
 use crate::metrics::figures::{Better, EFFICIENCY, MetricDef, THROUGHPUT};
+use crate::request::tags::Tags;
 use crate::results::model::{RunResult, RunStatus, StepResult};
-use crate::spec::tags::Tags;
 
 /// How the runs of a history are ordered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -28,7 +28,7 @@ impl Order {
             "start" | "time" => Ok(Order::Start),
             "version" => Ok(Order::Version),
             _ => match s.strip_prefix("tag:") {
-                Some(k) if crate::spec::tags::valid_key(k) => Ok(Order::Tag(k.to_string())),
+                Some(k) if crate::request::tags::valid_key(k) => Ok(Order::Tag(k.to_string())),
                 _ => Err(format!(
                     "{:?} is not an order: expected start, version or tag:KEY",
                     crate::output::escape::line(s)

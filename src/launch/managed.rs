@@ -10,11 +10,11 @@ use anyhow::Result;
 
 use super::RunOptions;
 use crate::dbms::StatementMode;
+use crate::request::{PoolerSpec, RunSpec, ServerSpec};
 use crate::results::file::ResultsFile;
 use crate::results::model::{ManagedServerInfo, PoolerInfo, ReplicaInfo, Resolved};
 use crate::server::ManagedServer;
 use crate::server::pooler::{self, RunningPooler};
-use crate::spec::{PoolerSpec, RunSpec, ServerSpec};
 
 /// A managed server (and its pooler) started for a run; [`Servers::stop`] ends them, and
 /// dropping them without it stops them too (the server's own `Drop`).

@@ -24,9 +24,9 @@ use chrono::Utc;
 
 use crate::dbms::Capability;
 use crate::error::UsageError;
+use crate::request::{RunSpec, WorkloadSpec};
 use crate::results::file::ResultsFile;
 use crate::results::model::{ExperimentTag, RunResult};
-use crate::spec::{RunSpec, WorkloadSpec};
 use prepare::Prepared;
 
 /// How to run a [`RunSpec`], beyond the spec itself.

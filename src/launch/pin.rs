@@ -7,8 +7,8 @@ use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
 
 use crate::error::UsageError;
-use crate::spec::Resources;
-use crate::spec::resources::format_cpus;
+use crate::request::Resources;
+use crate::request::resources::format_cpus;
 
 /// ibench's threads pinned; their former CPUs restored when dropped.
 pub struct Pinned {

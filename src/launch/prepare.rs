@@ -12,10 +12,10 @@ use anyhow::{Context, Result};
 use super::managed::{self, Servers};
 use super::{RunOptions, watch};
 use crate::metrics::proc::Watch;
+use crate::request::RunSpec;
 use crate::results::file::ResultsFile;
 use crate::results::model::{ManagedServerInfo, Resolved};
 use crate::server::cgroup::RunCgroup;
-use crate::spec::RunSpec;
 
 /// What a run runs on, ready; it owns the scratch directory and the servers it made.
 pub struct Prepared {

@@ -3,8 +3,8 @@
 //! the DBMS's cgroup.
 
 use crate::report::table::Table;
+use crate::request::{OsCache, Resources};
 use crate::results::model::RunResult;
-use crate::spec::{OsCache, Resources};
 
 fn mib(b: Option<u64>) -> String {
     b.map(|b| format!("{:.1}M", b as f64 / 1048576.0))

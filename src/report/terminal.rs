@@ -5,8 +5,8 @@ use crate::output::escape;
 use crate::output::format::{micros, rate, seconds};
 use crate::report::figures::header as figure;
 use crate::report::table::Table;
+use crate::request::WorkloadSpec;
 use crate::results::model::{RunResult, RunStatus};
-use crate::spec::WorkloadSpec;
 
 /// Throughput per step; for the Insert Benchmark also deletes, select-min and the background
 /// writer's SLA (a microbenchmark has none of them).
@@ -197,7 +197,7 @@ fn summary_text(run: &RunResult) -> String {
         ));
     }
     if !run.config.tags.is_empty() {
-        let tags = crate::spec::tags::text(&run.config.tags);
+        let tags = crate::request::tags::text(&run.config.tags);
         out.push_str(&format!("tags: {}\n\n", escape::line(&tags)));
     }
     out.push_str(&crate::report::verdict::run_lines(run));

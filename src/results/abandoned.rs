@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
+use crate::request::RunSpec;
 use crate::results::file::{self, write_atomic};
 use crate::results::lock::RunLock;
 use crate::results::model::{RunResult, RunStatus};
 use crate::results::store::Store;
 use crate::safe_fs;
-use crate::spec::RunSpec;
 
 /// How long to wait for a managed server of a dead run to finish stopping (it got SIGTERM
 /// from the kernel when ibench died).

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::dbms::Settled;
-use crate::spec::RunSpec;
+use crate::request::RunSpec;
 
 pub use super::cost::{
     DbSize, DeviceDelta, Efficiency, EfficiencySeries, Peaks, PerOp, ProcDelta, ProcWork,

@@ -54,7 +54,7 @@ pub struct RunRow {
     /// Run status.
     pub status: String,
     /// Provenance tags.
-    pub tags: crate::spec::tags::Tags,
+    pub tags: crate::request::tags::Tags,
 }
 
 /// A run of an experiment, as resuming it needs to know.

@@ -7,9 +7,9 @@
 //! decode as reports decode it; and its text fields must be within their bounds
 //! (`results::bounds`).
 
+use crate::request::{Step, WorkloadSpec};
 use crate::results::model::Op;
 use crate::results::model::{RunResult, StepResult};
-use crate::spec::{Step, WorkloadSpec};
 
 /// Longest run id.
 pub const MAX_RUN_ID: usize = 128;
@@ -62,16 +62,17 @@ pub fn check(run: &RunResult) -> Result<(), String> {
 }
 
 /// Provenance tags as `--tag` would have taken them.
-fn check_tags(tags: &crate::spec::tags::Tags) -> Result<(), String> {
-    if tags.len() > crate::spec::tags::MAX_TAGS {
+fn check_tags(tags: &crate::request::tags::Tags) -> Result<(), String> {
+    if tags.len() > crate::request::tags::MAX_TAGS {
         return Err(format!(
             "config.tags: {} tags, at most {}",
             tags.len(),
-            crate::spec::tags::MAX_TAGS
+            crate::request::tags::MAX_TAGS
         ));
     }
     for (k, v) in tags {
-        crate::spec::tags::parse(&format!("{k}={v}")).map_err(|e| format!("config.tags: {e}"))?;
+        crate::request::tags::parse(&format!("{k}={v}"))
+            .map_err(|e| format!("config.tags: {e}"))?;
     }
     Ok(())
 }

@@ -22,8 +22,8 @@ mod probe;
 
 use crate::dbms::Dbms;
 use crate::metrics::proc::SharedPid;
+use crate::request::{NodeFailure, ServerSpec};
 use crate::results::model::{ManagedServerInfo, NodeDeath, NodeRejoin};
-use crate::spec::{NodeFailure, ServerSpec};
 
 /// One node of the cluster, as the results name it.
 struct Node {

@@ -33,7 +33,7 @@ pub struct StepOptions {
     /// Keep each client's full per-second series in the results (`--per-client-series`).
     pub per_client_series: bool,
     /// What happens to the OS page cache of the database's files before each step.
-    pub os_cache: crate::spec::OsCache,
+    pub os_cache: crate::request::OsCache,
     /// Pause before every step but the first (`--cooldown`).
     pub cooldown: Duration,
 }
@@ -349,7 +349,7 @@ fn run_steps_inner(
             .with_client_threads(client_threads)
             .with_per_client_series(per_client_series);
         let dropped = match (os_cache, costs) {
-            (crate::spec::OsCache::DropBeforeStep, Some(c)) => {
+            (crate::request::OsCache::DropBeforeStep, Some(c)) => {
                 Some(super::os_cache::drop_files(&c.watch.data_paths))
             }
             _ => None,

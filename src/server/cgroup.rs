@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 
 use crate::error::UsageError;
 use crate::metrics::cgroup::CgroupFiles;
-use crate::spec::Resources;
+use crate::request::Resources;
 
 const PREFIX: &str = "ibench-";
 

@@ -4,7 +4,7 @@
 //! place where the setting was written (`file:line`).
 
 use crate::dbms::Params;
-use crate::spec::ServerSpec;
+use crate::request::ServerSpec;
 
 /// A setting and where it was written.
 #[derive(Clone, Debug)]

@@ -28,7 +28,7 @@ use super::{
 };
 use crate::dbms::mysql::{Engine, MysqlParams};
 use crate::dbms::{DbmsKind, Params};
-use crate::spec::{Malloc, ServerSpec};
+use crate::request::{Malloc, ServerSpec};
 
 pub(super) mod node;
 
@@ -95,7 +95,7 @@ impl ServerFamily for MariadbFamily {
         &self,
         primary: &ManagedServer,
         ctx: &StartContext<'_>,
-        spec: &crate::spec::ReplicaSpec,
+        spec: &crate::request::ReplicaSpec,
     ) -> Result<Vec<ManagedServer>> {
         super::replicas::mariadb::start(primary, ctx, spec)
     }

@@ -45,7 +45,7 @@ use nix::unistd::{Pid, User};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Params};
 use crate::error::{Interrupted, UsageError};
-use crate::spec::{Pooler, ReplicaSpec, ServerSpec};
+use crate::request::{Pooler, ReplicaSpec, ServerSpec};
 pub use binaries::{Binaries, BinaryField, BinaryProblem, find_binary};
 pub use check::{Located, SettingProblem, SettingsCheck, normalize};
 pub use process::{free_port, log_error_line, log_tail};

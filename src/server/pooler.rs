@@ -27,7 +27,7 @@ use super::ManagedServer;
 use super::process::{free_port, write_private_file};
 use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
-use crate::spec::{PoolMode, PoolerSpec};
+use crate::request::{PoolMode, PoolerSpec};
 
 /// Where Debian installs PgBouncer.
 const BINARY: &str = "/usr/sbin/pgbouncer";

@@ -21,7 +21,7 @@ use super::{
 };
 use crate::dbms::DbmsKind;
 use crate::dbms::url::ServerUrl;
-use crate::spec::Pooler;
+use crate::request::Pooler;
 
 /// The registry's PostgreSQL server family.
 pub static POSTGRES: PostgresFamily = PostgresFamily;
@@ -108,7 +108,7 @@ impl ServerFamily for PostgresFamily {
     fn replication(&self) -> Option<super::Replication> {
         Some(super::Replication {
             name: "streaming replication",
-            max_sync: crate::spec::MAX_REPLICAS,
+            max_sync: crate::request::MAX_REPLICAS,
         })
     }
 
@@ -116,7 +116,7 @@ impl ServerFamily for PostgresFamily {
         &self,
         primary: &ManagedServer,
         ctx: &StartContext<'_>,
-        spec: &crate::spec::ReplicaSpec,
+        spec: &crate::request::ReplicaSpec,
     ) -> Result<Vec<ManagedServer>> {
         super::replicas::postgres::start(primary, ctx, spec)
     }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::ServerFamily;
 use crate::dbms::Params;
-use crate::spec::{Malloc, Pooler};
+use crate::request::{Malloc, Pooler};
 
 /// A setting of a managed server, in the order [`ServerSettings::check`] checks them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

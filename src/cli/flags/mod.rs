@@ -17,7 +17,7 @@ pub use target::TargetArgs;
 
 use crate::dbms::{DbmsKind, StatementMode, TargetSpec};
 use crate::error::UsageError;
-use crate::spec::{MAX_SECONDS, RunSpec, ServerSpec, WorkloadSpec};
+use crate::request::{MAX_SECONDS, RunSpec, ServerSpec, WorkloadSpec};
 
 /// A benchmark subcommand's flag groups, together.
 pub struct RunFlags<'a> {
@@ -44,7 +44,7 @@ impl RunFlags<'_> {
         let (target, server) = self.target_and_server(&workload)?;
         let (t, c, output) = (self.target, self.conditions, self.output);
         let embedded = target.kind.embedded();
-        let tags = crate::spec::tags::collect(&output.tags).map_err(UsageError::new)?;
+        let tags = crate::request::tags::collect(&output.tags).map_err(UsageError::new)?;
         let resources = c.resources.spec(embedded, self.server.server.is_some())?;
         Ok(RunSpec {
             target,

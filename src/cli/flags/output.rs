@@ -40,7 +40,7 @@ pub struct OutputArgs {
     /// Provenance tag KEY=VALUE stored with the run (repeatable; e.g. commit=3f2a9c1,
     /// branch=main): shown by list, show and reports, `ibench list --tag` filters on it,
     /// `ibench history --order tag:KEY` orders by it. Key: 1-64 of a-z 0-9 _ . -
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::spec::tags::parse)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = crate::request::tags::parse)]
     pub tags: Vec<(String, String)>,
 }
 

@@ -5,7 +5,7 @@
 use clap::Args;
 
 use crate::error::UsageError;
-use crate::spec::resources::{self, CpuList, IoLimit, OsCache, Resources};
+use crate::request::resources::{self, CpuList, IoLimit, OsCache, Resources};
 
 /// Memory cap, IO limits, CPUs and OS cache mode of the DBMS (docs/studies.md: IO-bound
 /// studies).

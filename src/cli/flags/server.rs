@@ -11,12 +11,12 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use super::parse_key_value;
 use crate::dbms::DbmsKind;
 use crate::error::UsageError;
-use crate::server::replicas::{ClusterNames, galera_spec, on_node_failure, replica_spec};
-use crate::server::{Refusal, ServerProblem, ServerSetting, ServerSettings};
-use crate::spec::{
+use crate::request::{
     ClientNodes, GaleraSpec, Malloc, NodeFailure, PoolMode, Pooler, PoolerSpec, ReadFrom,
     ReplicaSpec, ServerSpec,
 };
+use crate::server::replicas::{ClusterNames, galera_spec, on_node_failure, replica_spec};
+use crate::server::{Refusal, ServerProblem, ServerSetting, ServerSettings};
 
 /// The server the DBMS runs on: one ibench starts, or an external one.
 #[derive(Debug, Args)]

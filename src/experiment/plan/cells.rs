@@ -18,8 +18,8 @@ use super::url::{External, UrlCell};
 use super::{Cell, SettingsCheck};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{DbmsKind, Params, Setting, StatementMode, TargetSpec};
+use crate::request::{Malloc, ServerSpec};
 use crate::server::{Located, Refusal, ServerSettings};
-use crate::spec::{Malloc, ServerSpec};
 
 /// A cell of the matrix: its label and the indexes of its target, config, allocator, setup.
 pub(super) struct Label {
@@ -412,11 +412,11 @@ fn server_spec(
 /// `read_from`, `galera`, `client_nodes`), checked for the cell's target as the command line's
 /// flags are (`server::replicas`).
 fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -> ServerSpec {
+    use crate::request::NodeFailure;
+    use crate::request::WorkloadSpec;
     use crate::server::replicas::{
         ClusterNames, galera_spec, galera_workload, on_node_failure, replica_spec,
     };
-    use crate::spec::NodeFailure;
-    use crate::spec::WorkloadSpec;
     let s = &parts.setup.cluster;
     let name = parts.table.name.get_ref().as_str();
     let choice =
@@ -440,10 +440,10 @@ fn with_cluster(p: &mut Problems<'_>, parts: &Parts<'_>, mut spec: ServerSpec) -
     if let Some(count) = &s.replicas {
         let sync = s.sync_replicas.as_ref().map_or(0, |v| *v.get_ref());
         let read = choice(p, &s.read_from, "read_from", ["primary", "replicas"]).unwrap_or(false);
-        if let (true, Some(v), crate::spec::WorkloadSpec::Tpcc(_)) =
+        if let (true, Some(v), crate::request::WorkloadSpec::Tpcc(_)) =
             (read, &s.read_from, &parts.setup.workload)
         {
-            let why = crate::spec::server::TPCC_READS_ON_PRIMARY;
+            let why = crate::request::server::TPCC_READS_ON_PRIMARY;
             p.at(v, format!("read_from = \"replicas\": {why}"));
         }
         let kind = spec.kind;

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::dbms::{Params, StatementMode};
-use crate::spec::{Malloc, WorkloadSpec};
+use crate::request::{Malloc, WorkloadSpec};
 
 /// The parts of a server spec that define a cell: binaries, engine, fragment, options,
 /// allocator.
@@ -34,13 +34,13 @@ pub(super) struct Definition<'a> {
     pub data_dir: Option<&'a Path>,
     /// The pooler in front of the server: hashed only when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pooler: Option<&'a crate::spec::PoolerSpec>,
+    pub pooler: Option<&'a crate::request::PoolerSpec>,
     /// The server's replicas: hashed only when there are some.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<&'a crate::spec::ReplicaSpec>,
+    pub replicas: Option<&'a crate::request::ReplicaSpec>,
     /// A Galera cluster instead of one server: hashed only when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub galera: Option<&'a crate::spec::GaleraSpec>,
+    pub galera: Option<&'a crate::request::GaleraSpec>,
     pub pragmas: &'a [(String, String)],
     /// The dataset the cell starts from: hashed only when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,8 +51,8 @@ pub(super) struct Definition<'a> {
     pub statements: StatementMode,
     /// Memory cap, IO limits, CPUs, OS cache mode: hashed only when set, so that older
     /// experiments resume.
-    #[serde(skip_serializing_if = "crate::spec::Resources::is_default")]
-    pub resources: &'a crate::spec::Resources,
+    #[serde(skip_serializing_if = "crate::request::Resources::is_default")]
+    pub resources: &'a crate::request::Resources,
     /// The pause before each step (`[workload] cooldown`): hashed only when set.
     #[serde(skip_serializing_if = "is_zero")]
     pub cooldown_s: u64,

@@ -36,9 +36,9 @@ use super::file::{
     ConfigTable, ExperimentFile, Problem, SetupTable, Source, TargetTable, WorkloadTable,
 };
 use crate::dbms::{StatementMode, TargetSpec};
+use crate::request::{Malloc, RunSpec, ServerSpec, WorkloadSpec};
 pub use crate::server::SettingsCheck;
 use crate::server::{Refusal, ServerSettings};
-use crate::spec::{Malloc, RunSpec, ServerSpec, WorkloadSpec};
 use problems::{Problems, check_name, unique};
 pub use setups::{estimated_loaded_bytes, key_name, parse_size};
 pub use url::External;
@@ -106,7 +106,7 @@ pub struct Cell {
     /// Estimated duration, server start and stop included.
     pub estimate: Duration,
     /// Memory cap, IO limits, CPUs, OS cache mode (the setup's).
-    pub resources: crate::spec::Resources,
+    pub resources: crate::request::Resources,
     /// A server given by URL (its URL is the target's): its pid file and data directory.
     pub external: Option<External>,
     /// The run may change the server's settings (`allow_server_changes`; a URL target's).
@@ -174,7 +174,8 @@ impl Cell {
             + server
             + match &c.workload {
                 WorkloadSpec::InsertBenchmark(w) => {
-                    w.steps.len() * std::mem::size_of::<crate::spec::Step>() + w.table_prefix.len()
+                    w.steps.len() * std::mem::size_of::<crate::request::Step>()
+                        + w.table_prefix.len()
                 }
                 WorkloadSpec::Micro(m) => {
                     m.benchmarks.iter().map(String::len).sum::<usize>()
@@ -503,7 +504,7 @@ fn check_workload(
         ("cooldown", workload.cooldown),
     ] {
         if let Some(r) = value
-            && r > crate::spec::MAX_SECONDS
+            && r > crate::request::MAX_SECONDS
         {
             p.push(
                 workload_at.to_string(),
@@ -511,7 +512,7 @@ fn check_workload(
             );
         }
     }
-    if workload.index_ddl != Some(crate::spec::IndexDdl::Combined) {
+    if workload.index_ddl != Some(crate::request::IndexDdl::Combined) {
         return;
     }
     for (t, checked) in file.targets.iter().zip(targets) {

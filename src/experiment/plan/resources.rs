@@ -7,8 +7,8 @@ use toml::Spanned;
 use super::super::file::SetupTable;
 use super::problems::Problems;
 use super::setups::{CacheSize, cache_bytes, parse_cache};
-use crate::spec::WorkloadSpec;
-use crate::spec::resources::{self, CpuList, IoLimit, OsCache, Resources};
+use crate::request::WorkloadSpec;
+use crate::request::resources::{self, CpuList, IoLimit, OsCache, Resources};
 
 /// Least memory limit (as `--memory-limit`).
 const MIN_MEMORY: u64 = 16 << 20;

@@ -5,8 +5,8 @@
 use super::super::file::{Clients, SetupTable, WorkloadKind, WorkloadTable};
 use super::problems::Problems;
 use crate::dbms::CacheSetting;
-use crate::spec::{InsertBenchmarkSpec, Layered, Step, WorkloadSpec};
-use crate::spec::{PoolMode, PoolerSpec};
+use crate::request::{InsertBenchmarkSpec, Layered, Step, WorkloadSpec};
+use crate::request::{PoolMode, PoolerSpec};
 use toml::Spanned;
 
 /// Largest size a file may give (1 PiB): beyond it a value is a typo, and the arithmetic on
@@ -40,7 +40,7 @@ pub(super) struct Setup {
     /// The dataset its cells start from (their load left out).
     pub dataset: Option<String>,
     /// Memory cap, IO limits, CPUs, OS cache mode.
-    pub resources: crate::spec::Resources,
+    pub resources: crate::request::Resources,
     /// Its replicas or Galera cluster as written (checked per target: `cells::with_cluster`).
     pub cluster: ClusterKeys,
     /// No once-a-second sampling during steps (`no_sampling`, `--no-sampling`).
@@ -459,7 +459,7 @@ fn insert_benchmark_fields(w: &WorkloadTable, s: &SetupTable) -> Vec<(&'static s
     ]
 }
 
-/// The workload `wrap` makes of the spec `layers` assemble ([`crate::spec::assemble`]); a
+/// The workload `wrap` makes of the spec `layers` assemble ([`crate::request::assemble`]); a
 /// value that does not fit its field is a problem at `at`, and the spec's defaults stand in
 /// for the checks that follow.
 fn assembled<T: Layered>(
@@ -469,7 +469,7 @@ fn assembled<T: Layered>(
     scale: f64,
     wrap: fn(T) -> WorkloadSpec,
 ) -> WorkloadSpec {
-    match crate::spec::assemble::<T>(layers, scale) {
+    match crate::request::assemble::<T>(layers, scale) {
         Ok(spec) => wrap(spec),
         Err(e) => {
             p.push(at.to_string(), e.message(key_name));
@@ -479,7 +479,7 @@ fn assembled<T: Layered>(
 }
 
 /// Parses a size (the one parser of sizes, shared with `--memory-limit` and `--io-limit`).
-pub use crate::spec::resources::parse_size;
+pub use crate::request::resources::parse_size;
 
 pub(super) fn parse_cache(s: &str) -> Option<CacheSize> {
     let t = s.trim();

@@ -80,14 +80,14 @@ pub(super) fn check(p: &mut Problems<'_>, t: &TargetTable, dir: &Path) -> Target
         }
     };
     if let Some(v) = &t.start_timeout_seconds
-        && !(1..=crate::spec::MAX_SECONDS).contains(v.get_ref())
+        && !(1..=crate::request::MAX_SECONDS).contains(v.get_ref())
     {
         p.at(
             v,
             format!(
                 "target {name}: start_timeout_seconds {} is out of range: expected 1..={}",
                 v.get_ref(),
-                crate::spec::MAX_SECONDS
+                crate::request::MAX_SECONDS
             ),
         );
     }

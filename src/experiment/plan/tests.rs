@@ -226,7 +226,7 @@ memory_limit = "64M"
     };
     assert_eq!(r.memory_limit, Some(loaded / 2));
     assert_eq!(r.io_limit.unwrap().wiops, Some(200));
-    assert_eq!(r.os_cache, crate::spec::OsCache::DropBeforeStep);
+    assert_eq!(r.os_cache, crate::request::OsCache::DropBeforeStep);
     assert_eq!(p.cells[1].resources.memory_limit, Some(64 << 20));
     assert_eq!(
         p.cells[1].spec(Path::new("o")).resources.memory_limit,
@@ -337,7 +337,10 @@ fn on_node_failure_is_for_clusters() {
     let (p, problems) = plan(&text("galera = 3\non_node_failure = \"continue\""), None);
     assert!(problems.is_empty(), "{problems:?}");
     let server = p.cells[0].server.as_ref().unwrap();
-    assert_eq!(server.on_node_failure, crate::spec::NodeFailure::Continue);
+    assert_eq!(
+        server.on_node_failure,
+        crate::request::NodeFailure::Continue
+    );
     for (setup, says) in [
         (
             "on_node_failure = \"continue\"",

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::super::file::{Problem, Source, WorkloadTable};
 use super::{Plan, build};
-use crate::spec::WorkloadSpec;
+use crate::request::WorkloadSpec;
 
 fn plan(text: &str, scale: Option<f64>) -> (Plan, Vec<Problem>) {
     let source = Source {

@@ -17,9 +17,9 @@ use chrono::{DateTime, Utc};
 use part::{Part, host_of, on_store_clock};
 
 use super::{GroupOutcome, status_name};
+use crate::request::WorkloadSpec;
 use crate::results::group::{GroupHost, GroupInfo, HostStep};
 use crate::results::model::{Maintenance, RunResult, RunStatus, StepResult};
-use crate::spec::WorkloadSpec;
 
 /// Merges the `parts` of group `name` (of `hosts` hosts, of every attempt) into one run whose
 /// id is the group's name, with the group's `outcome`. Each step comes from the last attempt

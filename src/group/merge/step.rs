@@ -9,11 +9,11 @@ use super::part::{Part, Timeline};
 use crate::metrics::histogram::{self, BUCKET_LABELS, Percentiles, new_histogram};
 use crate::metrics::series::{add_series, rate_percentiles};
 use crate::metrics::summary::{SLA_MIN_RATIO, SlaTarget, sla_of};
+use crate::request::WorkloadSpec;
 use crate::results::model::{
     ClientSeconds, IndexBuild, IndexScan, OpResult, PerSecond, QueueCheck, RunStatus, SelectMin,
     SeriesSet, Sla, StepResult,
 };
-use crate::spec::WorkloadSpec;
 
 /// Merges one step of every host that has it.
 pub(super) fn merge_step(parts: &[Part]) -> StepResult {

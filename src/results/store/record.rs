@@ -34,7 +34,7 @@ pub struct Record {
     /// Experiment, cell and repeat of an experiment's run.
     pub(super) experiment: Option<(String, String, i64)>,
     /// Provenance tags.
-    pub(super) tags: crate::spec::tags::Tags,
+    pub(super) tags: crate::request::tags::Tags,
 }
 
 /// A status as the document spells it (`complete`, `failed`...).

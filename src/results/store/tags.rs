@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use super::Store;
-use crate::spec::tags::Tags;
+use crate::request::tags::Tags;
 
 impl Store {
     /// The tags of every run that has some, by run id.

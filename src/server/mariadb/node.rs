@@ -15,7 +15,7 @@ use crate::dbms::mysql::{Engine, MysqlParams};
 use crate::dbms::url::ServerUrl;
 use crate::server::process::{self, push_user_config, run_setup, server_command, write_private_file};
 use crate::server::{ManagedServer, StartContext, private_dir, socket_dir};
-use crate::spec::ReplicaSpec;
+use crate::request::ReplicaSpec;
 
 /// The registry's MariaDB server family.
 pub static MARIADB: MariadbFamily = MariadbFamily;

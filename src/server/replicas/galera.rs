@@ -27,10 +27,10 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::rejoin::{NodeKind, Rejoin};
+use crate::request::{GaleraSpec, ServerSpec};
 use crate::server::mariadb::node::{Node, start_node};
 use crate::server::process::{self, free_port, run_setup};
 use crate::server::{ManagedServer, StartContext, private_dir};
-use crate::spec::{GaleraSpec, ServerSpec};
 use status::{port_taken, wait_synced_at};
 
 pub(super) mod status;

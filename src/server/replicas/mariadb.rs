@@ -23,10 +23,10 @@ use mysql::{Conn, Opts};
 
 use super::rejoin::{NodeKind, Rejoin};
 use crate::error::Interrupted;
+use crate::request::{ReplicaSpec, ServerSpec};
 use crate::server::mariadb::node::{Node, root_opts, start_node};
 use crate::server::process::free_port;
 use crate::server::{ManagedServer, StartContext, private_dir};
-use crate::spec::{ReplicaSpec, ServerSpec};
 
 /// Starts the replicas `spec` asks for of `primary` (started with `ctx`), each replicating
 /// once this returns; a replica that fails stops those started before it (their `Drop`).

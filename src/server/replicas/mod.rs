@@ -20,7 +20,7 @@ pub struct Replication {
 
 use crate::dbms::mysql::{Engine, MysqlParams};
 use crate::dbms::{DbmsKind, Params};
-use crate::spec::{GaleraSpec, MAX_GALERA_NODES, MAX_REPLICAS, NodeFailure, ReplicaSpec};
+use crate::request::{GaleraSpec, MAX_GALERA_NODES, MAX_REPLICAS, NodeFailure, ReplicaSpec};
 
 /// How a request names the cluster settings (`--replicas` on the command line, `replicas` in
 /// an experiment file), for messages.
@@ -144,10 +144,10 @@ pub fn galera_spec(
 /// hands out each table's ids, as on a lone server. The one-line problem otherwise.
 pub fn galera_workload(
     galera: &GaleraSpec,
-    workload: &crate::spec::InsertBenchmarkSpec,
+    workload: &crate::request::InsertBenchmarkSpec,
     names: ClusterNames,
 ) -> Result<(), String> {
-    use crate::spec::insert_benchmark::TableMode;
+    use crate::request::insert_benchmark::TableMode;
     if galera.clients_on_all && workload.table_mode == TableMode::Shared && workload.clients > 1 {
         let (mode, nodes) = if names.galera.starts_with("--") {
             ("--table-mode shared", "--client-nodes first")

@@ -14,9 +14,9 @@ use anyhow::{Context, Result, bail};
 use super::rejoin::{NodeKind, Rejoin};
 use crate::dbms::url::ServerUrl;
 use crate::error::Interrupted;
+use crate::request::ReplicaSpec;
 use crate::server::process::{self, free_port, run_setup, server_command, write_private_file};
 use crate::server::{ManagedServer, StartContext, private_dir};
-use crate::spec::ReplicaSpec;
 
 /// `synchronous_standby_names` for the first `sync` replicas (`FIRST 1 (r1)`), if any.
 pub fn synchronous_standby_names(spec: &ReplicaSpec) -> Option<String> {

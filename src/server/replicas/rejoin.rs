@@ -23,10 +23,10 @@ use mysql::prelude::Queryable;
 use super::galera::status::{port_taken, wait_synced_at};
 use crate::error::Interrupted;
 use crate::metrics::proc::running;
+use crate::request::ServerSpec;
 use crate::server::StartContext;
 use crate::server::mariadb::node::root_opts;
 use crate::server::process::{self, free_port};
-use crate::spec::ServerSpec;
 
 /// How long a replica started again is waited for to catch up with the primary, seconds;
 /// one that has not by then is recorded as not caught up (it runs, and is read from).

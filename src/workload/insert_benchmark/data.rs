@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::dbms::{RangeQuery, RowBatch};
-use crate::spec::InsertBenchmarkSpec;
+use crate::request::InsertBenchmarkSpec;
 
 /// Characters of the random part of `data`.
 const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";

@@ -22,11 +22,11 @@ use crate::dbms::{Dbms, InsertBenchmarkConnection, Table};
 use crate::error::UsageError;
 use crate::metrics::recorder::{Op, Recorder};
 use crate::metrics::summary::{SlaTarget, check_error_rate, summarize};
+use crate::request::{InsertBenchmarkSpec, Step};
 use crate::results::model::{IndexBuild, QueueCheck, SelectMin, StepResult};
 use crate::runner::Workload;
 use crate::runner::client::ThreadSpec;
 use crate::runner::{Expect, StepEnv};
-use crate::spec::{InsertBenchmarkSpec, Step};
 use crate::workload::ForeignTables;
 
 /// Where a table's queue stands during a step; shared only by the threads of that table.
@@ -297,7 +297,7 @@ impl InsertBenchmark {
             rows += conn.count_rows(table)?;
         }
         drop(conn);
-        let combined = self.spec.index_ddl == crate::spec::IndexDdl::Combined;
+        let combined = self.spec.index_ddl == crate::request::IndexDdl::Combined;
         let indexes = self.spec.indexes();
         let threads = self
             .tables

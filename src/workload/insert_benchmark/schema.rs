@@ -2,7 +2,7 @@
 //! `dbms::SecondaryIndex` and the DBMS files, since their SQL differs per DBMS.
 
 use crate::dbms::Table;
-use crate::spec::{InsertBenchmarkSpec, TableMode};
+use crate::request::{InsertBenchmarkSpec, TableMode};
 
 /// The tables of a run: `<prefix>1` .. `<prefix>N`, one per client, or one shared.
 pub fn tables(spec: &InsertBenchmarkSpec) -> Vec<Table> {

@@ -16,10 +16,10 @@ use super::TableState;
 use super::data::{QueryGenerator, RowGenerator, stream};
 use crate::dbms::{Dbms, InsertBenchmarkConnection, POINT_QUERY_IDS, RowBatch, Table};
 use crate::metrics::recorder::{Op, Recorder};
+use crate::request::InsertBenchmarkSpec;
 use crate::runner::client::{ThreadCtx, ThreadSpec};
 use crate::runner::client_loop::{self, Driver, Pacing};
 use crate::runner::session::Session;
-use crate::spec::InsertBenchmarkSpec;
 
 /// The connection the Insert Benchmark's clients send on.
 type Conn = dyn InsertBenchmarkConnection;

@@ -10,10 +10,10 @@ use super::{Benchmark, Call, Generator, Operation};
 use crate::dbms::Table;
 use crate::dbms::sql::{Args, SbtestRows, SqlConnection};
 use crate::metrics::recorder::{Op, Recorder};
+use crate::request::MICRO_LOAD_BATCH;
 use crate::runner::client::ThreadCtx;
 use crate::runner::client_loop::Driver;
 use crate::runner::session::Session;
-use crate::spec::MICRO_LOAD_BATCH;
 
 /// Every operation of a microbenchmark is recorded as one `query` op: a statement, or a
 /// transaction of several.

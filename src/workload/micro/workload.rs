@@ -17,12 +17,12 @@ use crate::dbms::{Dbms, Table};
 use crate::error::UsageError;
 use crate::metrics::recorder::Op;
 use crate::metrics::summary::{check_error_rate, summarize};
+use crate::request::MicroSpec;
 use crate::results::model::StepResult;
 use crate::runner::client::ThreadSpec;
 use crate::runner::client_loop::{Driver, Pacing};
 use crate::runner::{Expect, StepEnv};
 use crate::runner::{MaintenanceOutcome, Workload};
-use crate::spec::MicroSpec;
 use crate::workload::{ForeignTables, sql};
 
 /// Table names of each shape: `sbtestN` (sysbench's), `sbinsertN`, `sbrandpkN`.
