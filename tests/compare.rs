@@ -11,7 +11,7 @@ use ibench::report::compare::{self, Comparison, Options, Unit};
 use ibench::results::model::{RunResult, StepResult};
 use serde_json::Value;
 
-use crate::common::{Bench, Outcome, have, path_str};
+use crate::common::{Bench, Outcome, compare_row as row, have, path_str};
 
 /// Small sizes: a few seconds per run.
 const SMALL: &[&str] = &["--l0-rows", "20000", "--l1-rows", "4000", "--clients", "1"];
@@ -27,15 +27,6 @@ fn json(bench: &Bench, a: &str, b: &str) -> Value {
     let out = cmd(bench, &["compare", a, b, "--json"]);
     out.assert_success();
     serde_json::from_str(&out.stdout).expect("compare JSON")
-}
-
-fn row<'a>(cmp: &'a Value, step: &str, key: &str) -> &'a Value {
-    cmp["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["step"] == step && r["key"] == key)
-        .unwrap_or_else(|| panic!("no row {step} {key} in {cmp}"))
 }
 
 fn mean(v: &[f64]) -> f64 {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Bench, calls, marked, path_str};
+use crate::common::{Bench, calls, compare_row as row, marked, path_str};
 
 /// A neighbour: one busy thread per CPU and a writer of 64 KiB blocks (fsync every MiB, at
 /// most 256 MiB) into `dir`, from creation until dropped (at most 10 minutes either way).
@@ -77,16 +77,6 @@ impl Drop for Neighbour {
             let _ = t.join();
         }
     }
-}
-
-/// The row of `step` and `key` in a comparison's JSON.
-fn row<'a>(cmp: &'a Value, step: &str, key: &str) -> &'a Value {
-    cmp["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["step"] == step && r["key"] == key)
-        .unwrap_or_else(|| panic!("no {step} {key} in {cmp}"))
 }
 
 /// synchronous=OFF, the same again (A/A) and FULL, three rounds in a balanced order, at the

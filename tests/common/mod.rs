@@ -514,6 +514,16 @@ pub fn exclusive_server_bench() -> Bench {
     bench
 }
 
+/// The row of `step` and figure `key` in `ibench compare --json`'s output.
+pub fn compare_row<'a>(cmp: &'a serde_json::Value, step: &str, key: &str) -> &'a serde_json::Value {
+    cmp["rows"]
+        .as_array()
+        .expect("compare's rows")
+        .iter()
+        .find(|r| r["step"] == step && r["key"] == key)
+        .unwrap_or_else(|| panic!("no row {step} {key} in {cmp}"))
+}
+
 /// Whether compare's `row` (JSON) calls `verdict`, or would and names the neighbour that kept
 /// it from it (a step a neighbour disturbed is not called: docs/metrics.md): the test's
 /// statistics hold either way, and a blip of the host's own does not fail it.

@@ -180,20 +180,7 @@ mod tests {
         assert!((squeeze(0.05, 4.0, &prior) - (0.12 + 0.2) / 16.0).abs() < 1e-15);
     }
 
-    /// Deterministic normal draws (xorshift and Box-Muller).
-    fn normals(seed: u64) -> impl FnMut() -> f64 {
-        let mut x = seed.max(1);
-        move || {
-            let mut next = || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 11) as f64 / (1u64 << 53) as f64
-            };
-            let (u, v) = (next().max(1e-12), next());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
-    }
+    use crate::report::compare::stats::normals;
 
     /// Simulated comparisons of `n` runs a side over steps with log-normal noise of relative
     /// size `cvs`, B's first step `ratio` times A's: the share in which step 0 has p < 0.01,

@@ -99,17 +99,7 @@ mod tests {
     /// Log-normal runs: `n` a side, relative noise `cv_a` and `cv_b`, B's level `ratio` times
     /// A's; the share of `trials` in which the row's test (no prior) has p < `alpha`.
     fn rejections(n: usize, (cv_a, cv_b): (f64, f64), ratio: f64, alpha: f64) -> f64 {
-        let mut x = 0x9e3779b97f4a7c15u64;
-        let mut z = move || {
-            let mut next = || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 11) as f64 / (1u64 << 53) as f64
-            };
-            let (u, v) = (next().max(1e-12), next());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        };
+        let mut z = stats::normals(0x9e3779b97f4a7c15);
         let trials = 4000;
         let mut hits = 0;
         for _ in 0..trials {

@@ -361,6 +361,23 @@ pub fn runs_needed(cv_a: f64, cv_b: f64, half_width: f64, level: f64, max: usize
     })
 }
 
+/// Deterministic standard normal draws for the statistics' tests: xorshift64 from `seed`
+/// and the Box-Muller transform.
+#[cfg(test)]
+pub(crate) fn normals(seed: u64) -> impl FnMut() -> f64 {
+    let mut x = seed.max(1);
+    move || {
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (u, v) = (next().max(1e-12), next());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,20 +387,8 @@ mod tests {
     }
 
     fn noise(n: usize, seed: u64, mean: f64, sd: f64) -> Vec<f64> {
-        // A small deterministic generator (xorshift) with a Box-Muller transform.
-        let mut x = seed.max(1);
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64
-        };
-        (0..n)
-            .map(|_| {
-                let (u, v) = (next().max(1e-12), next());
-                mean + sd * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-            })
-            .collect()
+        let mut z = normals(seed);
+        (0..n).map(|_| mean + sd * z()).collect()
     }
 
     fn seconds_test(a: &[f64], b: &[f64]) -> Test {
