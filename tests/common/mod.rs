@@ -41,6 +41,25 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Asserts bad input refused as the guide says: exit 2, no panic, exactly one `error:`
+    /// line, and it names `needle`; returns the whole output for further checks.
+    pub fn assert_refused(&self, needle: &str) -> String {
+        let all = self.describe();
+        assert_eq!(self.code, Some(2), "{all}");
+        assert!(!all.contains("panicked"), "{all}");
+        let errors: Vec<_> = self
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "one error line: {all}");
+        assert!(
+            errors[0].contains(needle),
+            "the error names {needle:?}: {all}"
+        );
+        all
+    }
+
     /// Stdout and stderr, for assertion messages.
     pub fn describe(&self) -> String {
         format!(

@@ -39,18 +39,7 @@ fn dry_run(bench: &Bench, dir: &str, file: &str) -> Outcome {
 
 /// Exit 2, one `error:` line holding `needle`, and none of `secrets` anywhere.
 fn refused_without(o: &Outcome, needle: &str, secrets: &[&str]) {
-    let all = o.describe();
-    assert_eq!(o.code, Some(2), "{all}");
-    let errors: Vec<_> = o
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("error:"))
-        .collect();
-    assert_eq!(errors.len(), 1, "one error line: {all}");
-    assert!(
-        errors[0].contains(needle),
-        "the error says {needle:?}: {all}"
-    );
+    let all = o.assert_refused(needle);
     for secret in secrets {
         assert!(!all.contains(secret), "the output shows {secret:?}: {all}");
     }

@@ -62,19 +62,7 @@ fn is_char_device(path: &Path) -> bool {
 }
 
 fn refused(o: &Outcome, needle: &str) {
-    let all = o.describe();
-    assert_eq!(o.code, Some(2), "{all}");
-    assert!(!all.contains("panicked"), "{all}");
-    let errors: Vec<_> = o
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("error:"))
-        .collect();
-    assert_eq!(errors.len(), 1, "one error line: {all}");
-    assert!(
-        errors[0].contains(needle),
-        "the error names {needle:?}: {all}"
-    );
+    o.assert_refused(needle);
 }
 
 #[test]
