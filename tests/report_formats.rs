@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use ibench::report::{figures, html, markdown, model, select};
+use ibench::report::{build, figures, html, markdown, select};
 use ibench::results::store::Store;
 use serde_json::Value;
 
@@ -102,7 +102,7 @@ fn json_markdown_and_html_of_one_model_agree_on_rates_marks_and_headline() {
     let store = Store::open_existing(&bench.out().join("results.db")).unwrap();
     let names = ["off".to_string(), "full".to_string()];
     let groups = select::groups_by(&store, &names, None, select::GroupBy::Label).unwrap();
-    let report = model::build(&groups).unwrap();
+    let report = build::build(&groups).unwrap();
     let json = serde_json::to_value(&report).unwrap();
     let md = markdown::render(&report);
     let page = html::render(&report).unwrap();

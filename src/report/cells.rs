@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-use crate::report::marks::Mark;
-use crate::report::model::{Better, GroupStep, MetricDef, Stat, StepReport, THROUGHPUT, mark};
+use crate::report::figures::{Better, MetricDef, THROUGHPUT};
+use crate::report::model::{GroupStep, StepReport};
+use crate::report::stat::{Mark, Stat, mark};
 
 /// One table cell: its text and how it is marked.
 #[derive(Clone, Debug, Default, Serialize)]

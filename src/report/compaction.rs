@@ -5,8 +5,6 @@
 use serde::Serialize;
 
 use crate::dbms::mysql::compaction::{CompactionStats, LevelRow, of_step};
-use crate::report::cells::{Cell, Section, ViewTable};
-use crate::report::model::Report;
 use crate::report::table::Table;
 use crate::results::model::RunResult;
 
@@ -33,13 +31,13 @@ pub struct RunCompaction {
     pub tables: Vec<CompactionStats>,
 }
 
-fn header() -> Vec<String> {
+pub(crate) fn header() -> Vec<String> {
     let mut h: Vec<String> = ["level", "files", "size MiB"].map(String::from).to_vec();
     h.extend(COLUMNS.iter().map(|c| c.to_string()));
     h
 }
 
-fn row(r: &LevelRow) -> Vec<String> {
+pub(crate) fn row(r: &LevelRow) -> Vec<String> {
     let mut out = vec![
         r.level.clone(),
         if r.compacting > 0 {
@@ -77,44 +75,4 @@ pub fn section(run: &RunResult) -> String {
         }
     }
     out
-}
-
-/// The report's section: per step and configuration, the last run's tables.
-pub fn report_section(r: &Report) -> Option<Section> {
-    let mut tables = Vec::new();
-    for step in &r.step_reports {
-        for (g, gs) in r.groups.iter().zip(&step.groups) {
-            let Some(last) = gs.measured.compaction.last() else {
-                continue;
-            };
-            for t in &last.tables {
-                tables.push(ViewTable {
-                    title: format!(
-                        "{} {}: compaction statistics [{}], run {}",
-                        step.name, g.name, t.column_family, last.run_id
-                    ),
-                    header: header(),
-                    rows: t
-                        .rows
-                        .iter()
-                        .map(|x| row(x).into_iter().map(Cell::plain).collect())
-                        .collect(),
-                });
-            }
-        }
-    }
-    if tables.is_empty() {
-        return None;
-    }
-    Some(Section {
-        id: "compaction".to_string(),
-        title: "Compaction statistics (MyRocks)".to_string(),
-        note: "SHOW ENGINE ROCKSDB STATUS at each step's end, its ** Compaction Stats ** block \
-               per level: files (being compacted), size, score, GB read and written by \
-               compaction, write amplification, MB/s, compaction seconds and count, keys in \
-               and dropped. Cumulative since the server started (Int: since the previous \
-               status); the last run of each configuration."
-            .to_string(),
-        tables,
-    })
 }

@@ -184,7 +184,7 @@ pub struct Comparison {
     pub explain: Vec<explain::Change>,
     /// Steps flagged in a run of either side (`report/steady.rs`), the first flag of each:
     /// a change in them is not called (verdict `flagged step`).
-    pub flags: Vec<(String, crate::report::steady::StepFlag)>,
+    pub flags: Vec<(String, crate::report::stat::StepFlag)>,
     /// Steps a neighbour disturbed in a run of either side (`report/interference.rs`): step,
     /// run id, why. A change in them is not called (verdict `disturbed`).
     pub disturbed: Vec<(String, String, String)>,

@@ -5,8 +5,9 @@
 
 use crate::output::format::rate;
 use crate::report::cells::{self, Cell, Section, ViewTable};
-use crate::report::marks::{Judged, Mark};
-use crate::report::model::{Better, Report, mark};
+use crate::report::figures::Better;
+use crate::report::model::Report;
+use crate::report::stat::{Judged, Mark, mark};
 
 /// Seconds in an hour.
 const HOUR: f64 = 3600.0;

@@ -5,50 +5,11 @@
 //! that the runs do not support says "too noisy" instead of being marked. The headline counts
 //! the marks per configuration and names the largest supported changes.
 
-use serde::Serialize;
-
 use crate::report::compare::{self, Comparison, Verdict};
 use crate::report::figures::{self, Better};
-use crate::report::model::{HIGH_RATIO, LOW_RATIO, Stat, StepReport, mark};
+use crate::report::model::{Headline, StepReport, TopChange};
 use crate::report::select::Group;
-use crate::report::steady::StepFlag;
-
-/// What a relative cell may say about its change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mark {
-    /// Better, as the test calls it (or, one run a side, beyond the threshold).
-    Better,
-    /// Worse, likewise.
-    Worse,
-    /// No change called and the ratio within the 0.95/1.05 threshold.
-    Unchanged,
-    /// The ratio is beyond the threshold, but the runs do not support a change.
-    TooNoisy,
-    /// `compare` does not test this figure (one value per step it has no test for).
-    Untested,
-    /// A change the test (or the one-run threshold) calls, in a step flagged in a run of
-    /// either side as not steady (`report/steady.rs`): not marked, the note says why.
-    Flagged,
-    /// Both sides under the figure's floor (`figures::negligible`: KB/op under 0.1, cs/op
-    /// under 0.01): not marked, shown as `~0`, counted as unchanged in the headline.
-    Negligible,
-}
-
-/// The judgement of one relative cell.
-#[derive(Clone, Debug, Serialize)]
-pub struct Judged {
-    /// The mark.
-    pub mark: Mark,
-    /// A side has one run: marked by the threshold, no noise estimate.
-    pub one_run: bool,
-    /// The change's interval, percent, from `compare` (its level in the headline's note).
-    pub ci_pct: Option<[f64; 2]>,
-    /// Benjamini–Hochberg adjusted p-value from `compare`.
-    pub q: Option<f64>,
-    /// Why, in one sentence (compare's row, or what is missing).
-    pub note: String,
-}
+use crate::report::stat::{HIGH_RATIO, Judged, LOW_RATIO, Mark, Stat, StepFlag, mark};
 
 /// How relative values are marked, in one sentence for every format.
 pub const LEGEND: &str = "A relative value is marked better or worse only where the runs \
@@ -188,48 +149,6 @@ pub fn judge_all(groups: &[Group], steps: &mut [StepReport]) {
             judge_map(&mut gs.micro, &b.micro, at, one_run, flag);
         }
     }
-}
-
-/// One of the largest changes of a configuration.
-#[derive(Clone, Debug, Serialize)]
-pub struct TopChange {
-    /// Step.
-    pub step: String,
-    /// Figure key.
-    pub key: String,
-    /// Its label.
-    pub figure: String,
-    /// Median relative to the base's median.
-    pub relative: f64,
-    /// Better or worse.
-    pub mark: Mark,
-    /// compare's interval of the change, percent.
-    pub ci_pct: Option<[f64; 2]>,
-}
-
-/// Per configuration against the base: its cells counted by mark, and its largest changes.
-#[derive(Clone, Debug, Serialize)]
-pub struct Headline {
-    /// Configuration.
-    pub group: String,
-    /// A side has one run: marks by the threshold, no noise estimate.
-    pub one_run: bool,
-    /// Cells marked better.
-    pub better: usize,
-    /// Cells marked worse.
-    pub worse: usize,
-    /// Cells unchanged (no change called, ratio within the threshold), and cells negligible
-    /// on both sides (under the figure's floor).
-    pub unchanged: usize,
-    /// Cells beyond the threshold that the runs do not support.
-    pub too_noisy: usize,
-    /// Cells of a called change in a flagged step (not steady, too short), not marked.
-    #[serde(default)]
-    pub flagged: usize,
-    /// Cells with a relative value that compare does not test.
-    pub untested: usize,
-    /// The five largest supported changes, largest first (by the size of the log ratio).
-    pub largest: Vec<TopChange>,
 }
 
 /// How many largest changes the headline names.

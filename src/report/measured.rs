@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::report::client_hosts::HostPart;
 use crate::report::compaction::RunCompaction;
-use crate::report::model::Stat;
 use crate::report::seconds::CostSpreads;
+use crate::report::stat::Stat;
 use crate::results::model::{RunResult, StepResult};
 
 /// One group's step, run by run.

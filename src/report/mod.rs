@@ -1,6 +1,7 @@
 //! Reports from results: the terminal summary of one run, and reports over many runs
 //! (HTML, Markdown, JSON) built from one model, plus the statistics of `ibench compare`.
 
+pub mod build;
 pub mod cells;
 pub mod charts;
 pub mod client_hosts;
@@ -27,8 +28,10 @@ pub mod render;
 pub mod replication;
 pub mod resources;
 pub mod seconds;
+pub mod sections;
 pub mod select;
 pub mod settings;
+pub mod stat;
 pub mod steady;
 pub mod step_figures;
 pub mod table;

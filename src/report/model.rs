@@ -1,85 +1,22 @@
 //! The report over a set of runs: runs grouped by configuration (label), repeats aggregated
 //! (median, with min and max), every figure also relative to a base group. HTML, Markdown and
-//! JSON are renderings of this one model (see docs/reports.md).
+//! JSON are renderings of this one model (see docs/reports.md). The model's types only, the
+//! bottom of `report/`: `build.rs` makes a [`Report`] from runs, the sections and renderers
+//! read it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::metrics::histogram::{BUCKET_LABELS, Percentiles};
-use crate::report::figures::MIB;
+use crate::metrics::histogram::Percentiles;
 pub use crate::report::figures::{Better, EFFICIENCY, MICRO, MetricDef, THROUGHPUT};
+use crate::report::measured::Measured;
+use crate::report::pacing::Pacing;
 pub use crate::report::select::Group;
 pub use crate::report::settings::Difference;
-use crate::report::settings::differences;
-use crate::results::model::{RunResult, RunStatus};
-
-/// Ratios below this are marked as a drop relative to the base.
-pub const LOW_RATIO: f64 = 0.95;
-/// Ratios above this are marked as a rise relative to the base.
-pub const HIGH_RATIO: f64 = 1.05;
-
-/// Median, min and max of one figure over a group's runs, and the median relative to the
-/// base group's median.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Stat {
-    /// Median over the runs that have the figure.
-    pub median: f64,
-    /// Smallest value.
-    pub min: f64,
-    /// Largest value.
-    pub max: f64,
-    /// Runs that have the figure.
-    pub n: usize,
-    /// `median / base median`; `None` for the base itself or when the base lacks the figure.
-    pub relative: Option<f64>,
-    /// Whether the runs support a change of the relative value (`marks.rs`: the test of
-    /// `ibench compare`); set with `relative`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub judged: Option<crate::report::marks::Judged>,
-}
-
-impl Stat {
-    /// Aggregates `values`; `None` when there are none.
-    pub fn of(values: &[f64]) -> Option<Stat> {
-        if values.is_empty() {
-            return None;
-        }
-        let mut v = values.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        Some(Stat {
-            median,
-            min: v[0],
-            max: v[n - 1],
-            n,
-            relative: None,
-            judged: None,
-        })
-    }
-}
-
-/// How a relative value compares with the thresholds.
-pub fn mark(relative: f64, better: Better) -> &'static str {
-    let (low, high) = match better {
-        Better::Higher => ("worse", "better"),
-        Better::Lower => ("better", "worse"),
-    };
-    if relative < LOW_RATIO {
-        low
-    } else if relative > HIGH_RATIO {
-        high
-    } else {
-        ""
-    }
-}
+use crate::report::stat::{Mark, Stat, StepFlag};
+use crate::results::model::RunStatus;
 
 /// One run as the report lists it.
 #[derive(Clone, Debug, Serialize)]
@@ -214,7 +151,7 @@ pub struct GroupStep {
     /// The group's runs in which the step was not steady or too short to compare
     /// (`report/steady.rs`): a relative value of a flagged step is not marked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub flags: Vec<crate::report::steady::StepFlag>,
+    pub flags: Vec<StepFlag>,
     /// Each server of a cluster (`primary`, `r1`, `n2`) and its figures over the step
     /// (`report/replication.rs`); empty for single servers.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -223,14 +160,14 @@ pub struct GroupStep {
     /// and the pause before the step (`--warmup`, `--cooldown`), medians over the group's
     /// runs; absent when none had either.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pacing: Option<crate::report::pacing::Pacing>,
+    pub pacing: Option<Pacing>,
     /// The replicas or Galera nodes that died during the step in the group's runs: (run,
     /// the line said of the death and what it did to the step).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub node_failures: Vec<(String, String)>,
     /// What the runs measured beyond these figures, run by run (`report/measured.rs`).
-    #[serde(skip_serializing_if = "crate::report::measured::Measured::is_empty")]
-    pub measured: crate::report::measured::Measured,
+    #[serde(skip_serializing_if = "Measured::is_empty")]
+    pub measured: Measured,
 }
 
 /// One step across the groups.
@@ -261,247 +198,130 @@ pub struct Report {
     pub bucket_labels: Vec<String>,
     /// Per configuration but the base: its cells by mark and its largest supported changes
     /// (`marks.rs`), what the report shows first.
-    pub headline: Vec<crate::report::marks::Headline>,
+    pub headline: Vec<Headline>,
     /// Figures per step.
     pub step_reports: Vec<StepReport>,
     /// Per configuration, what its verdict needs beyond the steps' figures (`verdict.rs`).
-    pub verdicts: Vec<crate::report::verdict::ConfigVerdict>,
+    pub verdicts: Vec<ConfigVerdict>,
     /// Per step, its per-second series on one time axis: the HTML report's interactive
     /// charts (`timeline.rs`); not in the JSON report (the runs' documents have them).
     #[serde(skip)]
-    pub timelines: Vec<crate::report::timeline::StepTimeline>,
+    pub timelines: Vec<StepTimeline>,
 }
 
-fn group_info(base: &Group, group: &Group) -> ConfigInfo {
-    let first = &group.runs[0];
-    ConfigInfo {
-        name: group.name.clone(),
-        is_base: std::ptr::eq(base, group),
-        dbms: format!(
-            "{} {}",
-            first.environment.dbms.name, first.environment.dbms.version
-        ),
-        dbms_name: first.environment.dbms.name.clone(),
-        version: crate::report::names::short_version(&first.environment.dbms.version),
-        location: first.environment.dbms.location.clone(),
-        clients: first.config.workload.max_clients(),
-        embedded: first.target().kind.embedded(),
-        malloc: first.managed_server.as_ref().map(|m| {
-            // The library's file name (libjemalloc.so.2), not its directory.
-            m.preload
-                .as_deref()
-                .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
-                .unwrap_or_else(|| "glibc".to_string())
-        }),
-        storage: first
-            .environment
-            .storage
-            .as_ref()
-            .map(|s| format!("{} on {} ({})", s.fs_type, s.source, s.mount_options)),
-        conditions: crate::report::resources::conditions(&first.config.resources),
-        pooler: first
-            .managed_server
-            .as_ref()
-            .and_then(|m| m.pooler.as_ref())
-            .map(|p| {
-                let plain = if p.statements.starts_with("plain SQL") {
-                    ", plain SQL"
-                } else {
-                    ""
-                };
-                format!(
-                    "{} {}, {}, pool {}{plain}",
-                    p.kind, p.version, p.pool_mode, p.pool_size
-                )
-            }),
-        host: {
-            let mut hosts: Vec<&str> = group
-                .runs
-                .iter()
-                .map(|r| r.environment.hostname.as_str())
-                .collect();
-            hosts.sort_unstable();
-            hosts.dedup();
-            hosts.join(", ")
-        },
-        cost_per_hour: Stat::of(
-            &group
-                .runs
-                .iter()
-                .filter_map(|r| r.environment.cost_per_hour)
-                .collect::<Vec<_>>(),
-        )
-        .map(|s| s.median),
-        runs: group
-            .runs
-            .iter()
-            .map(|r| RunRef {
-                id: r.run_id.clone(),
-                started_at: r.started_at,
-                status: r.status,
-            })
-            .collect(),
-        differences: if std::ptr::eq(base, group) {
-            Vec::new()
-        } else {
-            differences(base, group)
-        },
-        db_cache_ratio: Stat::of(
-            &group
-                .runs
-                .iter()
-                .filter_map(|r| Some(r.experiment.as_ref()?.cache.as_ref()?.ratio))
-                .collect::<Vec<_>>(),
-        ),
-    }
+/// One of the largest changes of a configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopChange {
+    /// Step.
+    pub step: String,
+    /// Figure key.
+    pub key: String,
+    /// Its label.
+    pub figure: String,
+    /// Median relative to the base's median.
+    pub relative: f64,
+    /// Better or worse.
+    pub mark: Mark,
+    /// compare's interval of the change, percent.
+    pub ci_pct: Option<[f64; 2]>,
 }
 
-fn hosts(groups: &[Group]) -> Vec<HostInfo> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    for r in groups.iter().flat_map(|g| &g.runs) {
-        let e = &r.environment;
-        let h = HostInfo {
-            hostname: e.hostname.clone(),
-            cpu: format!("{} ({} logical CPUs)", e.cpu_model, e.cpu_cores),
-            memory_gib: e.memory_bytes as f64 / (1024.0 * MIB),
-            os: format!("{}, Linux {}", e.os, e.kernel),
-            ibench_version: e.ibench_version.clone(),
-        };
-        if seen.insert((h.hostname.clone(), h.cpu.clone(), h.os.clone())) {
-            out.push(h);
-        }
-    }
-    out
+/// Per configuration against the base: its cells counted by mark, and its largest changes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Headline {
+    /// Configuration.
+    pub group: String,
+    /// A side has one run: marks by the threshold, no noise estimate.
+    pub one_run: bool,
+    /// Cells marked better.
+    pub better: usize,
+    /// Cells marked worse.
+    pub worse: usize,
+    /// Cells unchanged (no change called, ratio within the threshold), and cells negligible
+    /// on both sides (under the figure's floor).
+    pub unchanged: usize,
+    /// Cells beyond the threshold that the runs do not support.
+    pub too_noisy: usize,
+    /// Cells of a called change in a flagged step (not steady, too short), not marked.
+    #[serde(default)]
+    pub flagged: usize,
+    /// Cells with a relative value that compare does not test.
+    pub untested: usize,
+    /// The five largest supported changes, largest first (by the size of the log ratio).
+    pub largest: Vec<TopChange>,
 }
 
-/// Sets each figure's value relative to the base's, where the base's median is above the
-/// figure's resolution (one unit of the last digit shown): a ratio to a base that shows as
-/// `0.000` would be noise (`0.000 -> 0.012` is not "349 times").
-fn set_relative(
-    stats: &mut BTreeMap<String, Stat>,
-    base: &BTreeMap<String, Stat>,
-    defs: &[MetricDef],
-) {
-    for (k, s) in stats.iter_mut() {
-        let resolution = defs
-            .iter()
-            .find(|d| d.key == k)
-            .map_or(0.0, MetricDef::resolution);
-        s.relative = base
-            .get(k)
-            .filter(|b| b.median > resolution && b.median > 0.0)
-            .map(|b| s.median / b.median);
-    }
+/// One step of one configuration: what its per-second series say.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepSteadiness {
+    /// Step name.
+    pub step: String,
+    /// The op its rate is judged by (`query`, `insert`).
+    pub op: String,
+    /// Full seconds in which none of those ops completed, summed over the runs.
+    pub zero_seconds: usize,
+    /// Full seconds, summed over the runs.
+    pub full_seconds: usize,
+    /// The rate met in 99% of full seconds over the rate met in 50%, percent (100: every
+    /// second at the median rate); the median over the runs that have one.
+    pub p99_of_p50_pct: Option<f64>,
 }
 
-/// Builds the report over `groups`; `groups[0]` is the base.
-pub fn build(groups: &[Group]) -> Result<Report> {
-    anyhow::ensure!(!groups.is_empty(), "no runs to report");
-    let base = &groups[0];
-    // Steps every run has, in the base's first run's order.
-    let all_runs: Vec<&RunResult> = groups.iter().flat_map(|g| &g.runs).collect();
-    let has = |r: &RunResult, step: &str| r.steps.iter().any(|s| s.name == step);
-    let mut order: Vec<String> = Vec::new();
-    for r in &all_runs {
-        for s in &r.steps {
-            if !order.contains(&s.name) {
-                order.push(s.name.clone());
-            }
-        }
-    }
-    let (steps, left): (Vec<String>, Vec<String>) = order
-        .into_iter()
-        .partition(|step| all_runs.iter().all(|r| has(r, step)));
-    let left_out = left
-        .into_iter()
-        .map(|step| {
-            let with: Vec<String> = groups
-                .iter()
-                .filter(|g| g.runs.iter().any(|r| has(r, &step)))
-                .map(|g| g.name.clone())
-                .collect();
-            (step, with)
-        })
-        .collect();
-    let mut step_reports = Vec::new();
-    for step in &steps {
-        let mut per_group = groups
-            .iter()
-            .map(|g| crate::report::step_figures::group_step(g, step))
-            .collect::<Result<Vec<_>>>()?;
-        let (base_step, rest) = per_group.split_first_mut().expect("groups is not empty");
-        for g in rest {
-            set_relative(&mut g.throughput, &base_step.throughput, THROUGHPUT);
-            set_relative(&mut g.efficiency, &base_step.efficiency, EFFICIENCY);
-            set_relative(&mut g.micro, &base_step.micro, MICRO);
-        }
-        step_reports.push(StepReport {
-            name: step.clone(),
-            groups: per_group,
-        });
-    }
-    crate::report::marks::judge_all(groups, &mut step_reports);
-    let micro = crate::report::micro::are_micro(&steps);
-    let names: Vec<String> = groups.iter().map(|g| g.name.clone()).collect();
-    let timelines = crate::report::timeline::build(groups, &step_reports);
-    Ok(Report {
-        headline: crate::report::marks::headlines(&names, &step_reports, micro),
-        generated_at: Utc::now(),
-        base: base.name.clone(),
-        groups: groups.iter().map(|g| group_info(base, g)).collect(),
-        hosts: hosts(groups),
-        left_out,
-        bucket_labels: BUCKET_LABELS.iter().map(|s| s.to_string()).collect(),
-        step_reports,
-        verdicts: crate::report::verdict::build(groups, &steps),
-        timelines,
-        steps,
-    })
+/// The verdict's figures of one configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConfigVerdict {
+    /// Configuration (label).
+    pub config: String,
+    /// Rows in the tables at the end of the runs (inserted minus deleted), median over runs.
+    pub rows: Option<Stat>,
+    /// The runs' length from start to end, seconds, median over runs.
+    pub duration_s: Option<Stat>,
+    /// Per step.
+    pub steps: Vec<StepSteadiness>,
+    /// Steps a neighbour disturbed, by run (`report/interference.rs`): step, run id, why.
+    pub disturbed: Vec<(String, String, String)>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// One series of a chart: one value per second of the step's time axis.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimeSeries {
+    /// What it is (`query`, `host`; after the run's configuration, `base #2 query`, when the
+    /// report has several runs).
+    pub label: String,
+    /// CSS colour.
+    pub color: String,
+    /// Drawn dashed (a second op of a run in a chart of several runs).
+    pub dash: bool,
+    /// On the right-hand axis (the background writer's rates beside the queries).
+    pub right: bool,
+    /// Per second of the step's axis; `None` where nothing was measured.
+    pub values: Vec<Option<f64>>,
+}
 
-    #[test]
-    fn median_min_max() {
-        let s = Stat::of(&[3.0, 1.0, 2.0]).unwrap();
-        assert_eq!((s.median, s.min, s.max, s.n), (2.0, 1.0, 3.0, 3));
-        let s = Stat::of(&[4.0, 1.0]).unwrap();
-        assert_eq!(s.median, 2.5);
-        assert!(Stat::of(&[]).is_none());
-    }
+/// One chart: its series on the step's time axis.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimeChart {
+    /// Title.
+    pub title: String,
+    /// Unit of the left-hand axis (`queries/s`, `us`, `cores`, `KB/s`, `MB`).
+    pub unit: String,
+    /// Unit of the right-hand axis, when a series is drawn on it.
+    pub right_unit: String,
+    /// Logarithmic y axis (response times).
+    pub log: bool,
+    /// The series.
+    pub series: Vec<TimeSeries>,
+}
 
-    #[test]
-    fn marks_follow_the_better_direction() {
-        assert_eq!(mark(0.9, Better::Higher), "worse");
-        assert_eq!(mark(0.9, Better::Lower), "better");
-        assert_eq!(mark(1.1, Better::Higher), "better");
-        assert_eq!(mark(1.1, Better::Lower), "worse");
-        assert_eq!(mark(1.0, Better::Lower), "");
-        assert_eq!(mark(0.95, Better::Higher), "");
-        assert_eq!(mark(1.05, Better::Higher), "");
-    }
-
-    #[test]
-    fn no_relative_value_to_a_base_below_the_resolution() {
-        let stats = |v: f64| {
-            BTreeMap::from([(
-                "dbms_cs_per_op".to_string(),
-                Stat::of(&[v]).expect("one value"),
-            )])
-        };
-        // dbms cs/op is shown with 3 digits: a base of 0.0003 shows as 0.000.
-        let mut g = stats(0.012);
-        set_relative(&mut g, &stats(0.0003), EFFICIENCY);
-        assert_eq!(g["dbms_cs_per_op"].relative, None);
-        set_relative(&mut g, &stats(0.001), EFFICIENCY);
-        assert_eq!(g["dbms_cs_per_op"].relative, None, "at the resolution");
-        set_relative(&mut g, &stats(0.004), EFFICIENCY);
-        assert_eq!(g["dbms_cs_per_op"].relative, Some(3.0));
-        let mut g = stats(5.0);
-        set_relative(&mut g, &stats(0.0), EFFICIENCY);
-        assert_eq!(g["dbms_cs_per_op"].relative, None);
-    }
+/// One step's charts on one time axis.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepTimeline {
+    /// Step name.
+    pub step: String,
+    /// Seconds since the step start: `0, 1, 2, ...`, the longest run's seconds.
+    pub x: Vec<f64>,
+    /// The charts, in page order.
+    pub charts: Vec<TimeChart>,
+    /// The DBMS's gauges that were zero throughout (not drawn).
+    pub flat_gauges: Vec<String>,
 }

@@ -8,8 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::output::format::seconds;
-use crate::report::cells::{Cell, Section, ViewTable};
-use crate::report::model::Stat;
+use crate::report::stat::Stat;
 use crate::report::table::Table;
 use crate::results::model::{RunResult, StepResult, Warmup};
 
@@ -117,7 +116,7 @@ impl Pacing {
     }
 
     /// The warm-up in words: `2.0 s (1234 query; +10 -10 rows)`, or `-`.
-    fn warmup_text(&self) -> String {
+    pub(crate) fn warmup_text(&self) -> String {
         let Some(secs) = self.warmup_s else {
             return "-".to_string();
         };
@@ -136,44 +135,4 @@ impl Pacing {
             format!("{} ({})", seconds(secs), parts.join(", "))
         }
     }
-}
-
-/// The report's section on warm-ups and cool-downs: a row per step and configuration that had
-/// either; `None` when no step had.
-pub fn report_section(r: &crate::report::model::Report) -> Option<Section> {
-    let rows: Vec<Vec<Cell>> = r
-        .step_reports
-        .iter()
-        .flat_map(|s| {
-            s.groups.iter().filter_map(move |g| {
-                let p = g.pacing.as_ref()?;
-                Some(vec![
-                    Cell::plain(s.name.clone()),
-                    Cell::plain(g.group.clone()),
-                    Cell::plain(p.cooldown_s.map_or_else(|| "-".to_string(), seconds)),
-                    Cell::plain(p.warmup_text()),
-                ])
-            })
-        })
-        .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Section {
-        id: "pacing".to_string(),
-        title: "Warm-up and cool-down".to_string(),
-        note: "Before each step's measured part: the pause the run took (--cooldown) and the \
-               warm-up (--warmup: its seconds, statements per op type and rows), medians over \
-               the configuration's runs. Neither is in any figure of this report (rates, \
-               response times, costs); a load step's warm-up rows count towards its rows, \
-               not its rates."
-            .to_string(),
-        tables: vec![ViewTable {
-            title: "warm-up and cool-down (not counted)".to_string(),
-            header: ["step", "config", "cool-down", "warm-up (not counted)"]
-                .map(String::from)
-                .to_vec(),
-            rows,
-        }],
-    })
 }

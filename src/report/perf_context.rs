@@ -5,8 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::report::cells::{Cell, Section, ViewTable};
-use crate::report::model::{Report, Stat};
+use crate::report::stat::Stat;
 use crate::report::table::Table;
 use crate::results::model::{RunResult, StepResult};
 
@@ -34,7 +33,7 @@ pub fn stats(steps: &[&StepResult]) -> BTreeMap<String, Stat> {
         .collect()
 }
 
-fn short(name: &str) -> &str {
+pub(crate) fn short(name: &str) -> &str {
     name.strip_prefix("perf_context.").unwrap_or(name)
 }
 
@@ -58,65 +57,4 @@ pub fn section(run: &RunResult) -> String {
         "\nThe engine's perf context over each step's select-min (counters not zero)\n\n{}",
         t.to_text()
     )
-}
-
-/// A count's cell: the median, and the min-max of the repeats when they differ.
-fn count(s: &Stat) -> Cell {
-    Cell {
-        text: format!("{:.0}", s.median),
-        sub: if s.min != s.max {
-            format!("{:.0}-{:.0}", s.min, s.max)
-        } else {
-            String::new()
-        },
-        ..Cell::default()
-    }
-}
-
-/// The report's section: per step, a row per counter and a column per configuration.
-pub fn report_section(r: &Report) -> Option<Section> {
-    let mut tables = Vec::new();
-    for step in &r.step_reports {
-        let names: BTreeSet<&String> = step
-            .groups
-            .iter()
-            .flat_map(|g| g.measured.perf_context.keys())
-            .collect();
-        if names.is_empty() {
-            continue;
-        }
-        let mut header = vec!["counter".to_string()];
-        header.extend(r.groups.iter().map(|g| g.name.clone()));
-        let rows = names
-            .into_iter()
-            .map(|name| {
-                let mut row = vec![Cell::plain(short(name))];
-                row.extend(step.groups.iter().map(|g| {
-                    g.measured
-                        .perf_context
-                        .get(name)
-                        .map_or_else(|| Cell::plain("-"), count)
-                }));
-                row
-            })
-            .collect();
-        tables.push(ViewTable {
-            title: format!("{}: perf context over the select-min", step.name),
-            header,
-            rows,
-        });
-    }
-    if tables.is_empty() {
-        return None;
-    }
-    Some(Section {
-        id: "perf-context".to_string(),
-        title: "Perf context at select-min".to_string(),
-        note: "The storage engine's perf context counters over the step's select-min (MyRocks: \
-               information_schema.rocksdb_perf_context_global, read before and after; embedded \
-               RocksDB: the querying thread's perf context), the counters not zero; median over \
-               repeats. INTERNAL_DELETE_SKIPPED_COUNT: tombstones stepped over."
-            .to_string(),
-        tables,
-    })
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 
-use super::{html, markdown, model, select};
+use super::{build, html, markdown, select};
 use crate::error::UsageError;
 use crate::output::escape;
 use crate::results::store::Store;
@@ -43,7 +43,7 @@ pub fn render_by(
     format: Format,
 ) -> Result<String> {
     let groups = select::groups_by(store, names, base, by)?;
-    let report = model::build(&groups)?;
+    let report = build::build(&groups)?;
     if report.steps.is_empty() {
         return Err(UsageError::new(format!(
             "the runs have no step in common (steps: {})",

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::output::escape;
 use crate::report::cells::{Cell, Section, ViewTable};
-use crate::report::model::{Report, Stat};
+use crate::report::model::Report;
+use crate::report::stat::Stat;
 use crate::report::table::Table;
 use crate::results::model::{RunResult, StepResult};
 use crate::server::replicas::rejoin::rejoin_text;

@@ -6,8 +6,6 @@
 
 use serde::Serialize;
 
-use crate::report::cells::{Cell, Section, ViewTable};
-use crate::report::model::Report;
 use crate::report::table::Table;
 use crate::results::model::{RunResult, StepResult};
 
@@ -27,7 +25,7 @@ pub struct Spread {
 impl Spread {
     /// The spread of `values`; `None` when there are none.
     pub fn of(values: &[f64]) -> Option<Spread> {
-        let s = crate::report::model::Stat::of(values)?;
+        let s = crate::report::stat::Stat::of(values)?;
         Some(Spread {
             min: s.min,
             median: s.median,
@@ -217,7 +215,7 @@ fn mib(v: Option<f64>) -> String {
 }
 
 /// The per-second columns of one step's row.
-fn seconds_row(s: &CostSpreads) -> [String; 6] {
+pub(crate) fn seconds_row(s: &CostSpreads) -> [String; 6] {
     [
         s.seconds.to_string(),
         spread(&s.host_cpu_pct, 0),
@@ -229,7 +227,7 @@ fn seconds_row(s: &CostSpreads) -> [String; 6] {
 }
 
 /// The memory columns of one step's row.
-fn memory_row(m: &Memory) -> [String; 4] {
+pub(crate) fn memory_row(m: &Memory) -> [String; 4] {
     [
         mib(m.rss_mib),
         mib(m.pss_mib),
@@ -245,7 +243,7 @@ fn memory_row(m: &Memory) -> [String; 4] {
     ]
 }
 
-const SECONDS_HEADER: [&str; 6] = [
+pub(crate) const SECONDS_HEADER: [&str; 6] = [
     "s",
     "host CPU %",
     "DBMS CPU %",
@@ -254,7 +252,7 @@ const SECONDS_HEADER: [&str; 6] = [
     "RSS MiB",
 ];
 
-fn memory_header(setting: &str) -> [String; 4] {
+pub(crate) fn memory_header(setting: &str) -> [String; 4] {
     [
         "RSS MiB".to_string(),
         "PSS MiB".to_string(),
@@ -298,60 +296,4 @@ pub fn section(run: &RunResult) -> String {
         t.to_text(),
         m.to_text()
     )
-}
-
-/// The report's section: a row per step, configuration and run.
-pub fn report_section(r: &Report) -> Option<Section> {
-    let mut head: Vec<String> = ["step", "config", "run"].map(String::from).to_vec();
-    let mut sec = head.clone();
-    sec.extend(SECONDS_HEADER.map(String::from));
-    head.extend(memory_header("cache"));
-    let (mut rows, mut mem) = (Vec::new(), Vec::new());
-    for step in &r.step_reports {
-        for (g, gs) in r.groups.iter().zip(&step.groups) {
-            for x in &gs.measured.seconds {
-                let id = [step.name.clone(), g.name.clone(), x.run_id.clone()];
-                rows.push(
-                    id.iter()
-                        .cloned()
-                        .chain(seconds_row(x))
-                        .map(Cell::plain)
-                        .collect(),
-                );
-                let [a, b, mut c, d] = memory_row(&x.memory);
-                if x.memory.cache_mib.is_some() {
-                    c = format!("{} {c}", x.memory.cache_setting);
-                }
-                mem.push(
-                    id.into_iter()
-                        .chain([a, b, c, d])
-                        .map(Cell::plain)
-                        .collect(),
-                );
-            }
-        }
-    }
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Section {
-        id: "seconds-summary".to_string(),
-        title: "Host, device and memory per second".to_string(),
-        note: format!(
-            "The step's per-second series (efficiency.per_second) in three figures each: \
-             {LEGEND}."
-        ),
-        tables: vec![
-            ViewTable {
-                title: "per second: min/median/max".to_string(),
-                header: sec,
-                rows,
-            },
-            ViewTable {
-                title: "the DBMS's memory beyond its cache".to_string(),
-                header: head,
-                rows: mem,
-            },
-        ],
-    })
 }

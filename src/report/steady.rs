@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use crate::report::compare::metrics::trim;
 use crate::report::compare::stats::{MIN_SECONDS, t_quantile};
+use crate::report::stat::StepFlag;
 use crate::results::model::{SeriesSet, StepResult};
 
 /// Smallest change between the first and the last third called a drift, percent of the
@@ -226,28 +227,6 @@ pub fn longer_hint(steps: &[&str]) -> Option<String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
-    }
-}
-
-/// A run's step flagged, as a report records it beside the step's figures.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StepFlag {
-    /// The run.
-    pub run: String,
-    /// Too short to compare (else: not steady).
-    pub too_short: bool,
-    /// The flag in one line.
-    pub text: String,
-}
-
-impl StepFlag {
-    /// Whether a change of the step cannot be marked or called: a step that was not steady
-    /// never. A step too short blocks nothing it is not already kept from: with runs as the
-    /// unit the runs are the samples, compare's one-run test already finds it untestable
-    /// (fewer than [`MIN_SECONDS`]), and the one-run threshold mark says it has no noise
-    /// estimate; the flag is said beside it.
-    pub fn blocks(&self) -> bool {
-        !self.too_short
     }
 }
 

@@ -10,8 +10,9 @@ use anyhow::Result;
 use crate::error::UsageError;
 use crate::metrics::histogram::{self, Percentiles};
 use crate::report::figures::{EFFICIENCY, MICRO, MetricDef, THROUGHPUT};
-use crate::report::model::{GroupStep, OpAgg, SlaAgg, Stat};
+use crate::report::model::{GroupStep, OpAgg, SlaAgg};
 use crate::report::select::Group;
+use crate::report::stat::Stat;
 use crate::results::model::{RunResult, RunStatus, StepResult};
 
 /// Quantiles at which percentile curves are drawn (up to 99.999%).

@@ -200,7 +200,7 @@ fn summary_text(run: &RunResult) -> String {
         let tags = crate::request::tags::text(&run.config.tags);
         out.push_str(&format!("tags: {}\n\n", escape::line(&tags)));
     }
-    out.push_str(&crate::report::verdict::run_lines(run));
+    out.push_str(&verdict_lines(run));
     out.push_str(&throughput_table(run).to_text());
     if run.steps.iter().any(|s| s.sla.is_some()) {
         out.push('\n');
@@ -333,5 +333,32 @@ fn step_notes(s: &crate::results::model::StepResult, replicas: bool) -> String {
             ix.rows,
         ));
     }
+    out
+}
+
+/// The verdict of one run as lines for the terminal summary's top (`Verdict:` and a line per
+/// item: the writer's SLA, seconds without an op, the largest response time, stability);
+/// empty when the run cannot be reported on (no step).
+fn verdict_lines(run: &RunResult) -> String {
+    let groups = [crate::report::select::Group {
+        name: run.run_id.clone(),
+        runs: vec![run.clone()],
+    }];
+    let Ok(report) = crate::report::build::build(&groups) else {
+        return String::new();
+    };
+    let table = crate::report::verdict::verdict_table(&report);
+    let mut out = String::from("Verdict:\n");
+    for row in &table.rows {
+        let (Some(name), Some(value)) = (row.first(), row.get(1)) else {
+            continue;
+        };
+        let mut text = value.text.clone();
+        if !value.sub.is_empty() {
+            text.push_str(&format!(" ({})", value.sub));
+        }
+        out.push_str(&format!("  {}: {text}\n", name.text));
+    }
+    out.push('\n');
     out
 }

@@ -11,59 +11,13 @@
 //! (`report::gauges`: a `_total` gauge as its increase). Every second is kept: an hour is
 //! 3,600 values a series, which uPlot draws at once.
 
-use serde::Serialize;
-
 use crate::report::charts::css_color;
 use crate::report::gauges;
-use crate::report::model::StepReport;
+use crate::report::model::{StepReport, StepTimeline, TimeChart, TimeSeries};
 use crate::report::per_second::{self, step_of_runs};
 use crate::report::seconds::CostSpreads;
 use crate::report::select::Group;
 use crate::results::model::StepResult;
-
-/// One series of a chart: one value per second of the step's time axis.
-#[derive(Clone, Debug, Serialize)]
-pub struct TimeSeries {
-    /// What it is (`query`, `host`; after the run's configuration, `base #2 query`, when the
-    /// report has several runs).
-    pub label: String,
-    /// CSS colour.
-    pub color: String,
-    /// Drawn dashed (a second op of a run in a chart of several runs).
-    pub dash: bool,
-    /// On the right-hand axis (the background writer's rates beside the queries).
-    pub right: bool,
-    /// Per second of the step's axis; `None` where nothing was measured.
-    pub values: Vec<Option<f64>>,
-}
-
-/// One chart: its series on the step's time axis.
-#[derive(Clone, Debug, Serialize)]
-pub struct TimeChart {
-    /// Title.
-    pub title: String,
-    /// Unit of the left-hand axis (`queries/s`, `us`, `cores`, `KB/s`, `MB`).
-    pub unit: String,
-    /// Unit of the right-hand axis, when a series is drawn on it.
-    pub right_unit: String,
-    /// Logarithmic y axis (response times).
-    pub log: bool,
-    /// The series.
-    pub series: Vec<TimeSeries>,
-}
-
-/// One step's charts on one time axis.
-#[derive(Clone, Debug, Serialize)]
-pub struct StepTimeline {
-    /// Step name.
-    pub step: String,
-    /// Seconds since the step start: `0, 1, 2, ...`, the longest run's seconds.
-    pub x: Vec<f64>,
-    /// The charts, in page order.
-    pub charts: Vec<TimeChart>,
-    /// The DBMS's gauges that were zero throughout (not drawn).
-    pub flat_gauges: Vec<String>,
-}
 
 /// Who a series belongs to: the run (with its group's colour), or nobody when the report has
 /// one run (series then coloured each their own).
@@ -428,13 +382,26 @@ mod tests {
         run
     }
 
+    /// The timelines of the report over `groups`, its one step `qr100` built as the model's
+    /// build does (`build.rs`).
+    fn timelines(groups: &[Group]) -> Vec<StepTimeline> {
+        let step = StepReport {
+            name: "qr100".to_string(),
+            groups: groups
+                .iter()
+                .map(|g| crate::report::step_figures::group_step(g, "qr100").unwrap())
+                .collect(),
+        };
+        build(groups, &[step])
+    }
+
     #[test]
     fn a_query_step_draws_the_writer_on_the_right_and_every_second() {
         let groups = [Group {
             name: "base".to_string(),
             runs: vec![query_run("r1", 4)],
         }];
-        let tl = &crate::report::model::build(&groups).unwrap().timelines[0];
+        let tl = &timelines(&groups)[0];
         assert_eq!(tl.x, [0.0, 1.0, 2.0, 3.0]);
         let rates = &tl.charts[0];
         assert_eq!(
@@ -481,7 +448,7 @@ mod tests {
                 runs: vec![query_run("r3", 4)],
             },
         ];
-        let tl = &crate::report::model::build(&groups).unwrap().timelines[0];
+        let tl = &timelines(&groups)[0];
         assert_eq!(tl.x.len(), 4);
         let rates = &tl.charts[0];
         let labels: Vec<&str> = rates.series.iter().map(|s| s.label.as_str()).collect();

@@ -10,47 +10,15 @@
 //! The model part ([`ConfigVerdict`]) holds what the report's other figures lack, read from
 //! the runs; the tables are built here from it and the steps' figures.
 
-use serde::Serialize;
-
 use crate::output::escape;
 use crate::output::format::{micros, rate};
 use crate::report::cells::{Cell, Section, ViewTable, primary};
 use crate::report::compare::stats::MIN_SECONDS;
-use crate::report::model::{Report, Stat};
+use crate::report::model::{ConfigVerdict, Report, StepSteadiness};
 use crate::report::per_second;
 use crate::report::select::Group;
+use crate::report::stat::Stat;
 use crate::results::model::RunResult;
-
-/// One step of one configuration: what its per-second series say.
-#[derive(Clone, Debug, Serialize)]
-pub struct StepSteadiness {
-    /// Step name.
-    pub step: String,
-    /// The op its rate is judged by (`query`, `insert`).
-    pub op: String,
-    /// Full seconds in which none of those ops completed, summed over the runs.
-    pub zero_seconds: usize,
-    /// Full seconds, summed over the runs.
-    pub full_seconds: usize,
-    /// The rate met in 99% of full seconds over the rate met in 50%, percent (100: every
-    /// second at the median rate); the median over the runs that have one.
-    pub p99_of_p50_pct: Option<f64>,
-}
-
-/// The verdict's figures of one configuration.
-#[derive(Clone, Debug, Serialize)]
-pub struct ConfigVerdict {
-    /// Configuration (label).
-    pub config: String,
-    /// Rows in the tables at the end of the runs (inserted minus deleted), median over runs.
-    pub rows: Option<Stat>,
-    /// The runs' length from start to end, seconds, median over runs.
-    pub duration_s: Option<Stat>,
-    /// Per step.
-    pub steps: Vec<StepSteadiness>,
-    /// Steps a neighbour disturbed, by run (`report/interference.rs`): step, run id, why.
-    pub disturbed: Vec<(String, String, String)>,
-}
 
 fn step_steadiness(group: &Group, step: &str) -> Option<StepSteadiness> {
     let mut op = None;
@@ -319,7 +287,9 @@ fn steady_cell(r: &Report, gi: usize) -> Cell {
 }
 
 /// The verdict table: a row per figure, a column per configuration.
-fn verdict_table(r: &Report) -> ViewTable {
+/// The verdict table: a row per item (the writer's SLA, seconds without an op, the largest
+/// response time, stability, neighbours), a column per configuration.
+pub fn verdict_table(r: &Report) -> ViewTable {
     type Item = fn(&Report, usize) -> Cell;
     let items: [(&str, Item); 5] = [
         (
@@ -471,33 +441,6 @@ pub fn section(r: &Report) -> Section {
             .join("\n"),
         tables: vec![verdict_table(r), steps_table(r)],
     }
-}
-
-/// The verdict of one run as lines for the terminal summary's top (`Verdict:` and a line per
-/// item: the writer's SLA, seconds without an op, the largest response time, stability);
-/// empty when the run cannot be reported on (no step).
-pub fn run_lines(run: &RunResult) -> String {
-    let groups = [Group {
-        name: run.run_id.clone(),
-        runs: vec![run.clone()],
-    }];
-    let Ok(report) = crate::report::model::build(&groups) else {
-        return String::new();
-    };
-    let table = verdict_table(&report);
-    let mut out = String::from("Verdict:\n");
-    for row in &table.rows {
-        let (Some(name), Some(value)) = (row.first(), row.get(1)) else {
-            continue;
-        };
-        let mut text = value.text.clone();
-        if !value.sub.is_empty() {
-            text.push_str(&format!(" ({})", value.sub));
-        }
-        out.push_str(&format!("  {}: {text}\n", name.text));
-    }
-    out.push('\n');
-    out
 }
 
 #[cfg(test)]

@@ -496,7 +496,7 @@ pub fn sections(r: &Report) -> Vec<Section> {
         .collect();
     out.push(header_section(r));
     out.extend(crate::report::steady::section(r));
-    out.extend(crate::report::pacing::report_section(r));
+    out.extend(crate::report::sections::pacing::section(r));
     out.extend(crate::report::replication::faults_section(r));
     if crate::report::micro::is_micro(r) {
         out.push(micro_section(r));
@@ -528,10 +528,10 @@ pub fn sections(r: &Report) -> Vec<Section> {
         out.push(w);
     }
     out.extend(crate::report::replication::report_section(r));
-    out.extend(crate::report::seconds::report_section(r));
-    out.extend(crate::report::compaction::report_section(r));
-    out.extend(crate::report::perf_context::report_section(r));
-    out.extend(crate::report::client_hosts::report_section(r));
+    out.extend(crate::report::sections::seconds::section(r));
+    out.extend(crate::report::sections::compaction::section(r));
+    out.extend(crate::report::sections::perf_context::section(r));
+    out.extend(crate::report::sections::client_hosts::section(r));
     if let Some(t) = select_min_table(r) {
         out.push(Section {
             id: "select-min".to_string(),

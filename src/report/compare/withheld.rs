@@ -11,7 +11,7 @@ pub(super) fn step_flag(
     a: &[RunResult],
     b: &[RunResult],
     step: &str,
-) -> Option<crate::report::steady::StepFlag> {
+) -> Option<crate::report::stat::StepFlag> {
     a.iter().chain(b).find_map(|r| {
         let s = r
             .steps
@@ -22,7 +22,7 @@ pub(super) fn step_flag(
 }
 
 /// `row`, a change called in a step flagged `f`: not called, and said why.
-pub(super) fn flagged(mut row: Row, f: &crate::report::steady::StepFlag) -> Row {
+pub(super) fn flagged(mut row: Row, f: &crate::report::stat::StepFlag) -> Row {
     let would = row.verdict.as_str();
     row.note = format!(
         "would be {would}, but the step is flagged in run {}: {}",
