@@ -30,12 +30,11 @@ pub mod insert_benchmark;
 pub mod kind;
 pub mod literal;
 pub mod readers;
+pub mod roles;
 pub mod socket;
 pub mod sql;
 pub mod statement_cache;
 pub mod url;
-
-use std::collections::BTreeMap;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -49,6 +48,7 @@ pub use kind::{
     AssumedRates, CacheSetting, Capability, DbmsKind, Descriptor, Params, Setting, SettingError,
     TargetSettings, TargetSpec, error_kind, from_params, to_params,
 };
+pub use roles::{Maintain, Observe, Topology};
 pub use sql::{SbtestRows, SqlConnection, Transactions};
 pub use statement_cache::StatementCache;
 
@@ -122,10 +122,19 @@ pub struct Settled {
     pub outcome: String,
 }
 
-/// A DBMS target: opens connections and answers questions about the server as a whole.
-pub trait Dbms: Send + Sync {
+/// A DBMS target, opened: what it is and its client connections. What the runner reads from
+/// it, the pauses it takes and its nodes are role traits it also implements ([`Observe`],
+/// [`Maintain`], [`Topology`]); code that needs one role takes `&dyn` that role (a `&dyn Dbms`
+/// coerces to it), so a DBMS without replicas says so with an empty `impl Topology`.
+pub trait Dbms: Observe + Maintain + Topology + Send + Sync {
     /// The DBMS.
     fn kind(&self) -> DbmsKind;
+
+    /// The server's version string, as the DBMS reports it.
+    fn version(&self) -> Result<String>;
+
+    /// Human-readable location of the database (file, URL without password).
+    fn location(&self) -> String;
 
     /// Opens a connection with the Insert Benchmark's operations (one per client thread).
     fn connect_insert_benchmark(&self) -> Result<Box<dyn InsertBenchmarkConnection>> {
@@ -136,75 +145,6 @@ pub trait Dbms: Send + Sync {
     /// statements, and a SQL DBMS's Insert Benchmark ([`sql::SqlInsertBenchmark`]).
     fn connect_sql(&self) -> Result<Box<dyn SqlConnection>> {
         Err(self.kind().lacks(Capability::Sql))
-    }
-
-    /// The server's version string, as the DBMS reports it.
-    fn version(&self) -> Result<String>;
-
-    /// How many client connections the server accepts from ibench's user (PostgreSQL:
-    /// max_connections less those reserved for superusers; MariaDB and MySQL:
-    /// max_connections), when it has such a limit; checked before a run on a server ibench did
-    /// not start. Default: no limit.
-    fn connection_limit(&self) -> Result<Option<u64>> {
-        Ok(None)
-    }
-
-    /// Whether the client connections (`connect_*`) do all their waiting on the server
-    /// through `dbms::socket`, so that a client thread may drive many of them (`crate::mux`).
-    /// Default: no (an embedded DBMS's calls block their thread).
-    fn multiplexed_clients(&self) -> bool {
-        false
-    }
-
-    /// Effective settings, for diffing runs by configuration. Default: none known.
-    fn settings(&self) -> Result<BTreeMap<String, String>> {
-        Ok(BTreeMap::new())
-    }
-
-    /// The maintenance pause between load and query steps (vacuum, checkpoint, flush...).
-    /// Returns a short description of what was done, or `None` when the DBMS needs none.
-    /// Without `change_settings` it changes no global setting of the server, not even for a
-    /// moment (a server ibench did not start, unless the user allowed it).
-    fn maintenance(&self, _tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
-        Ok(None)
-    }
-
-    /// The pause after writes: [`Dbms::maintenance`] and a wait (at most until `until`) for
-    /// the engine's background work to settle (InnoDB's purge before it, MyRocks' compactions
-    /// after it), with what was waited for and how long. Default: the maintenance alone.
-    fn post_write_maintenance(
-        &self,
-        tables: &[Table],
-        change_settings: bool,
-        until: std::time::Instant,
-    ) -> Result<(Option<String>, Option<Settled>)> {
-        let _ = until;
-        Ok((self.maintenance(tables, change_settings)?, None))
-    }
-
-    /// The DBMS's own cumulative counters (pg_stat_*, SHOW GLOBAL STATUS), by name; the runner
-    /// reads them at step start and end and stores the differences. Default: none.
-    fn counters(&self) -> Result<BTreeMap<String, f64>> {
-        Ok(BTreeMap::new())
-    }
-
-    /// Waits until the counters include the work of the step's sessions, which have just
-    /// closed (default: at once).
-    fn settle_counters(&self) {}
-
-    /// Whether counter `name` (from [`Dbms::counters`]) is one engineers read first; those are
-    /// also reported per op. Default: none.
-    fn is_key_counter(&self, _name: &str) -> bool {
-        false
-    }
-
-    /// Gauges: the DBMS's current levels (files waiting for compaction, memtable bytes, whether
-    /// writes are stopped), by name. The runner reads them once a second during a step, off
-    /// the clients' path, into the step's per-second series (`efficiency.per_second.gauges`).
-    /// Keep it cheap (it runs on the coordinator thread, counted in `sampler_cpu_ms`); a gauge
-    /// missing from one reading is recorded as missing for that second. Default: none.
-    fn gauges(&self) -> Result<BTreeMap<String, f64>> {
-        Ok(BTreeMap::new())
     }
 
     /// A connection for the Insert Benchmark's query thread of `client`: a replica's,
@@ -228,69 +168,18 @@ pub trait Dbms: Send + Sync {
         0
     }
 
-    /// A node of the managed cluster (`n2`, `r1`) died and the run goes on without it: new
-    /// client connections no longer go to it, its gauges are no longer read.
-    fn node_down(&self, _name: &str) {}
-
-    /// A node taken out by [`Dbms::node_down`] is back (started again and synced): client
-    /// connections go to it again.
-    fn node_up(&self, _name: &str) {}
-
-    /// Errors of a kind of their own over a step, by kind, from the step's differences of
-    /// [`Dbms::counters`] (Galera: `cert_failure`, `bf_abort`, summed over the nodes).
-    /// Default: none.
-    fn error_counts(&self, _deltas: &BTreeMap<String, f64>) -> BTreeMap<String, u64> {
-        BTreeMap::new()
-    }
-
-    /// After the workload's DDL (tables created, indexes built) returned: waits until every
-    /// node of a managed Galera cluster has applied it, so that a client on any node finds
-    /// the tables and indexes (DDL is replicated in total order, but only the node that ran
-    /// it has applied it when it returns). Default: nothing to wait for.
-    fn ddl_applied(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// With streaming replicas: the primary's WAL position now, then per replica (by name)
-    /// the seconds until it had replayed up to it (`None`: not within `timeout`). Empty
-    /// without replicas.
-    fn replica_catch_up(&self, timeout: std::time::Duration) -> Result<Vec<(String, Option<f64>)>> {
-        let _ = timeout;
-        Ok(Vec::new())
-    }
-
-    /// The storage engine's own status report at a step's end, by section (`SHOW ENGINE INNODB
-    /// STATUS`, parts of `SHOW ENGINE ROCKSDB STATUS`), stored with the step
-    /// (`steps[].engine_status`). Default: none.
-    fn engine_status(&self) -> Result<BTreeMap<String, String>> {
-        Ok(BTreeMap::new())
-    }
-
-    /// The engine's perf context counters (MyRocks' rocksdb_perf_context_global), read just
-    /// before and after each select-min; the workload stores the differences with it
-    /// (`select_min.perf_context`). Default: none.
-    fn perf_context(&self) -> Result<BTreeMap<String, f64>> {
-        Ok(BTreeMap::new())
-    }
-
-    /// Starts recording wait events for a step (the runner calls it when the step's clients
-    /// are ready, and [`Dbms::waits_end`] when they are done). Default: nothing.
-    fn waits_start(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// The wait events since [`Dbms::waits_start`]: seconds spent in each, by name
-    /// (`Lock:relation` on PostgreSQL, `wait/io/table/sql/handler` on MariaDB), stored with the
-    /// step (`steps[].wait_events`). Default: none.
-    fn waits_end(&self) -> Result<BTreeMap<String, f64>> {
-        Ok(BTreeMap::new())
-    }
-
-    /// Size of the database in bytes as the DBMS reports it, when it can.
-    fn size_bytes(&self) -> Result<Option<u64>> {
+    /// How many client connections the server accepts from ibench's user (PostgreSQL:
+    /// max_connections less those reserved for superusers; MariaDB and MySQL:
+    /// max_connections), when it has such a limit; checked before a run on a server ibench did
+    /// not start. Default: no limit.
+    fn connection_limit(&self) -> Result<Option<u64>> {
         Ok(None)
     }
 
-    /// Human-readable location of the database (file, URL without password).
-    fn location(&self) -> String;
+    /// Whether the client connections (`connect_*`) do all their waiting on the server
+    /// through `dbms::socket`, so that a client thread may drive many of them (`crate::mux`).
+    /// Default: no (an embedded DBMS's calls block their thread).
+    fn multiplexed_clients(&self) -> bool {
+        false
+    }
 }

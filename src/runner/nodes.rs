@@ -20,7 +20,7 @@ use crate::server::replicas::rejoin::Rejoin;
 
 mod probe;
 
-use crate::dbms::Dbms;
+use crate::dbms::Topology;
 use crate::metrics::proc::SharedPid;
 use crate::request::{NodeFailure, ServerSpec};
 use crate::results::model::{ManagedServerInfo, NodeDeath, NodeRejoin};
@@ -120,7 +120,12 @@ impl NodeWatch {
     /// Looks at every node still up, `elapsed` into step `step` (`None`: before it starts); a
     /// node found dead is recorded (and, with `continue`, taken out of `dbms`'s rotation).
     /// Returns the line the step fails with when a death must fail it.
-    pub fn check(&self, step: &str, elapsed: Option<Duration>, dbms: &dyn Dbms) -> Option<String> {
+    pub fn check(
+        &self,
+        step: &str,
+        elapsed: Option<Duration>,
+        dbms: &dyn Topology,
+    ) -> Option<String> {
         let mut down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         let mut failure = None;
         for (i, node) in self.nodes.iter().enumerate() {
@@ -191,7 +196,7 @@ impl NodeWatch {
     /// joined nodes, replicas) and waits until it is synced with the cluster (a replica: has
     /// caught up with the primary, within a bound); records on its death how long that took
     /// (or why it could not), and takes it back into `dbms`'s rotation.
-    pub fn rejoin(&self, deaths: &mut [NodeDeath], dbms: &dyn Dbms) {
+    pub fn rejoin(&self, deaths: &mut [NodeDeath], dbms: &dyn Topology) {
         if self.policy != NodeFailure::Continue {
             return;
         }

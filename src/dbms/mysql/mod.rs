@@ -28,6 +28,7 @@ use mysql::{Conn, Opts, OptsBuilder};
 use serde::{Deserialize, Serialize};
 
 use wire::{MyWire, kind_of_code};
+use crate::dbms::{Maintain, Observe, Topology};
 use crate::dbms::{from_params, to_params};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{
@@ -464,32 +465,6 @@ impl Dbms for Mysql {
         self.replicas.readers.readers()
     }
 
-    fn node_down(&self, name: &str) {
-        if !self.nodes.set_down(name, true) {
-            self.replicas.readers.set_down(name);
-        }
-    }
-
-    fn node_up(&self, name: &str) {
-        if !self.nodes.set_down(name, false) {
-            self.replicas.readers.set_up(name);
-        }
-    }
-
-    fn ddl_applied(&self) -> Result<()> {
-        if self.nodes.is_empty() {
-            return Ok(());
-        }
-        self.nodes.wait_applied(DDL_APPLIED_WAIT)
-    }
-
-    fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {
-        if self.replicas.readers.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.replicas.catch_up(&mut self.conn()?, timeout)
-    }
-
     fn version(&self) -> Result<String> {
         let v: Option<String> = self.conn()?.query_first(VERSION)?;
         Ok(v.unwrap_or_default())
@@ -504,6 +479,12 @@ impl Dbms for Mysql {
         true
     }
 
+    fn location(&self) -> String {
+        self.url.redacted()
+    }
+}
+
+impl Observe for Mysql {
     fn settings(&self) -> Result<BTreeMap<String, String>> {
         let mut conn = self.conn()?;
         let rows: Vec<(String, String)> = conn.query(SHOW_VARIABLES)?;
@@ -519,48 +500,6 @@ impl Dbms for Mysql {
             }
         }
         Ok(settings)
-    }
-
-    fn maintenance(&self, tables: &[Table], change_settings: bool) -> Result<Option<String>> {
-        let mut conn = self.conn()?;
-        for t in tables {
-            conn.query_drop(ANALYZE.replace("{t}", &t.name))
-                .with_context(|| format!("ANALYZE TABLE {}", t.name))?;
-        }
-        let more = match self.engine {
-            Engine::Innodb if change_settings => self.flush_innodb(&mut conn)?,
-            Engine::Innodb => ", dirty-page flush skipped: it would set \
-                 innodb_max_dirty_pages_pct = 0 for a while on a server ibench did not start \
-                 (--allow-server-changes allows it)"
-                .to_string(),
-            Engine::Rocksdb => match conn.query_drop(MYROCKS_FLUSH) {
-                Ok(()) => ", flushed memtable and compacted L0".to_string(),
-                Err(e) => format!(", memtable flush skipped ({e})"),
-            },
-        };
-        Ok(Some(format!("ANALYZE TABLE per table{more}")))
-    }
-
-    /// InnoDB: the purge first (it dirties pages the flush then writes, and ANALYZE then
-    /// sees the purged tables); MyRocks: the flushes and compactions after the maintenance's
-    /// memtable flush and L0 compaction.
-    fn post_write_maintenance(
-        &self,
-        tables: &[Table],
-        change_settings: bool,
-        until: Instant,
-    ) -> Result<(Option<String>, Option<crate::dbms::Settled>)> {
-        let settle = || settle::settle(&mut self.conn()?, self.engine, until);
-        Ok(match self.engine {
-            Engine::Innodb => {
-                let settled = settle()?;
-                (self.maintenance(tables, change_settings)?, Some(settled))
-            }
-            Engine::Rocksdb => {
-                let done = self.maintenance(tables, change_settings)?;
-                (done, Some(settle()?))
-            }
-        })
     }
 
     fn counters(&self) -> Result<BTreeMap<String, f64>> {
@@ -627,9 +566,77 @@ impl Dbms for Mysql {
         };
         Ok(n)
     }
+}
 
-    fn location(&self) -> String {
-        self.url.redacted()
+impl Maintain for Mysql {
+    fn maintenance(&self, tables: &[Table], change_settings: bool) -> Result<Option<String>> {
+        let mut conn = self.conn()?;
+        for t in tables {
+            conn.query_drop(ANALYZE.replace("{t}", &t.name))
+                .with_context(|| format!("ANALYZE TABLE {}", t.name))?;
+        }
+        let more = match self.engine {
+            Engine::Innodb if change_settings => self.flush_innodb(&mut conn)?,
+            Engine::Innodb => ", dirty-page flush skipped: it would set \
+                 innodb_max_dirty_pages_pct = 0 for a while on a server ibench did not start \
+                 (--allow-server-changes allows it)"
+                .to_string(),
+            Engine::Rocksdb => match conn.query_drop(MYROCKS_FLUSH) {
+                Ok(()) => ", flushed memtable and compacted L0".to_string(),
+                Err(e) => format!(", memtable flush skipped ({e})"),
+            },
+        };
+        Ok(Some(format!("ANALYZE TABLE per table{more}")))
+    }
+
+    /// InnoDB: the purge first (it dirties pages the flush then writes, and ANALYZE then
+    /// sees the purged tables); MyRocks: the flushes and compactions after the maintenance's
+    /// memtable flush and L0 compaction.
+    fn post_write_maintenance(
+        &self,
+        tables: &[Table],
+        change_settings: bool,
+        until: Instant,
+    ) -> Result<(Option<String>, Option<crate::dbms::Settled>)> {
+        let settle = || settle::settle(&mut self.conn()?, self.engine, until);
+        Ok(match self.engine {
+            Engine::Innodb => {
+                let settled = settle()?;
+                (self.maintenance(tables, change_settings)?, Some(settled))
+            }
+            Engine::Rocksdb => {
+                let done = self.maintenance(tables, change_settings)?;
+                (done, Some(settle()?))
+            }
+        })
+    }
+}
+
+impl Topology for Mysql {
+    fn node_down(&self, name: &str) {
+        if !self.nodes.set_down(name, true) {
+            self.replicas.readers.set_down(name);
+        }
+    }
+
+    fn node_up(&self, name: &str) {
+        if !self.nodes.set_down(name, false) {
+            self.replicas.readers.set_up(name);
+        }
+    }
+
+    fn ddl_applied(&self) -> Result<()> {
+        if self.nodes.is_empty() {
+            return Ok(());
+        }
+        self.nodes.wait_applied(DDL_APPLIED_WAIT)
+    }
+
+    fn replica_catch_up(&self, timeout: Duration) -> Result<Vec<(String, Option<f64>)>> {
+        if self.replicas.readers.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.replicas.catch_up(&mut self.conn()?, timeout)
     }
 }
 

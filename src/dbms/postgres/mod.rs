@@ -19,6 +19,7 @@ use postgres::{Client, Config, NoTls};
 use serde::{Deserialize, Serialize};
 
 use wire::{PgWire, kind_of_sqlstate};
+use crate::dbms::{Maintain, Observe, Topology};
 use crate::dbms::{from_params, to_params};
 use crate::dbms::url::ServerUrl;
 use crate::dbms::{
@@ -454,24 +455,6 @@ impl Dbms for Postgres {
         self.replicas.readers.readers()
     }
 
-    fn node_down(&self, name: &str) {
-        self.replicas.readers.set_down(name);
-    }
-
-    fn node_up(&self, name: &str) {
-        self.replicas.readers.set_up(name);
-    }
-
-    fn replica_catch_up(
-        &self,
-        timeout: std::time::Duration,
-    ) -> Result<Vec<(String, Option<f64>)>> {
-        if self.replicas.readers.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.replicas.catch_up(&mut self.client()?, timeout)
-    }
-
     fn version(&self) -> Result<String> {
         let mut c = self.client()?;
         Ok(c.query_one(VERSION, &[])?.get(0))
@@ -490,6 +473,12 @@ impl Dbms for Postgres {
         true
     }
 
+    fn location(&self) -> String {
+        self.url.redacted()
+    }
+}
+
+impl Observe for Postgres {
     fn settings(&self) -> Result<BTreeMap<String, String>> {
         let mut c = self.client()?;
         let mut settings = BTreeMap::new();
@@ -501,43 +490,6 @@ impl Dbms for Postgres {
             }
         }
         Ok(settings)
-    }
-
-    fn maintenance(&self, tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
-        let mut c = self.client()?;
-        match self.flavor {
-            Flavor::Cockroach => return Ok(None),
-            Flavor::Yugabyte => {
-                for t in tables {
-                    c.batch_execute(&format!("ANALYZE {}", t.name))
-                        .map_err(|e| anyhow::anyhow!("ANALYZE {}: {}", t.name, error_text(&e)))?;
-                }
-                return Ok(Some("ANALYZE per table".to_string()));
-            }
-            Flavor::Postgres => {}
-        }
-        let version: i32 = c
-            .query_one(SERVER_VERSION_NUM, &[])
-            .map(|r| r.get(0))
-            .map_err(|e| anyhow::anyhow!("server_version_num: {}", error_text(&e)))?;
-        let (vacuum, what) = if version >= 120_000 {
-            (VACUUM_ANALYZE_INDEX_CLEANUP, "VACUUM (ANALYZE, INDEX_CLEANUP ON)")
-        } else {
-            (VACUUM_ANALYZE, "VACUUM ANALYZE")
-        };
-        for t in tables {
-            c.batch_execute(&vacuum.replace("{t}", &t.name))
-                .map_err(|e| anyhow::anyhow!("{what} {}: {}", t.name, error_text(&e)))?;
-        }
-        // CHECKPOINT needs superuser or pg_checkpoint; without them the pause is noted, not fatal.
-        let checkpoint = match c.batch_execute(CHECKPOINT) {
-            Ok(()) => "CHECKPOINT".to_string(),
-            Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
-                "CHECKPOINT skipped (needs superuser or pg_checkpoint)".to_string()
-            }
-            Err(e) => bail!("CHECKPOINT: {}", error_text(&e)),
-        };
-        Ok(Some(format!("{what} per table, {checkpoint}")))
     }
 
     fn counters(&self) -> Result<BTreeMap<String, f64>> {
@@ -629,9 +581,64 @@ impl Dbms for Postgres {
         let n: i64 = c.query_one(DB_SIZE, &[])?.get(0);
         Ok(Some(n as u64))
     }
+}
 
-    fn location(&self) -> String {
-        self.url.redacted()
+impl Maintain for Postgres {
+    fn maintenance(&self, tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
+        let mut c = self.client()?;
+        match self.flavor {
+            Flavor::Cockroach => return Ok(None),
+            Flavor::Yugabyte => {
+                for t in tables {
+                    c.batch_execute(&format!("ANALYZE {}", t.name))
+                        .map_err(|e| anyhow::anyhow!("ANALYZE {}: {}", t.name, error_text(&e)))?;
+                }
+                return Ok(Some("ANALYZE per table".to_string()));
+            }
+            Flavor::Postgres => {}
+        }
+        let version: i32 = c
+            .query_one(SERVER_VERSION_NUM, &[])
+            .map(|r| r.get(0))
+            .map_err(|e| anyhow::anyhow!("server_version_num: {}", error_text(&e)))?;
+        let (vacuum, what) = if version >= 120_000 {
+            (VACUUM_ANALYZE_INDEX_CLEANUP, "VACUUM (ANALYZE, INDEX_CLEANUP ON)")
+        } else {
+            (VACUUM_ANALYZE, "VACUUM ANALYZE")
+        };
+        for t in tables {
+            c.batch_execute(&vacuum.replace("{t}", &t.name))
+                .map_err(|e| anyhow::anyhow!("{what} {}: {}", t.name, error_text(&e)))?;
+        }
+        // CHECKPOINT needs superuser or pg_checkpoint; without them the pause is noted, not fatal.
+        let checkpoint = match c.batch_execute(CHECKPOINT) {
+            Ok(()) => "CHECKPOINT".to_string(),
+            Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+                "CHECKPOINT skipped (needs superuser or pg_checkpoint)".to_string()
+            }
+            Err(e) => bail!("CHECKPOINT: {}", error_text(&e)),
+        };
+        Ok(Some(format!("{what} per table, {checkpoint}")))
+    }
+}
+
+impl Topology for Postgres {
+    fn node_down(&self, name: &str) {
+        self.replicas.readers.set_down(name);
+    }
+
+    fn node_up(&self, name: &str) {
+        self.replicas.readers.set_up(name);
+    }
+
+    fn replica_catch_up(
+        &self,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<(String, Option<f64>)>> {
+        if self.replicas.readers.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.replicas.catch_up(&mut self.client()?, timeout)
     }
 }
 

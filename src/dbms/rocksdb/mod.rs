@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 
+use crate::dbms::{Maintain, Observe, Topology};
 use crate::dbms::{
     AssumedRates, CacheSetting, Capability, Dbms, DbmsKind, Descriptor,
     InsertBenchmarkConnection, Params, Setting, SettingError, StatementMode, Table,
@@ -396,6 +397,12 @@ impl Dbms for RocksDb {
         Ok(version.unwrap_or_else(|| "unknown".to_string()))
     }
 
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+impl Observe for RocksDb {
     fn settings(&self) -> Result<BTreeMap<String, String>> {
         let mut settings = match stats::latest_options_file(&self.path) {
             Some(file) => stats::parse_options_file(&std::fs::read_to_string(file)?),
@@ -417,43 +424,6 @@ impl Dbms for RocksDb {
         settings.insert("sync".to_string(), self.params.sync.to_string());
         settings.insert("options".to_string(), self.params.options_string());
         Ok(settings)
-    }
-
-    fn maintenance(&self, _tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
-        let cfs = self.db().cfs();
-        for (name, cf) in &cfs {
-            self.db()
-                .flush(cf)
-                .map_err(|e| anyhow!("flushing {name}: {e}"))?;
-        }
-        // RocksDB's C API has no CompactFiles (MyRocks compacts L0's files into L1): compact
-        // the key range L0's files cover in each family, with what overlaps it below.
-        let mut l0: BTreeMap<String, (Vec<u8>, Vec<u8>, usize)> = BTreeMap::new();
-        for f in self.db().live_files().into_iter().filter(|f| f.level == 0) {
-            let e = l0
-                .entry(f.cf.clone())
-                .or_insert_with(|| (f.smallest.clone(), f.largest.clone(), 0));
-            if f.smallest < e.0 {
-                e.0 = f.smallest;
-            }
-            if f.largest > e.1 {
-                e.1 = f.largest;
-            }
-            e.2 += 1;
-        }
-        let mut files = 0;
-        for (name, (lo, hi, n)) in &l0 {
-            if let Some(cf) = self.db().cf(name) {
-                self.db().compact_range(&cf, lo, hi);
-                files += n;
-            }
-        }
-        Ok(Some(format!(
-            "flushed the memtables of {} column families, compacted the key range of {files} L0 \
-             files in {} of them",
-            cfs.len(),
-            l0.len()
-        )))
     }
 
     fn counters(&self) -> Result<BTreeMap<String, f64>> {
@@ -505,11 +475,48 @@ impl Dbms for RocksDb {
         let mem = self.sum_cfs(c"rocksdb.cur-size-all-mem-tables");
         Ok(sst.zip(mem).map(|(s, m)| s + m))
     }
+}
 
-    fn location(&self) -> String {
-        self.path.display().to_string()
+impl Maintain for RocksDb {
+    fn maintenance(&self, _tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
+        let cfs = self.db().cfs();
+        for (name, cf) in &cfs {
+            self.db()
+                .flush(cf)
+                .map_err(|e| anyhow!("flushing {name}: {e}"))?;
+        }
+        // RocksDB's C API has no CompactFiles (MyRocks compacts L0's files into L1): compact
+        // the key range L0's files cover in each family, with what overlaps it below.
+        let mut l0: BTreeMap<String, (Vec<u8>, Vec<u8>, usize)> = BTreeMap::new();
+        for f in self.db().live_files().into_iter().filter(|f| f.level == 0) {
+            let e = l0
+                .entry(f.cf.clone())
+                .or_insert_with(|| (f.smallest.clone(), f.largest.clone(), 0));
+            if f.smallest < e.0 {
+                e.0 = f.smallest;
+            }
+            if f.largest > e.1 {
+                e.1 = f.largest;
+            }
+            e.2 += 1;
+        }
+        let mut files = 0;
+        for (name, (lo, hi, n)) in &l0 {
+            if let Some(cf) = self.db().cf(name) {
+                self.db().compact_range(&cf, lo, hi);
+                files += n;
+            }
+        }
+        Ok(Some(format!(
+            "flushed the memtables of {} column families, compacted the key range of {files} L0 \
+             files in {} of them",
+            cfs.len(),
+            l0.len()
+        )))
     }
 }
+
+impl Topology for RocksDb {}
 
 #[cfg(test)]
 mod tests {

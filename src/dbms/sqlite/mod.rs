@@ -20,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use rusqlite::{Connection as RawConnection, OpenFlags};
 use serde::{Deserialize, Serialize};
 
+use crate::dbms::{Maintain, Observe, Topology};
 use crate::dbms::{from_params, to_params};
 use crate::dbms::{
     AssumedRates, CacheSetting, Capability, Dbms, DbmsKind, Descriptor, ErrorKind,
@@ -409,6 +410,16 @@ impl Dbms for Sqlite {
         Ok(Box::new(self.connection()?))
     }
 
+    fn version(&self) -> Result<String> {
+        Ok(rusqlite::version().to_string())
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+impl Observe for Sqlite {
     fn counters(&self) -> Result<BTreeMap<String, f64>> {
         let c = &self.counters;
         let all = [
@@ -428,10 +439,6 @@ impl Dbms for Sqlite {
 
     fn is_key_counter(&self, name: &str) -> bool {
         KEY_COUNTERS.contains(&name)
-    }
-
-    fn version(&self) -> Result<String> {
-        Ok(rusqlite::version().to_string())
     }
 
     fn settings(&self) -> Result<BTreeMap<String, String>> {
@@ -461,19 +468,6 @@ impl Dbms for Sqlite {
         Ok(settings)
     }
 
-    fn maintenance(&self, tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
-        let conn = self.open_raw()?;
-        // The planner's statistics (sqlite_stat1) of the tables as the writes left them.
-        for t in tables {
-            conn.execute_batch(&format!("ANALYZE {}", t.name))
-                .with_context(|| format!("ANALYZE {}", t.name))?;
-        }
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-        Ok(Some(
-            "ANALYZE per table, PRAGMA wal_checkpoint(TRUNCATE)".to_string(),
-        ))
-    }
-
     /// The WAL file's size (`<db>-wal`, 0 when there is none) and the checkpoints ibench's WAL
     /// hook ran so far: a file-system `stat` and an atomic load, no SQL.
     fn gauges(&self) -> Result<BTreeMap<String, f64>> {
@@ -495,9 +489,22 @@ impl Dbms for Sqlite {
         let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
         Ok(Some((pages * page_size) as u64))
     }
+}
 
-    fn location(&self) -> String {
-        self.path.display().to_string()
+impl Maintain for Sqlite {
+    fn maintenance(&self, tables: &[Table], _change_settings: bool) -> Result<Option<String>> {
+        let conn = self.open_raw()?;
+        // The planner's statistics (sqlite_stat1) of the tables as the writes left them.
+        for t in tables {
+            conn.execute_batch(&format!("ANALYZE {}", t.name))
+                .with_context(|| format!("ANALYZE {}", t.name))?;
+        }
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(Some(
+            "ANALYZE per table, PRAGMA wal_checkpoint(TRUNCATE)".to_string(),
+        ))
     }
 }
+
+impl Topology for Sqlite {}
 
