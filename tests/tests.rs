@@ -231,6 +231,11 @@ mod experiment_order;
 /// named disturbed, and the history gate judges the runs it did not disturb.
 mod verdicts;
 
+/// The interference figures against an independent count (issue #37): a busy loop and a
+/// writer the test starts as processes of their own; others' CPU and writes as stored match
+/// the neighbours' own /proc counters over each step.
+mod interference;
+
 /// Runs across several client hosts (`--group`): three ibench processes in network
 /// namespaces make one run (counts, merged histograms and the tables' rows agree), a host
 /// killed mid-step fails the step for the group naming it, a host that never joins fails the
