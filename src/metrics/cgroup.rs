@@ -21,6 +21,10 @@ pub struct CgroupFiles {
     pub device: Option<String>,
     /// The memory limit set, bytes.
     pub memory_limit: Option<u64>,
+    /// The directory whose `cpu.pressure`, `io.pressure` and `memory.pressure` are the
+    /// cgroup's own pressure stall information: the cgroup itself on v2; on a v1 host that
+    /// mounts the unified hierarchy too (hybrid), the run's cgroup there.
+    pub pressure: Option<PathBuf>,
 }
 
 /// One reading of a cgroup's counters (memory levels and cumulative counts).
@@ -42,6 +46,8 @@ pub struct CgroupCounters {
     pub oom_kills: Option<u64>,
     /// Device bytes read, written; operations read, written; cumulative.
     pub io: Option<[u64; 4]>,
+    /// The cgroup's own pressure stall totals, when the kernel keeps them.
+    pub psi: Option<super::pressure::PressureTotals>,
 }
 
 fn read_u64(path: &Path) -> Option<u64> {
@@ -81,6 +87,10 @@ impl CgroupFiles {
             }
             c.major_faults = keyed(&stat, "pgmajfault");
         }
+        c.psi = self
+            .pressure
+            .as_deref()
+            .and_then(super::pressure::cgroup_totals);
         if let (Some(dir), Some(dev)) = (&self.io, &self.device) {
             c.io = if self.version == 2 {
                 io_v2(dir, dev)

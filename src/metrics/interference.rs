@@ -7,7 +7,7 @@
 //!   cores on average over the window.
 //! - Steal: /proc/stat's steal time, in cores.
 //! - Pressure stall information: /proc/pressure/{cpu,io,memory} totals, as shares of the
-//!   window. The target's own contention counts too, so PSI is shown as context and decides
+//!   window; and the DBMS's own cgroup's (when it runs in one), its tasks' waits alone. The target's own contention counts too, so PSI is shown as context and decides
 //!   nothing.
 //! - Others' IO on the database's device: /proc/diskstats less the DBMS's and ibench's
 //!   /proc/PID/io.
@@ -58,6 +58,10 @@ pub fn between(a: &Sample, b: &Sample) -> Option<Interference> {
         (Some(x), Some(y)) => Some(shares(&x, &y, window_s)),
         _ => None,
     };
+    let target_psi = match (a.cgroup.and_then(|c| c.psi), b.cgroup.and_then(|c| c.psi)) {
+        (Some(x), Some(y)) => Some(shares(&x, &y, window_s)),
+        _ => None,
+    };
     let io_known = da.io_known && db.io_known;
     let target_io = |f: fn(&crate::results::model::ProcWork) -> u64| {
         f(&client) + if embedded { 0 } else { f(&dbms) }
@@ -80,6 +84,7 @@ pub fn between(a: &Sample, b: &Sample) -> Option<Interference> {
         others_cpu_cores,
         steal_cores,
         psi,
+        target_psi,
         others_read_mb_s,
         others_written_mb_s,
         disturbed: Vec::new(),
@@ -139,6 +144,12 @@ pub fn text(i: &Interference) -> String {
     if let Some(p) = i.psi {
         s.push_str(&format!(
             ", pressure cpu {:.0}% io {:.0}% memory {:.0}%",
+            p.cpu_some, p.io_some, p.memory_some
+        ));
+    }
+    if let Some(p) = i.target_psi {
+        s.push_str(&format!(
+            " (the DBMS's cgroup: cpu {:.0}% io {:.0}% memory {:.0}%)",
             p.cpu_some, p.io_some, p.memory_some
         ));
     }

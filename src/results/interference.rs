@@ -24,6 +24,11 @@ pub struct Interference {
     /// non-idle tasks waited for IO or memory (`/proc/pressure`, percent); `None` without PSI.
     /// The target's own contention counts too: context, not a verdict.
     pub psi: Option<PressureShares>,
+    /// The same shares for the DBMS's own cgroup (its tasks' waits alone: the target's own
+    /// contention, where `psi` mixes in everyone's), when it runs in one (`--memory-limit`,
+    /// `--io-limit`, `--server-cpus`) and the kernel keeps pressure per cgroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_psi: Option<PressureShares>,
     /// MB per second read from the database's device by anyone but the target (the
     /// device's reads less the DBMS's and ibench's); `None` without a device or without the
     /// target's own IO.

@@ -456,13 +456,7 @@ fn v2_create(h: &Hierarchies, name: &str, needed: &[Controller]) -> Result<RunCg
         let _ = fs::write(root.join("cgroup.subtree_control"), format!("+{}", c.v2()));
     }
     let dir = root.join(name);
-    let own = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    let own = own
-        .lines()
-        .find_map(|l| l.strip_prefix("0::"))
-        .unwrap_or("/")
-        .trim_start_matches('/');
-    let origin = root.join(own);
+    let origin = v2_origin(root);
     fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     Ok(RunCgroup {
         version: 2,
@@ -471,6 +465,7 @@ fn v2_create(h: &Hierarchies, name: &str, needed: &[Controller]) -> Result<RunCg
             version: 2,
             memory: Some(dir.clone()),
             io: Some(dir.clone()),
+            pressure: Some(dir.clone()),
             ..Default::default()
         },
         moved_from: Vec::new(),
@@ -519,7 +514,28 @@ fn v1_create(h: &Hierarchies, name: &str, needed: &[Controller], flag: &str) -> 
         cg.origins.push(dir.parent().unwrap_or(&dir).to_path_buf());
         cg.dirs.push(dir);
     }
+    // A hybrid host mounts the unified hierarchy beside v1: a cgroup there, with no
+    // controller, gives the run its own pressure stall information.
+    if let Some((root, _)) = &h.v2 {
+        let dir = root.join(name);
+        if fs::create_dir(&dir).is_ok() {
+            cg.files.pressure = Some(dir.clone());
+            cg.origins.push(v2_origin(root));
+            cg.dirs.push(dir);
+        }
+    }
     Ok(cg)
+}
+
+/// ibench's own cgroup in the unified hierarchy mounted at `root` (`0::` of /proc/self/cgroup).
+fn v2_origin(root: &Path) -> PathBuf {
+    let own = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let own = own
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .unwrap_or("/")
+        .trim_start_matches('/');
+    root.join(own)
 }
 
 impl Drop for RunCgroup {
