@@ -258,7 +258,7 @@ impl Flavor {
     /// `unique_rowid()`: sparse (a timestamp and a node id), so nearly every drawn id misses.
     /// YugabyteDB's sequences hand each connection a cached block of ids, so the ids of a
     /// table's connections are not in commit order and a reconnection skips the rest of its
-    /// block. Neither was run here (docs/design.md, "Verified and not verified"); the
+    /// block. Neither was run here (docs/dbms-notes.md, "Verified and not verified"); the
     /// microbenchmarks and TPC-C bind their own ids and are not refused.
     pub fn insert_benchmark_refusal(self) -> Option<&'static str> {
         match self {
