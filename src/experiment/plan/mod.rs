@@ -8,7 +8,8 @@
 //! * `setups.rs` — each setup's workload (assembled and checked by the spec) and cache size.
 //! * `cells.rs` — the matrix and each cell's target, server and settings.
 //! * `fingerprint.rs` — what defines a cell's results, hashed.
-//! * `order.rs` — the order of the cells in each round (a balanced Latin square).
+//! * `order.rs` — the order of the cells in each round (a balanced Latin square), the rounds
+//!   laid out in it, and `Plan::with_repeats` (more rounds of the same cells).
 
 mod cells;
 mod configs;
@@ -528,9 +529,9 @@ fn check_workload(
     }
 }
 
-/// Every repeat of the cells built once, round by round (repeat 1 of every cell first), each
-/// round in its balanced order (`order.rs`); none when the copies would take more memory than
-/// the limit (each cell holds its own copy of its settings).
+/// Every repeat of the cells built once, round by round (`order::rounds`); none when the
+/// copies would take more memory than the limit (each cell holds its own copy of its
+/// settings).
 fn repeat(p: &mut Problems<'_>, once: &[Cell], repeats: u32) -> Vec<Cell> {
     let once_bytes: usize = once.iter().map(Cell::bytes).sum();
     let too_large = super::limits::too_large(once_bytes, repeats);
@@ -538,48 +539,7 @@ fn repeat(p: &mut Problems<'_>, once: &[Cell], repeats: u32) -> Vec<Cell> {
         p.push(p.file_start(), msg.clone());
     }
     let built = if too_large.is_some() { 0 } else { repeats };
-    let mut cells = Vec::with_capacity(once.len() * built as usize);
-    for r in 1..=built {
-        let order = order::round_order(once.len(), r as usize - 1);
-        for (p, &i) in order.iter().enumerate() {
-            cells.push(Cell {
-                repeat: r,
-                position: p as u32 + 1,
-                ..once[i].clone()
-            });
-        }
-    }
-    cells
-}
-
-impl Plan {
-    /// The same plan with `repeats` rounds (more or fewer than the file's): the first round's
-    /// cells (the matrix order) repeated round by round in the balanced order, as the file's
-    /// repeats are. `--until-decided` adds rounds with it; the runs done stay done.
-    pub fn with_repeats(&self, repeats: u32) -> Plan {
-        let once: Vec<Cell> = self
-            .cells
-            .iter()
-            .filter(|c| c.repeat == 1)
-            .cloned()
-            .collect();
-        let mut cells = Vec::with_capacity(once.len() * repeats as usize);
-        for r in 1..=repeats {
-            let order = order::round_order(once.len(), r as usize - 1);
-            for (p, &i) in order.iter().enumerate() {
-                cells.push(Cell {
-                    repeat: r,
-                    position: p as u32 + 1,
-                    ..once[i].clone()
-                });
-            }
-        }
-        Plan {
-            repeats,
-            cells,
-            ..self.clone()
-        }
-    }
+    order::rounds(once, built)
 }
 
 /// `max_repeats`, checked: 2..=1000 and at least `repeats`.
