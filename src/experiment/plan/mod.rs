@@ -74,6 +74,9 @@ pub struct Plan {
     pub cells: Vec<Cell>,
     /// Server configurations to check against the servers themselves.
     pub server_checks: Vec<SettingsCheck>,
+    /// Duet (`experiment/duet.rs`): where it was asked for (the file's `file:line`, or
+    /// `--duet`); `None` to run the cells one at a time.
+    pub duet: Option<String>,
 }
 
 /// One run of the matrix: target x config x allocator x setup x repeat.
@@ -253,6 +256,11 @@ pub fn build(
     let cells = repeat(&mut p, &cells_once, repeats);
     let max_repeats = max_repeats(&mut p, &file, repeats);
     let problems = p.list;
+    let duet = file
+        .duet
+        .as_ref()
+        .filter(|d| *d.get_ref())
+        .map(|d| source.at_span(d.span()));
     let plan = Plan {
         name_line: source.line_of(file.name.span().start),
         name: file.name.clone().into_inner(),
@@ -270,6 +278,7 @@ pub fn build(
         ],
         cells,
         server_checks,
+        duet,
     };
     (plan, problems)
 }
