@@ -12,14 +12,36 @@ use rusqlite::Connection;
 
 use crate::common::{Bench, path_str};
 
+/// (cell, status) of each run of `experiment` in the store at `db`, by cell.
+fn statuses(db: &Path, experiment: &str) -> Vec<(String, String)> {
+    let Ok(conn) = Connection::open(db) else {
+        return Vec::new();
+    };
+    let _ = conn.busy_timeout(std::time::Duration::from_secs(10));
+    let Ok(mut stmt) =
+        conn.prepare("SELECT cell, status FROM runs WHERE experiment = ?1 ORDER BY cell")
+    else {
+        return Vec::new();
+    };
+    stmt.query_map([experiment], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map(|rows| rows.flatten().collect())
+        .unwrap_or_default()
+}
+
 /// An experiment `name` of two SQLite configs (`synchronous` OFF and NORMAL), `repeats`
 /// rounds of a small load, its index and a small l.i1.
 fn two_configs(name: &str, repeats: u32, extra: &str) -> String {
+    sized(name, repeats, extra, 30_000)
+}
+
+/// [`two_configs`] with `rows` rows in l.i0 (and a fifth of them in l.i1).
+fn sized(name: &str, repeats: u32, extra: &str, rows: u32) -> String {
     format!(
         "name = \"{name}\"\nrepeats = {repeats}\n{extra}\n[workload]\nsteps = \"l.i0,l.x,l.i1\"\n\
-         clients = 1\nrows_per_client = 30000\nl1_rows = 6000\n\n[[target]]\nname = \"lite\"\n\
+         clients = 1\nrows_per_client = {rows}\nl1_rows = {}\n\n[[target]]\nname = \"lite\"\n\
          dbms = \"sqlite\"\n\n[[config]]\nname = \"off\"\noptions = {{ synchronous = \"OFF\" }}\n\n\
-         [[config]]\nname = \"normal\"\noptions = {{ synchronous = \"NORMAL\" }}\n"
+         [[config]]\nname = \"normal\"\noptions = {{ synchronous = \"NORMAL\" }}\n",
+        rows / 5
     )
 }
 
@@ -242,4 +264,58 @@ fn a_url_target_and_three_cells_are_refused() {
     );
     o.assert_refused("give it exactly two");
     assert!(!out.join("results.db").exists(), "nothing ran");
+}
+
+/// Ctrl-C while a pair runs reaches the experiment alone, which passes it on once to both
+/// runs: each is saved as interrupted and the experiment exits 130; run again, the round runs
+/// whole and completes, and the store holds only the complete pair.
+#[test]
+fn ctrl_c_stops_both_runs_of_a_pair_saved_and_the_round_runs_again() {
+    let bench = Bench::new();
+    let file = bench.path("stop.toml");
+    fs::write(&file, sized("stop", 1, "", 150_000)).unwrap();
+    let out = bench.out();
+    let db = out.join("results.db");
+    let args = [
+        "experiment",
+        path_str(&file),
+        "--duet",
+        "--out",
+        path_str(&out),
+    ];
+    let mut running = bench.spawn_raw(&args, &["-q"]);
+    running.wait_for_stderr(std::time::Duration::from_secs(60), |l| {
+        l.starts_with("round 1:")
+    });
+    let started = std::time::Instant::now();
+    while statuses(&db, "stop")
+        .iter()
+        .filter(|(_, s)| s == "running")
+        .count()
+        < 2
+    {
+        assert!(started.elapsed().as_secs() < 60, "the pair never ran");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = nix::unistd::Pid::from_raw(running.pid() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let o = running.finish(std::time::Duration::from_secs(120));
+    assert_eq!(o.code, Some(130), "{}", o.describe());
+    let stopped = statuses(&db, "stop");
+    assert_eq!(stopped.len(), 2, "{stopped:?}");
+    assert!(
+        stopped.iter().all(|(_, s)| s == "interrupted"),
+        "{stopped:?}"
+    );
+    assert_eq!(
+        o.stderr
+            .matches("interrupted; run the same command again")
+            .count(),
+        2
+    );
+
+    bench.run_raw(&args, &["-q"]).assert_success();
+    let done = statuses(&db, "stop");
+    assert_eq!(done.len(), 2, "the interrupted attempts dropped: {done:?}");
+    assert!(done.iter().all(|(_, s)| s == "complete"), "{done:?}");
 }
