@@ -276,3 +276,65 @@ pub fn child_start() -> Result<()> {
         _ => anyhow::bail!("its duet partner did not start, so neither run does"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::file::{self, Source};
+
+    /// The plan of `text` (no problems), in duet as the file's line 2 asks.
+    fn plan(text: &str) -> Plan {
+        let source = Source {
+            path: std::path::PathBuf::from("d.toml"),
+            text: format!("name = \"d\"\nduet = true\n{text}"),
+        };
+        let parsed = file::parse(&source).expect("parses");
+        let (plan, problems) = super::super::plan::build(parsed, source, None);
+        assert!(problems.is_empty(), "{problems:?}");
+        plan
+    }
+
+    const TWO: &str = "repeats = 3\n[[target]]\nname = \"lite\"\ndbms = \"sqlite\"\n\
+                       [[config]]\nname = \"a\"\n[[config]]\nname = \"b\"\n";
+
+    fn refusal(plan: &Plan, canary: bool) -> String {
+        check(plan, canary).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn two_cells_a_round_pair_up_round_by_round() {
+        let p = plan(TWO);
+        assert_eq!(p.duet.as_deref(), Some("d.toml:2"));
+        check(&p, false).unwrap();
+        let pairs = pairs(&p);
+        assert_eq!(pairs.len(), 3);
+        for (r, [a, b]) in pairs.iter().enumerate() {
+            let (a, b) = (&p.cells[*a], &p.cells[*b]);
+            assert_eq!((a.repeat, b.repeat), (r as u32 + 1, r as u32 + 1));
+            assert_ne!(a.label, b.label);
+            assert_eq!(partner(&p, a).map(|c| &c.label), Some(&b.label));
+        }
+    }
+
+    #[test]
+    fn what_duet_cannot_run_is_one_line_at_its_key() {
+        let three = plan(&format!("{TWO}[[config]]\nname = \"c\"\n"));
+        let why = refusal(&three, false);
+        assert!(why.starts_with("d.toml:2: duet: "), "{why}");
+        assert!(why.contains("3 cell(s) a round"), "{why}");
+        assert!(!why.contains('\n'), "{why}");
+        let mut capped = plan(TWO);
+        capped.cells[1].resources.memory_limit = Some(512 << 20);
+        assert!(refusal(&capped, false).contains("memory_limit"));
+        let mut pinned = plan(TWO);
+        pinned.cells[0].resources.client_cpus = Some(crate::request::CpuList {
+            text: "0".to_string(),
+            cpus: vec![0],
+        });
+        assert!(refusal(&pinned, false).contains("client_cpus"));
+        assert!(refusal(&plan(TWO), true).contains("--canary"));
+        let mut alone = plan(TWO);
+        alone.duet = None;
+        check(&alone, true).unwrap();
+    }
+}
