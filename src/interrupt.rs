@@ -27,8 +27,15 @@ pub fn signal() -> Option<i32> {
 }
 
 /// First SIGINT/SIGTERM: stop the steps and save. Second: exit at once (results on disk are
-/// always complete documents, since they are written by rename).
+/// always complete documents, since they are written by rename). Installed once per process:
+/// a second call (an experiment's next rounds, `--until-decided`) does nothing, since two
+/// handlers would each see the first signal and the second of them would exit at once.
 pub fn install_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(install);
+}
+
+fn install() {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         return;

@@ -236,6 +236,11 @@ mod verdicts;
 /// the neighbours' own /proc counters over each step.
 mod interference;
 
+/// Duet (issue #37): the two cells of each round at once, each in a process of its own,
+/// started together; each run names its partner and round; the partner is not a neighbour to
+/// the interference test; a URL target and three cells a round refused.
+mod duet;
+
 /// Runs across several client hosts (`--group`): three ibench processes in network
 /// namespaces make one run (counts, merged histograms and the tables' rows agree), a host
 /// killed mid-step fails the step for the group naming it, a host that never joins fails the

@@ -51,6 +51,19 @@ pub struct ExperimentArgs {
     /// Every run probes the host before and after it, as `ibench run --canary`.
     #[arg(long)]
     pub canary: bool,
+    /// Duet: run the two cells of each round at the same time, each in a process of its own,
+    /// so that the host's interference hits both alike (the file's `duet = true`; two cells a
+    /// round; docs/experiments.md, "Duet").
+    #[arg(long)]
+    pub duet: bool,
+    /// Internal to --duet: run only the cell LABEL of round --duet-round, started by the
+    /// experiment.
+    #[arg(long, hide = true, value_name = "LABEL", requires = "duet_round")]
+    pub duet_cell: Option<String>,
+    /// Internal to --duet: the round of --duet-cell.
+    #[arg(long, hide = true, value_name = "N", requires = "duet_cell",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub duet_round: Option<u32>,
     /// Most rounds --until-decided runs.
     #[arg(long, value_name = "N", default_value_t = experiment::decided::DEFAULT_MAX_REPEATS,
           value_parser = clap::value_parser!(u32).range(2..=1000), requires = "until_decided")]
@@ -68,7 +81,18 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
         .into());
     }
     let tags = crate::request::tags::collect(&args.tags).map_err(UsageError::new)?;
-    let plan = experiment::load(&args.file, args.scale, args.allow_server_changes)?;
+    // A duet's child runs a plan the experiment checked with the servers already.
+    let ask_servers = args.duet_cell.is_none();
+    let mut plan = experiment::load_with(
+        &args.file,
+        args.scale,
+        args.allow_server_changes,
+        ask_servers,
+    )?;
+    if args.duet && plan.duet.is_none() {
+        plan.duet = Some("--duet".to_string());
+    }
+    experiment::duet::check(&plan, args.canary)?;
     let out = args
         .out
         .clone()
@@ -94,6 +118,9 @@ pub fn execute(args: &ExperimentArgs) -> Result<()> {
         tags,
         canary: args.canary,
     };
+    if let (Some(label), Some(round)) = (&args.duet_cell, args.duet_round) {
+        return runner::run_duet_child(&plan, label, round, &options);
+    }
     runner::run(&plan, &options)?;
     // The flag, or the file's `max_repeats` (the flag's --max-repeats wins when given).
     let max = match (args.until_decided, plan.max_repeats) {

@@ -56,11 +56,35 @@ pub fn execute(args: &ShowArgs) -> Result<()> {
     let run = load_named(&store, &args.run)?;
     let id = crate::output::escape::line(&run.run_id);
     stdout::print(&format!(
-        "run {id} ({})\n{}{}",
+        "run {id} ({})\n{}{}{}",
         format!("{:?}", run.status).to_lowercase(),
+        experiment_line(&run),
         terminal::summary(&run),
         host_features(&run)
     ))
+}
+
+/// The run's place in its experiment: cell, repeat, round and position, or in duet the round
+/// and its partner (`experiment e1: cell a/b/glibc/s #2, round 2, duet with a/c/glibc/s (run
+/// ID)`); empty for a run made outside an experiment.
+fn experiment_line(run: &RunResult) -> String {
+    let Some(t) = &run.experiment else {
+        return String::new();
+    };
+    let mut line = format!("experiment {}: cell {} #{}", t.name, t.cell, t.repeat);
+    if let Some(round) = t.round {
+        line.push_str(&format!(", round {round}"));
+    }
+    if let Some(position) = t.position.filter(|_| t.duet.is_none()) {
+        line.push_str(&format!(" position {position}"));
+    }
+    if let Some(d) = &t.duet {
+        line.push_str(&format!(", duet with {}", d.partner));
+        if let Some(id) = &d.partner_run {
+            line.push_str(&format!(" (run {id})"));
+        }
+    }
+    format!("{}\n", crate::output::escape::line(&line))
 }
 
 /// One line on what the run's host could do (`ibench doctor`'s checks at the run's start),

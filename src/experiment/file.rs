@@ -46,6 +46,10 @@ pub struct ExperimentFile {
     /// refused. `ibench experiment --allow-server-changes` sets it.
     #[serde(default)]
     pub allow_server_changes: Option<Spanned<bool>>,
+    /// Run the two cells of each round at the same time, each in a process of its own
+    /// (docs/experiments.md, "Duet"); `ibench experiment --duet` sets it.
+    #[serde(default)]
+    pub duet: Option<Spanned<bool>>,
     /// Allocators of the managed servers (default: glibc only).
     #[serde(default)]
     pub allocators: Option<Spanned<Vec<Spanned<Malloc>>>>,

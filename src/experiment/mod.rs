@@ -9,8 +9,10 @@
 //! * [`estimate`] — how long a cell should take.
 //! * [`limits`] — bounds on what a file can make ibench build.
 //! * [`runner`] — running the cells, resuming, progress, cool-down, cache ratio.
+//! * [`duet`] — `--duet`: the two cells of a round at once, each in a child process.
 
 pub mod decided;
+pub mod duet;
 pub mod estimate;
 pub mod file;
 pub mod limits;
@@ -32,6 +34,17 @@ pub use plan::{Cell, Plan};
 /// settings. Every problem found is one line `file:line: message` of the returned usage error.
 /// `allow_server_changes` (`--allow-server-changes`) sets the file's key of that name.
 pub fn load(path: &Path, scale: Option<f64>, allow_server_changes: bool) -> Result<Plan> {
+    load_with(path, scale, allow_server_changes, true)
+}
+
+/// [`load`]; the servers are asked about the settings only when `ask_servers` (a duet's
+/// child runs a plan its experiment has checked).
+pub fn load_with(
+    path: &Path,
+    scale: Option<f64>,
+    allow_server_changes: bool,
+    ask_servers: bool,
+) -> Result<Plan> {
     let source = Source::read(path).map_err(|e| {
         UsageError::new(format!(
             "cannot read experiment file {}: {e}",
@@ -44,7 +57,12 @@ pub fn load(path: &Path, scale: Option<f64>, allow_server_changes: bool) -> Resu
     }
     let (plan, mut found) = plan::build(parsed, source, scale);
     // Asking the servers whether they know every setting (each family's own binaries).
-    for p in crate::server::check::check_all(&plan.server_checks) {
+    let checks = if ask_servers {
+        crate::server::check::check_all(&plan.server_checks)
+    } else {
+        Vec::new()
+    };
+    for p in checks {
         let p = Problem {
             at: p.at,
             message: p.message,
@@ -153,7 +171,13 @@ pub fn dry_run(plan: &Plan, done: &std::collections::BTreeMap<(String, u32), Str
             format!(" (with {} of cool-down)", estimate::human(cooldowns))
         }
     );
-    if plan.cells.len() > plan.repeats as usize {
+    if plan.duet.is_some() {
+        let _ = writeln!(
+            s,
+            "duet: the two cells of each round run at the same time (the estimate is of one at \
+             a time)"
+        );
+    } else if plan.cells.len() > plan.repeats as usize {
         let _ = writeln!(
             s,
             "run order: round by round (a round runs every cell once, round N is repeat #N), \

@@ -11,13 +11,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use chrono::Utc;
 
+use super::duet;
 use super::estimate::human;
 use super::plan::{Cell, Plan};
 use crate::dbms::TargetSpec;
 use crate::error::{Interrupted, UsageError};
 use crate::launch::{RunOptions, run_to_file};
 use crate::results::file::ResultsFile;
-use crate::results::model::{CacheFit, ExperimentTag, RunResult, RunStatus};
+use crate::results::model::{CacheFit, Duet, ExperimentTag, RunResult, RunStatus};
 use crate::results::store::{ExperimentRun, Store};
 
 /// Where and how to run.
@@ -159,6 +160,9 @@ fn cool_down(d: Duration, quiet: bool) -> Result<()> {
 /// Runs every cell not yet complete, then writes the report. Returns the run ids of the
 /// cells, in cell order.
 pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
+    if plan.duet.is_some() {
+        return run_duet(plan, options);
+    }
     let out = &options.out;
     let (_lock, prior, done) = prepare(plan, options)?;
     let total = plan.cells.len();
@@ -166,18 +170,7 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
         .filter(|&i| !done.contains_key(&(plan.cells[i].label.clone(), plan.cells[i].repeat)))
         .collect();
     announce(plan, &todo, &done, out);
-    let mut progress = Progress {
-        total,
-        ids: BTreeMap::new(),
-        failed: Vec::new(),
-        spent: Duration::ZERO,
-        estimated_spent: Duration::ZERO,
-    };
-    for (i, c) in plan.cells.iter().enumerate() {
-        if let Some(id) = done.get(&(c.label.clone(), c.repeat)) {
-            progress.ids.insert(i, id.clone());
-        }
-    }
+    let mut progress = Progress::new(plan, &done);
     for (n, &i) in todo.iter().enumerate() {
         let cell = &plan.cells[i];
         if crate::interrupt::requested() {
@@ -189,19 +182,147 @@ pub fn run(plan: &Plan, options: &Options) -> Result<Vec<String>> {
         drop_stale(cell, &prior, options)?;
         progress.announce(plan, i, &todo[n..]);
         let started = Instant::now();
-        let result = run_cell(plan, cell, options);
+        let result = run_cell(plan, cell, options, None);
         progress.record(i, cell, started.elapsed(), result)?;
     }
+    finish(plan, progress, options)
+}
+
+/// The end of the experiment: the cells that failed named (exit 1), else the report written;
+/// the run ids of the cells, in cell order.
+fn finish(plan: &Plan, progress: Progress, options: &Options) -> Result<Vec<String>> {
     if !progress.failed.is_empty() {
         anyhow::bail!(
-            "{} of {total} cells failed ({}); run the same command again to rerun them",
+            "{} of {} cells failed ({}); run the same command again to rerun them",
             progress.failed.len(),
+            progress.total,
             progress.failed.join(", ")
         );
     }
     let run_ids: Vec<String> = progress.ids.into_values().collect();
-    super::write_report(&options.store, &run_ids, &plan.base, out)?;
+    super::write_report(&options.store, &run_ids, &plan.base, &options.out)?;
     Ok(run_ids)
+}
+
+/// [`run`] in duet (`duet.rs`): round by round, the round's two cells at once, each in a
+/// child process. A pair is the unit of resuming: a round with both runs complete is not run
+/// again; a round with one complete run and not the other runs whole again (the complete
+/// run is dropped), since a run made alone or beside another partner is not paired.
+fn run_duet(plan: &Plan, options: &Options) -> Result<Vec<String>> {
+    let (_lock, prior, done) = prepare(plan, options)?;
+    let key = |i: usize| (plan.cells[i].label.clone(), plan.cells[i].repeat);
+    let todo: Vec<[usize; 2]> = duet::pairs(plan)
+        .into_iter()
+        .filter(|p| !p.iter().all(|&i| done.contains_key(&key(i))))
+        .collect();
+    let estimate = |p: &[usize; 2]| p.iter().map(|&i| plan.cells[i].estimate).max();
+    let total: Duration = todo.iter().filter_map(estimate).sum::<Duration>()
+        + plan.cooldown * todo.len().saturating_sub(1) as u32;
+    eprintln!(
+        "experiment {}: {} cells in duet, {} round(s) of two runs at once to run, estimated \
+         {}; results in {}",
+        plan.name,
+        plan.cells.len(),
+        todo.len(),
+        human(total),
+        options.out.display()
+    );
+    let mut progress = Progress::new(plan, &done);
+    let how = duet::Invocation {
+        out: &options.out,
+        store: &options.store,
+        tags: &options.tags,
+    };
+    for (n, pair) in todo.iter().enumerate() {
+        if crate::interrupt::requested() {
+            return Err(Interrupted.into());
+        }
+        if n > 0 {
+            cool_down(plan.cooldown, options.quiet)?;
+        }
+        let cells = pair.map(|i| &plan.cells[i]);
+        for (&i, cell) in pair.iter().zip(cells) {
+            if let Some(id) = done.get(&key(i)) {
+                drop_half_pair(cell, id, options)?;
+                progress.ids.remove(&i);
+            }
+            drop_stale(cell, &prior, options)?;
+        }
+        eprintln!(
+            "round {}: {} and {} at once (duet, ~{})",
+            cells[0].repeat,
+            cells[0].name(),
+            cells[1].name(),
+            human(estimate(pair).unwrap_or_default())
+        );
+        let started = Instant::now();
+        let ended = duet::run_pair(plan, cells, &how);
+        let took = started.elapsed();
+        let mut first_error = None;
+        for ((&i, cell), end) in pair.iter().zip(cells).zip(ended) {
+            let result = match end {
+                duet::Ended::Complete => stored_run(plan, cell, options),
+                duet::Ended::Interrupted => Err(Interrupted.into()),
+                duet::Ended::Failed(why) => Err(anyhow::anyhow!(why)),
+            };
+            if let Err(e) = progress.record(i, cell, took, result) {
+                first_error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+    }
+    finish(plan, progress, options)
+}
+
+/// The complete run of `cell` a duet child stored.
+fn stored_run(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
+    let store = Store::open(&options.store)?;
+    let id = store
+        .experiment_runs(&plan.name)?
+        .into_iter()
+        .find(|r| r.cell == cell.label && r.repeat == cell.repeat && r.status == "complete")
+        .map(|r| r.id)
+        .context("its process ended without a complete run in the results store")?;
+    store.load(&id)
+}
+
+/// A complete run `id` of `cell` whose partner is not complete: out of the store (its file
+/// stays), so that the pair runs again whole.
+fn drop_half_pair(cell: &Cell, id: &str, options: &Options) -> Result<()> {
+    Store::open(&options.store)?.delete(id)?;
+    eprintln!(
+        "cell {}: its run {id} is complete but its duet partner's is not; the pair runs again \
+         (the run is dropped from the results database, its file stays)",
+        cell.name()
+    );
+    Ok(())
+}
+
+/// A duet child (`--duet-cell LABEL --duet-round N`): runs that one cell of round `round`
+/// beside its partner, started when the experiment says go (`duet::child_start`).
+pub fn run_duet_child(plan: &Plan, label: &str, round: u32, options: &Options) -> Result<()> {
+    let plan = if round > plan.repeats {
+        plan.with_repeats(round)
+    } else {
+        plan.clone()
+    };
+    let cell = plan
+        .cells
+        .iter()
+        .find(|c| c.label == label && c.repeat == round)
+        .ok_or_else(|| UsageError::new(format!("--duet-cell {label} #{round} is not a cell")))?;
+    let partner = duet::partner(&plan, cell).map(|p| p.label.as_str());
+    crate::interrupt::install_handler();
+    duet::child_start()?;
+    match run_cell(&plan, cell, options, partner) {
+        // Saved as interrupted: the experiment says so, once for both runs.
+        Err(e) if e.chain().any(|c| c.is::<Interrupted>()) => {
+            std::process::exit(128 + crate::interrupt::signal().unwrap_or(libc::SIGINT))
+        }
+        r => r.map(|_| ()),
+    }
 }
 
 /// The run ids of the complete cells, by (label, repeat).
@@ -306,6 +427,23 @@ struct Progress {
 }
 
 impl Progress {
+    /// No cell run yet; the cells `done` from before have their run ids.
+    fn new(plan: &Plan, done: &Done) -> Progress {
+        let ids = plan
+            .cells
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some((i, done.get(&(c.label.clone(), c.repeat))?.clone())))
+            .collect();
+        Progress {
+            total: plan.cells.len(),
+            ids,
+            failed: Vec::new(),
+            spent: Duration::ZERO,
+            estimated_spent: Duration::ZERO,
+        }
+    }
+
     /// How much longer than estimated the cells so far took (1 before any).
     fn factor(&self) -> f64 {
         if self.estimated_spent.is_zero() {
@@ -383,8 +521,14 @@ impl Progress {
     }
 }
 
-/// Runs one cell; the run as saved when it completed, else the error.
-fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
+/// Runs one cell (in duet beside the cell `partner`, recorded with the run); the run as saved
+/// when it completed, else the error.
+fn run_cell(
+    plan: &Plan,
+    cell: &Cell,
+    options: &Options,
+    partner: Option<&str>,
+) -> Result<RunResult> {
     let out = &options.out;
     let stem = format!(
         "{}-r{}-{}",
@@ -407,6 +551,10 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
         base: plan.base.clone(),
         fingerprint: cell.fingerprint.clone(),
         cache: None,
+        duet: partner.map(|p| Duet {
+            partner: p.to_string(),
+            partner_run: None,
+        }),
     };
     let external = cell.external.as_ref();
     let run_options = RunOptions {
@@ -428,9 +576,24 @@ fn run_cell(plan: &Plan, cell: &Cell, options: &Options) -> Result<RunResult> {
     let fit = cache_fit(&run, &cell.target);
     if let Some(tag) = run.experiment.as_mut() {
         tag.cache = fit;
+        if let Some(d) = tag.duet.as_mut() {
+            d.partner_run = partner_run(options, plan, &d.partner, cell.repeat);
+        }
     }
     file.save(&run)?;
     Ok(run)
+}
+
+/// The run id of the cell `partner`'s run in round `round` (it started with this one, and the
+/// experiment dropped its earlier attempts first), when the store has it.
+fn partner_run(options: &Options, plan: &Plan, partner: &str, round: u32) -> Option<String> {
+    let runs = Store::open(&options.store)
+        .ok()?
+        .experiment_runs(&plan.name)
+        .ok()?;
+    runs.into_iter()
+        .find(|r| r.cell == partner && r.repeat == round)
+        .map(|r| r.id)
 }
 
 #[cfg(test)]

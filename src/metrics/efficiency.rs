@@ -364,6 +364,7 @@ mod tests {
             dbms_threads: Default::default(),
             cgroup: None,
             servers: vec![],
+            ours: None,
         }
     }
 

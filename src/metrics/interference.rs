@@ -12,6 +12,10 @@
 //! - Others' IO on the database's device: /proc/diskstats less the DBMS's and ibench's
 //!   /proc/PID/io.
 //!
+//! In duet (`ibench experiment --duet`, [`super::proc::DUET_ROOT_ENV`]) the target is the
+//! pair: the experiment's whole process tree (both runs and their servers) stands for the DBMS
+//! and ibench above, since the partner run is expected; each run's cost per op stays its own.
+//!
 //! A step is disturbed when others used [`OTHERS_CPU_CORES`] cores or more on average, steal
 //! took [`STEAL_CORES`] or more, or others read or wrote [`OTHERS_IO_MB_S`] MB/s or more on the
 //! device and more than the target itself did. Runs disturbed in a step are named by `show`,
@@ -43,7 +47,15 @@ pub fn between(a: &Sample, b: &Sample) -> Option<Interference> {
     let embedded = *da == a.client && *db == b.client;
     let client = b.client.work.since(&a.client.work);
     let dbms = db.work.since(&da.work);
-    let target_cpu = client.cpu_s() + if embedded { 0.0 } else { dbms.cpu_s() };
+    // In duet the partner run and its server are expected: the whole pair is the target.
+    let ours = match (&a.ours, &b.ours) {
+        (Some(x), Some(y)) => Some(y.work.since(&x.work)),
+        _ => None,
+    };
+    let target_cpu = match &ours {
+        Some(o) => o.cpu_s(),
+        None => client.cpu_s() + if embedded { 0.0 } else { dbms.cpu_s() },
+    };
     // The kernel's own work (interrupts, its threads) serves whoever did IO, the target most
     // of all: not a neighbour.
     let kernel = (b.host.irq_s - a.host.irq_s).max(0.0)
@@ -63,8 +75,9 @@ pub fn between(a: &Sample, b: &Sample) -> Option<Interference> {
         _ => None,
     };
     let io_known = da.io_known && db.io_known;
-    let target_io = |f: fn(&crate::results::model::ProcWork) -> u64| {
-        f(&client) + if embedded { 0 } else { f(&dbms) }
+    let target_io = |f: fn(&crate::results::model::ProcWork) -> u64| match &ours {
+        Some(o) => f(o),
+        None => f(&client) + if embedded { 0 } else { f(&dbms) },
     };
     let device = match (&a.device, &b.device) {
         (Some(x), Some(y)) if io_known => Some((
@@ -88,6 +101,7 @@ pub fn between(a: &Sample, b: &Sample) -> Option<Interference> {
         others_read_mb_s,
         others_written_mb_s,
         disturbed: Vec::new(),
+        duet_cpu_cores: ours.map(|o| o.cpu_s() / window_s),
     };
     i.disturbed = reasons(&i, (mb_s(own_read), mb_s(own_written)));
     Some(i)
@@ -160,4 +174,57 @@ pub fn text(i: &Interference) -> String {
         s.push_str(&format!(": DISTURBED: {}", i.disturbed.join("; ")));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::proc::{HostCounters, ProcCounters};
+    use crate::results::model::ProcWork;
+
+    /// Counters of a process set that used `cpu_s` seconds.
+    fn used(cpu_s: f64) -> ProcCounters {
+        ProcCounters {
+            work: ProcWork {
+                user_s: cpu_s,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// An embedded run's samples 1 s apart: the host busy 1.9 s, the run 1 s, and in duet
+    /// the pair (the run and its partner) 1.85 s.
+    fn window(duet: bool) -> (Sample, Sample) {
+        let t0 = std::time::Instant::now();
+        let at = |t, busy, own, pair| Sample {
+            at: t,
+            dbms: Some(used(own)),
+            client: used(own),
+            host: HostCounters {
+                busy_s: busy,
+                cpus: 2,
+                ..Default::default()
+            },
+            ours: duet.then(|| used(pair)),
+            ..Default::default()
+        };
+        (
+            at(t0, 10.0, 1.0, 2.0),
+            at(t0 + std::time::Duration::from_secs(1), 11.9, 2.0, 3.85),
+        )
+    }
+
+    #[test]
+    fn a_duet_partner_is_the_targets_and_not_a_neighbour() {
+        let (a, b) = window(false);
+        let alone = between(&a, &b).unwrap();
+        assert!((alone.others_cpu_cores - 0.9).abs() < 1e-9);
+        assert!(alone.is_disturbed() && alone.duet_cpu_cores.is_none());
+        let (a, b) = window(true);
+        let duet = between(&a, &b).unwrap();
+        assert!((duet.others_cpu_cores - 0.05).abs() < 1e-9);
+        assert!(!duet.is_disturbed(), "{:?}", duet.disturbed);
+        assert!((duet.duet_cpu_cores.unwrap() - 1.85).abs() < 1e-9);
+    }
 }

@@ -113,6 +113,23 @@ pub struct Sample {
     /// Each server's process tree on its own, in the order of [`Watch::server_names`]
     /// (empty for a single server; a server whose process is gone reads as zeros).
     pub servers: Vec<ProcCounters>,
+    /// In duet ([`DUET_ROOT_ENV`]): the process tree of the experiment that runs this run
+    /// and its partner at once (both runs and their servers), which the interference test
+    /// counts as the target's own instead of a neighbour. `None` otherwise.
+    pub ours: Option<ProcCounters>,
+}
+
+/// The environment variable through which `ibench experiment --duet` gives each of a pair's
+/// runs its own pid: the root of the process tree the pair (both runs, their servers) forms.
+pub const DUET_ROOT_ENV: &str = "IBENCH_DUET_ROOT";
+
+/// The duet's root pid ([`DUET_ROOT_ENV`]), read once; `None` outside a duet.
+pub fn duet_root() -> Option<i32> {
+    static ROOT: std::sync::OnceLock<Option<i32>> = std::sync::OnceLock::new();
+    *ROOT.get_or_init(|| {
+        let pid: i32 = std::env::var(DUET_ROOT_ENV).ok()?.trim().parse().ok()?;
+        (pid > 1).then_some(pid)
+    })
 }
 
 impl Default for Sample {
@@ -126,6 +143,7 @@ impl Default for Sample {
             dbms_threads: ThreadSwitches::new(),
             cgroup: None,
             servers: Vec::new(),
+            ours: None,
         }
     }
 }
@@ -403,6 +421,7 @@ impl Watch {
             dbms_threads,
             cgroup: self.cgroup.as_ref().map(super::cgroup::CgroupFiles::read),
             servers,
+            ours: duet_root().and_then(|root| tree_counters(root, false)),
         }
     }
 

@@ -87,6 +87,12 @@ pub fn check(run: &RunResult) -> Result<(), String> {
         ] {
             text(field, v, MAX_TEXT)?;
         }
+        if let Some(d) = &t.duet {
+            text("experiment.duet.partner", &d.partner, MAX_TEXT)?;
+            if let Some(id) = &d.partner_run {
+                text("experiment.duet.partner_run", id, MAX_TEXT)?;
+            }
+        }
     }
     if let Some(g) = &run.group {
         text("group.name", &g.name, MAX_TEXT)?;

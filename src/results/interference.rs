@@ -38,6 +38,11 @@ pub struct Interference {
     pub others_written_mb_s: Option<f64>,
     /// Why the step counts as disturbed, one reason per threshold crossed; empty when not.
     pub disturbed: Vec<String>,
+    /// In duet (`ibench experiment --duet`): the CPU of the pair (both runs and their
+    /// servers, the experiment's process tree), cores on average, which counted as the
+    /// target's and not in `others_cpu_cores`; `None` for a run made alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duet_cpu_cores: Option<f64>,
 }
 
 impl Interference {

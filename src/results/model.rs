@@ -98,6 +98,20 @@ pub struct ExperimentTag {
     /// Database size / DBMS cache size at the end of the load, when both are known.
     #[serde(default)]
     pub cache: Option<CacheFit>,
+    /// The run ran in duet (`ibench experiment --duet`): at the same time as its partner, the
+    /// other cell of its round. Absent for runs made one at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duet: Option<Duet>,
+}
+
+/// The partner of a run made in duet (docs/experiments.md, "Duet").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Duet {
+    /// The partner's cell (its label); it ran in the same round.
+    pub partner: String,
+    /// The partner's run id, when it was known as this run ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner_run: Option<String>,
 }
 
 /// The database size / DBMS cache size ratio a run actually got.

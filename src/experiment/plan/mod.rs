@@ -8,7 +8,8 @@
 //! * `setups.rs` — each setup's workload (assembled and checked by the spec) and cache size.
 //! * `cells.rs` — the matrix and each cell's target, server and settings.
 //! * `fingerprint.rs` — what defines a cell's results, hashed.
-//! * `order.rs` — the order of the cells in each round (a balanced Latin square).
+//! * `order.rs` — the order of the cells in each round (a balanced Latin square), the rounds
+//!   laid out in it, and `Plan::with_repeats` (more rounds of the same cells).
 
 mod cells;
 mod configs;
@@ -73,6 +74,9 @@ pub struct Plan {
     pub cells: Vec<Cell>,
     /// Server configurations to check against the servers themselves.
     pub server_checks: Vec<SettingsCheck>,
+    /// Duet (`experiment/duet.rs`): where it was asked for (the file's `file:line`, or
+    /// `--duet`); `None` to run the cells one at a time.
+    pub duet: Option<String>,
 }
 
 /// One run of the matrix: target x config x allocator x setup x repeat.
@@ -252,6 +256,11 @@ pub fn build(
     let cells = repeat(&mut p, &cells_once, repeats);
     let max_repeats = max_repeats(&mut p, &file, repeats);
     let problems = p.list;
+    let duet = file
+        .duet
+        .as_ref()
+        .filter(|d| *d.get_ref())
+        .map(|d| source.at_span(d.span()));
     let plan = Plan {
         name_line: source.line_of(file.name.span().start),
         name: file.name.clone().into_inner(),
@@ -269,6 +278,7 @@ pub fn build(
         ],
         cells,
         server_checks,
+        duet,
     };
     (plan, problems)
 }
@@ -528,9 +538,9 @@ fn check_workload(
     }
 }
 
-/// Every repeat of the cells built once, round by round (repeat 1 of every cell first), each
-/// round in its balanced order (`order.rs`); none when the copies would take more memory than
-/// the limit (each cell holds its own copy of its settings).
+/// Every repeat of the cells built once, round by round (`order::rounds`); none when the
+/// copies would take more memory than the limit (each cell holds its own copy of its
+/// settings).
 fn repeat(p: &mut Problems<'_>, once: &[Cell], repeats: u32) -> Vec<Cell> {
     let once_bytes: usize = once.iter().map(Cell::bytes).sum();
     let too_large = super::limits::too_large(once_bytes, repeats);
@@ -538,48 +548,7 @@ fn repeat(p: &mut Problems<'_>, once: &[Cell], repeats: u32) -> Vec<Cell> {
         p.push(p.file_start(), msg.clone());
     }
     let built = if too_large.is_some() { 0 } else { repeats };
-    let mut cells = Vec::with_capacity(once.len() * built as usize);
-    for r in 1..=built {
-        let order = order::round_order(once.len(), r as usize - 1);
-        for (p, &i) in order.iter().enumerate() {
-            cells.push(Cell {
-                repeat: r,
-                position: p as u32 + 1,
-                ..once[i].clone()
-            });
-        }
-    }
-    cells
-}
-
-impl Plan {
-    /// The same plan with `repeats` rounds (more or fewer than the file's): the first round's
-    /// cells (the matrix order) repeated round by round in the balanced order, as the file's
-    /// repeats are. `--until-decided` adds rounds with it; the runs done stay done.
-    pub fn with_repeats(&self, repeats: u32) -> Plan {
-        let once: Vec<Cell> = self
-            .cells
-            .iter()
-            .filter(|c| c.repeat == 1)
-            .cloned()
-            .collect();
-        let mut cells = Vec::with_capacity(once.len() * repeats as usize);
-        for r in 1..=repeats {
-            let order = order::round_order(once.len(), r as usize - 1);
-            for (p, &i) in order.iter().enumerate() {
-                cells.push(Cell {
-                    repeat: r,
-                    position: p as u32 + 1,
-                    ..once[i].clone()
-                });
-            }
-        }
-        Plan {
-            repeats,
-            cells,
-            ..self.clone()
-        }
-    }
+    order::rounds(once, built)
 }
 
 /// `max_repeats`, checked: 2..=1000 and at least `repeats`.

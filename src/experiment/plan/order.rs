@@ -9,6 +9,11 @@
 //! Highly Variable Cloud Computing Environments", ICPE 2017: randomized multiple interleaved
 //! trials). The order is a pure function of the number of cells and the round, so a resumed
 //! experiment continues in the same order.
+//!
+//! [`rounds`] lays the cells out round by round in that order; [`Plan::with_repeats`] gives a
+//! plan more (or fewer) rounds of the same cells.
+
+use super::{Cell, Plan};
 
 /// The rounds after which the order repeats: `n` for an even number of cells, `2n` for an
 /// odd one (the square and its mirror), 1 for a single cell.
@@ -48,6 +53,43 @@ pub fn round_order(n: usize, round: usize) -> Vec<usize> {
         let mut mirrored = row(k - n);
         mirrored.reverse();
         mirrored
+    }
+}
+
+/// Every repeat of the cells built once (`once`, the matrix order), round by round (repeat 1
+/// of every cell first), each round in its balanced order ([`round_order`]), each copy
+/// recording its repeat (its round) and its position in the round.
+pub fn rounds(once: &[Cell], repeats: u32) -> Vec<Cell> {
+    let mut cells = Vec::with_capacity(once.len() * repeats as usize);
+    for r in 1..=repeats {
+        let order = round_order(once.len(), r as usize - 1);
+        for (p, &i) in order.iter().enumerate() {
+            cells.push(Cell {
+                repeat: r,
+                position: p as u32 + 1,
+                ..once[i].clone()
+            });
+        }
+    }
+    cells
+}
+
+impl Plan {
+    /// The same plan with `repeats` rounds (more or fewer than the file's): the first round's
+    /// cells (the matrix order) repeated round by round in the balanced order, as the file's
+    /// repeats are. `--until-decided` adds rounds with it; the runs done stay done.
+    pub fn with_repeats(&self, repeats: u32) -> Plan {
+        let once: Vec<Cell> = self
+            .cells
+            .iter()
+            .filter(|c| c.repeat == 1)
+            .cloned()
+            .collect();
+        Plan {
+            repeats,
+            cells: rounds(&once, repeats),
+            ..self.clone()
+        }
     }
 }
 

@@ -1,0 +1,340 @@
+//! Duet (`ibench experiment --duet`, the file's `duet = true`; docs/experiments.md, "Duet"):
+//! the two cells of each round run at the same time on the host, so that what the host does
+//! to one (a neighbour, steal, a slower disk for a while) it does to the other, and the
+//! round's A/B ratio keeps little of it (Bulej et al., "Duet Benchmarking: Improving
+//! Measurement Accuracy in the Cloud", ICPE 2020).
+//!
+//! Each run of a pair is a child process of the experiment (this binary, with the hidden
+//! `--duet-cell LABEL --duet-round N`), which runs that one cell into the same results file
+//! directory and store as any cell, so each run's figures stay its own. The children start
+//! together: each says `ready` on its stdout once it has read the plan, and waits for one
+//! byte on its stdin, which the experiment writes to both at once ([`run_pair`],
+//! [`child_start`]). They run in process groups of their own: a Ctrl-C reaches the experiment
+//! alone, which passes the one signal on to both, so each saves its run as interrupted; a
+//! child whose experiment is gone (kill -9) stops the same way. Each child also gets the experiment's pid ([`crate::metrics::proc::DUET_ROOT_ENV`]): the
+//! interference test counts that whole tree (both runs, their servers) as the target, since
+//! the partner is expected beside it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::Plan;
+use super::plan::Cell;
+use crate::error::UsageError;
+
+/// How often the experiment looks at its children while a pair runs.
+const POLL: Duration = Duration::from_millis(20);
+
+/// How often a child looks whether its experiment is still there.
+const ORPHAN_POLL: Duration = Duration::from_millis(200);
+
+/// What a child says on its stdout when it is ready to start.
+const READY: &str = "ready";
+
+/// Refuses, in one line, what duet cannot run (`canary`: `--canary` was given): anything but
+/// two cells a round, a server given by URL (both runs would share it), a DBMS in a cgroup
+/// of its own or pinned CPUs (the runs would no longer meet the same host), and the canary
+/// (its probes would run during the partner's steps).
+pub fn check(plan: &Plan, canary: bool) -> Result<(), UsageError> {
+    let Some(at) = &plan.duet else {
+        return Ok(());
+    };
+    let refuse = |why: String| Err(UsageError::new(format!("{at}: duet: {why}")));
+    let once: Vec<&Cell> = plan.cells.iter().filter(|c| c.repeat == 1).collect();
+    if once.len() != 2 {
+        let names: Vec<&str> = once.iter().take(4).map(|c| c.label.as_str()).collect();
+        return refuse(format!(
+            "runs the two cells of each round at once, as a pair; this experiment has {} \
+             cell(s) a round ({}{}): give it exactly two (say, two configs of one target)",
+            once.len(),
+            names.join(", "),
+            if once.len() > names.len() {
+                ", ..."
+            } else {
+                ""
+            }
+        ));
+    }
+    for c in &once {
+        let target = c.label.split('/').next().unwrap_or_default();
+        if c.external.is_some() {
+            return refuse(format!(
+                "target {target} is a server given by url, which both runs of a pair would \
+                 share; duet needs targets ibench embeds or starts (each run its own database \
+                 or server)"
+            ));
+        }
+        let r = &c.resources;
+        if r.needs_cgroup() || r.client_cpus.is_some() {
+            return refuse(format!(
+                "cell {} limits its DBMS or pins CPUs (memory_limit, io_limit, server_cpus, \
+                 client_cpus), so the two runs would not meet the same host; run it without \
+                 duet",
+                c.label
+            ));
+        }
+    }
+    if canary {
+        return refuse(
+            "--canary probes the host before and after each run, which in duet would run \
+             during the partner's steps; leave one of them out"
+                .to_string(),
+        );
+    }
+    Ok(())
+}
+
+/// The pairs, round by round: the indices (into `plan.cells`) of each round's two cells, in
+/// the round's order.
+pub fn pairs(plan: &Plan) -> Vec<[usize; 2]> {
+    (1..=plan.repeats)
+        .filter_map(|r| {
+            let mut of = (0..plan.cells.len()).filter(|&i| plan.cells[i].repeat == r);
+            Some([of.next()?, of.next()?])
+        })
+        .collect()
+}
+
+/// The other cell of `cell`'s round.
+pub fn partner<'p>(plan: &'p Plan, cell: &Cell) -> Option<&'p Cell> {
+    plan.cells
+        .iter()
+        .find(|c| c.repeat == cell.repeat && c.label != cell.label)
+}
+
+/// Where the children write, and what they are tagged with: the experiment's own.
+#[derive(Clone, Copy, Debug)]
+pub struct Invocation<'a> {
+    /// `--out`.
+    pub out: &'a Path,
+    /// `--results`.
+    pub store: &'a Path,
+    /// `--tag`s.
+    pub tags: &'a crate::request::tags::Tags,
+}
+
+/// How a child's run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ended {
+    /// Exit 0: the run is complete in the store.
+    Complete,
+    /// Stopped by SIGINT or SIGTERM (its run saved as interrupted).
+    Interrupted,
+    /// Anything else, in words (the child printed its error).
+    Failed(String),
+}
+
+/// Runs the two cells of a round at once, each in a child process, started together; waits
+/// for both, passing an interruption on to them.
+pub fn run_pair(plan: &Plan, pair: [&Cell; 2], how: &Invocation<'_>) -> [Ended; 2] {
+    let mut children: Vec<Result<Child, String>> = pair
+        .iter()
+        .map(|c| spawn(plan, c, how).map_err(|e| format!("cannot start its process: {e}")))
+        .collect();
+    // Both ready, then one byte to each: their first steps begin within a few ms.
+    let ready: Vec<bool> = children
+        .iter_mut()
+        .map(|c| c.as_mut().is_ok_and(wait_ready))
+        .collect();
+    let go = ready.iter().all(|&r| r);
+    for child in children.iter_mut().flatten() {
+        if let Some(mut stdin) = child.stdin.take()
+            && go
+        {
+            let _ = stdin.write_all(b"g");
+        }
+    }
+    let statuses = wait_all(&mut children);
+    let mut ended = statuses.into_iter().map(|s| match s {
+        Err(e) => Ended::Failed(e),
+        Ok(s) if s.success() => Ended::Complete,
+        Ok(s) if matches!(s.code(), Some(130 | 143)) => Ended::Interrupted,
+        Ok(s) if s.code().is_none() && crate::interrupt::requested() => Ended::Interrupted,
+        Ok(s) => Ended::Failed(format!("its process exited with {s} (its error is above)")),
+    });
+    let first = ended.next().unwrap_or(Ended::Failed("not run".to_string()));
+    let second = ended.next().unwrap_or(Ended::Failed("not run".to_string()));
+    [first, second]
+}
+
+/// Starts the child that runs `cell` (its process group of its own, the experiment's pid in
+/// [`crate::metrics::proc::DUET_ROOT_ENV`], stdin and stdout piped for the start).
+fn spawn(plan: &Plan, cell: &Cell, how: &Invocation<'_>) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("experiment")
+        .arg(&plan.source.path)
+        .arg("--out")
+        .arg(how.out)
+        .arg("--results")
+        .arg(how.store)
+        .arg("--scale")
+        .arg(plan.scale.to_string())
+        .args(["--quiet", "--duet", "--duet-cell"])
+        .arg(&cell.label)
+        .arg("--duet-round")
+        .arg(cell.repeat.to_string());
+    for (k, v) in how.tags {
+        cmd.arg("--tag").arg(format!("{k}={v}"));
+    }
+    cmd.env(
+        crate::metrics::proc::DUET_ROOT_ENV,
+        std::process::id().to_string(),
+    )
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit())
+    .process_group(0)
+    .spawn()
+}
+
+/// Waits for `child` to say it is ready; `false` when it ended first. What it writes on its
+/// stdout after that is passed on to the experiment's.
+fn wait_ready(child: &mut Child) -> bool {
+    let Some(stdout) = child.stdout.take() else {
+        return false;
+    };
+    let mut reader = BufReader::new(stdout);
+    let mut line = String::new();
+    let ready = reader.read_line(&mut line).is_ok() && line.trim() == READY;
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut reader, &mut std::io::stdout());
+    });
+    ready
+}
+
+/// Waits until every child has ended; on the first interruption of the experiment, sends
+/// the same signal once to each child still running.
+fn wait_all(children: &mut [Result<Child, String>]) -> Vec<Result<ExitStatus, String>> {
+    let mut statuses: Vec<Option<Result<ExitStatus, String>>> = children
+        .iter()
+        .map(|c| c.as_ref().err().map(|e| Err(e.clone())))
+        .collect();
+    let mut passed_on = false;
+    loop {
+        for (child, status) in children.iter_mut().zip(statuses.iter_mut()) {
+            let (Ok(c), None) = (child, &status) else {
+                continue;
+            };
+            *status = match c.try_wait() {
+                Ok(Some(s)) => Some(Ok(s)),
+                Ok(None) => None,
+                Err(e) => Some(Err(format!("cannot wait for its process: {e}"))),
+            };
+        }
+        if statuses.iter().all(Option::is_some) {
+            return statuses.into_iter().flatten().collect();
+        }
+        if crate::interrupt::requested() && !passed_on {
+            passed_on = true;
+            let sig = crate::interrupt::signal()
+                .and_then(|s| nix::sys::signal::Signal::try_from(s).ok())
+                .unwrap_or(nix::sys::signal::Signal::SIGINT);
+            for (child, status) in children.iter().zip(&statuses) {
+                if let (Ok(c), None) = (child, status) {
+                    let pid = nix::unistd::Pid::from_raw(c.id() as i32);
+                    let _ = nix::sys::signal::kill(pid, sig);
+                }
+            }
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// In a child: stops with the experiment (one SIGTERM to itself once the experiment is gone,
+/// which saves the run as interrupted), says it is ready, and waits for the experiment's go.
+/// An error when the experiment is gone or closed the pipe without a go (the partner did not
+/// start).
+pub fn child_start() -> Result<()> {
+    let root = crate::metrics::proc::duet_root().ok_or_else(|| {
+        UsageError::new(
+            "--duet-cell is for the runs an `ibench experiment --duet` starts itself".to_string(),
+        )
+    })?;
+    if nix::unistd::getppid().as_raw() != root {
+        anyhow::bail!("the experiment that started this duet run has ended");
+    }
+    // Not PR_SET_PDEATHSIG: the kernel sends it again as each of the experiment's threads
+    // exits, and a second signal ends a run at once, unsaved.
+    std::thread::spawn(move || {
+        while nix::unistd::getppid().as_raw() == root {
+            std::thread::sleep(ORPHAN_POLL);
+        }
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGTERM);
+    });
+    let mut out = std::io::stdout();
+    writeln!(out, "{READY}")?;
+    out.flush()?;
+    let mut go = [0u8; 1];
+    match std::io::stdin().read(&mut go) {
+        Ok(1) => Ok(()),
+        _ => anyhow::bail!("its duet partner did not start, so neither run does"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::file::{self, Source};
+
+    /// The plan of `text` (no problems), in duet as the file's line 2 asks.
+    fn plan(text: &str) -> Plan {
+        let source = Source {
+            path: std::path::PathBuf::from("d.toml"),
+            text: format!("name = \"d\"\nduet = true\n{text}"),
+        };
+        let parsed = file::parse(&source).expect("parses");
+        let (plan, problems) = super::super::plan::build(parsed, source, None);
+        assert!(problems.is_empty(), "{problems:?}");
+        plan
+    }
+
+    const TWO: &str = "repeats = 3\n[[target]]\nname = \"lite\"\ndbms = \"sqlite\"\n\
+                       [[config]]\nname = \"a\"\n[[config]]\nname = \"b\"\n";
+
+    fn refusal(plan: &Plan, canary: bool) -> String {
+        check(plan, canary).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn two_cells_a_round_pair_up_round_by_round() {
+        let p = plan(TWO);
+        assert_eq!(p.duet.as_deref(), Some("d.toml:2"));
+        check(&p, false).unwrap();
+        let pairs = pairs(&p);
+        assert_eq!(pairs.len(), 3);
+        for (r, [a, b]) in pairs.iter().enumerate() {
+            let (a, b) = (&p.cells[*a], &p.cells[*b]);
+            assert_eq!((a.repeat, b.repeat), (r as u32 + 1, r as u32 + 1));
+            assert_ne!(a.label, b.label);
+            assert_eq!(partner(&p, a).map(|c| &c.label), Some(&b.label));
+        }
+    }
+
+    #[test]
+    fn what_duet_cannot_run_is_one_line_at_its_key() {
+        let three = plan(&format!("{TWO}[[config]]\nname = \"c\"\n"));
+        let why = refusal(&three, false);
+        assert!(why.starts_with("d.toml:2: duet: "), "{why}");
+        assert!(why.contains("3 cell(s) a round"), "{why}");
+        assert!(!why.contains('\n'), "{why}");
+        let mut capped = plan(TWO);
+        capped.cells[1].resources.memory_limit = Some(512 << 20);
+        assert!(refusal(&capped, false).contains("memory_limit"));
+        let mut pinned = plan(TWO);
+        pinned.cells[0].resources.client_cpus = Some(crate::request::CpuList {
+            text: "0".to_string(),
+            cpus: vec![0],
+        });
+        assert!(refusal(&pinned, false).contains("client_cpus"));
+        assert!(refusal(&plan(TWO), true).contains("--canary"));
+        let mut alone = plan(TWO);
+        alone.duet = None;
+        check(&alone, true).unwrap();
+    }
+}
