@@ -319,3 +319,68 @@ fn ctrl_c_stops_both_runs_of_a_pair_saved_and_the_round_runs_again() {
     assert_eq!(done.len(), 2, "the interrupted attempts dropped: {done:?}");
     assert!(done.iter().all(|(_, s)| s == "complete"), "{done:?}");
 }
+
+/// The command lines of the processes running a duet child (`--duet-cell`) now.
+fn children_command_lines() -> Vec<String> {
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|p| fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("--duet-cell"))
+        .collect()
+}
+
+/// With a PostgreSQL results store whose URL holds the password, the duet children get the
+/// URL without it (and the password in their environment): no child's command line, which
+/// `ps` shows every user, ever holds it; both runs are stored.
+#[test]
+fn a_store_password_never_reaches_a_childs_command_line() {
+    if !crate::common::have("postgres", "") {
+        return;
+    }
+    let bench = crate::common::server_bench();
+    let (setup, _kept) = bench.keep_server("postgres", &["--steps", "l.i0", "--l0-rows", "1000"]);
+    let store = crate::common::kept_url(&setup);
+    let password = store
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .and_then(|(user, _)| user.split_once(':'))
+        .map(|(_, p)| p.to_string())
+        .expect("the kept server's URL has a password");
+    let file = bench.path("duet.toml");
+    fs::write(&file, two_configs("pw", 1, "")).unwrap();
+    let mut seen = Vec::new();
+    let outcome = std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            bench.run_raw(
+                &["experiment", path_str(&file), "--duet", "--results", &store],
+                &["-q"],
+            )
+        });
+        while !run.is_finished() {
+            seen.extend(children_command_lines());
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        run.join().unwrap()
+    });
+    outcome.assert_success();
+    assert!(!seen.is_empty(), "the children were seen running");
+    for line in &seen {
+        assert!(
+            !line.contains(&password),
+            "a password on a command line: {line}"
+        );
+    }
+    let mut c = postgres::Client::connect(&store, postgres::NoTls).unwrap();
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM runs WHERE experiment = 'pw' AND status = 'complete'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2, "both runs stored");
+}

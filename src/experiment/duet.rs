@@ -24,6 +24,7 @@ use anyhow::Result;
 
 use super::Plan;
 use super::plan::Cell;
+use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
 
 /// How often the experiment looks at its children while a pair runs.
@@ -167,12 +168,23 @@ fn spawn(plan: &Plan, cell: &Cell, how: &Invocation<'_>) -> std::io::Result<Chil
     use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
+    // A PostgreSQL store's password goes to the child in its environment, never on its
+    // command line (`ps` shows that to every user of the host).
+    let mut store = how.store.as_os_str().to_owned();
+    if crate::results::store::location::is_postgres_url(how.store)
+        && let Ok(url) = ServerUrl::parse(&how.store.to_string_lossy(), "PGPASSWORD")
+    {
+        if let Some(password) = url.password() {
+            cmd.env("PGPASSWORD", password);
+        }
+        store = url.without_password().into();
+    }
     cmd.arg("experiment")
         .arg(&plan.source.path)
         .arg("--out")
         .arg(how.out)
         .arg("--results")
-        .arg(how.store)
+        .arg(store)
         .arg("--scale")
         .arg(plan.scale.to_string())
         .args(["--quiet", "--duet", "--duet-cell"])
