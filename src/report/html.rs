@@ -1,9 +1,9 @@
 //! The self-contained HTML report: inline CSS, SVG and scripts, no network.
 //!
-//! The page opens with the verdict (`verdict.rs`) and each step's per-second charts, drawn by
-//! the embedded uPlot (`vendor/`, MIT) from the report's timelines (`timeline.rs`) embedded as
-//! JSON; the other sections are collapsed (`<details>`) until opened. A Content Security
-//! Policy in the page forbids loading anything from anywhere.
+//! The page opens with the verdict (`sections/verdict.rs`) and each step's per-second charts,
+//! drawn by the embedded uPlot (`vendor/`, MIT) from the report's timelines (`timeline.rs`)
+//! embedded as JSON; the other sections are collapsed (`<details>`) until opened. A Content
+//! Security Policy in the page forbids loading anything from anywhere.
 //!
 //! Every string from runs (labels, settings, errors) reaches the page through minijinja's
 //! HTML auto-escaping, or as JSON whose `<`, `>` and `&` are escaped; only the SVG charts,
@@ -18,7 +18,7 @@ use crate::report::charts::{self, Line};
 use crate::report::measured::{EngineStatus, ProfileLink};
 use crate::report::model::Report;
 use crate::report::per_second;
-use crate::report::view::{self, ViewTable};
+use crate::report::sections::view::{self, ViewTable};
 
 const PAGE: &str = include_str!("templates/report.html");
 const TABLE: &str = include_str!("templates/table.html");
@@ -210,8 +210,8 @@ pub fn render(report: &Report) -> Result<String> {
         base => report.base.clone(),
         legend => Value::from(Serde(&legend)),
         sections => Value::from(Serde(view::sections(report))),
-        verdict => Value::from(Serde(crate::report::verdict::section(report))),
-        identities => (0..report.groups.len()).map(|gi| crate::report::verdict::identity(report, gi)).collect::<Vec<_>>(),
+        verdict => Value::from(Serde(crate::report::sections::verdict::section(report))),
+        identities => (0..report.groups.len()).map(|gi| crate::report::sections::verdict::identity(report, gi)).collect::<Vec<_>>(),
         several => report.groups.len() > 1,
         open_sections => open_sections(report),
         charts_open => report.timelines.len() <= MAX_OPEN_STEPS,

@@ -5,7 +5,7 @@
 use crate::output::escape;
 use crate::report::model::Report;
 use crate::report::table::Table;
-use crate::report::view::{self, ViewTable};
+use crate::report::sections::view::{self, ViewTable};
 
 fn table(t: &ViewTable) -> String {
     let mut out = Table::new(t.header.iter().cloned());
@@ -39,7 +39,7 @@ pub fn render(report: &Report) -> String {
     // headline.
     let mut sections = view::sections(report);
     let at = usize::from(sections.first().is_some_and(|s| s.id == "headline"));
-    sections.insert(at, crate::report::verdict::section(report));
+    sections.insert(at, crate::report::sections::verdict::section(report));
     for s in sections {
         // The verdict's note is one identity line per configuration (each escaping its own
         // newlines); any other note is one line, whatever a label in it holds.

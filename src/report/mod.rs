@@ -7,7 +7,6 @@ pub mod charts;
 pub mod client_hosts;
 pub mod compaction;
 pub mod compare;
-pub mod cost;
 /// The registry of figures lives below the runner, which names them too
 /// (`metrics/figures.rs`); the report's modules reach it by its old path.
 pub use crate::metrics::figures;
@@ -40,5 +39,3 @@ pub mod timeline;
 pub mod tpcc;
 pub mod verdict;
 pub mod versions;
-pub mod view;
-pub mod waits;

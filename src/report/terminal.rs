@@ -347,7 +347,7 @@ fn verdict_lines(run: &RunResult) -> String {
     let Ok(report) = crate::report::build::build(&groups) else {
         return String::new();
     };
-    let table = crate::report::verdict::verdict_table(&report);
+    let table = crate::report::sections::verdict::verdict_table(&report);
     let mut out = String::from("Verdict:\n");
     for row in &table.rows {
         let (Some(name), Some(value)) = (row.first(), row.get(1)) else {
