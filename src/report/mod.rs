@@ -31,7 +31,6 @@ pub mod sections;
 pub mod select;
 pub mod settings;
 pub mod stat;
-pub mod steady;
 pub mod step_figures;
 pub mod table;
 pub mod terminal;

@@ -4,7 +4,7 @@
 use crate::report::cells::{Cell, Section, ViewTable};
 use crate::report::compare::stats::MIN_SECONDS;
 use crate::report::model::Report;
-use crate::report::steady::DRIFT_PCT;
+use crate::report::compare::steady::DRIFT_PCT;
 
 /// The report's section of flagged steps: a row per step, configuration and run flagged;
 /// `None` when no step is.

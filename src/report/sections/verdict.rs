@@ -15,7 +15,7 @@ use crate::report::cells::{Cell, Section, ViewTable, primary};
 use crate::report::figures;
 use crate::report::model::Report;
 use crate::report::stat::Stat;
-use crate::report::steady::{DRIFT_PCT, longer_hint};
+use crate::report::compare::steady::{DRIFT_PCT, longer_hint};
 
 /// `1h 02m`, `3m 05s`, `42.1s`.
 fn duration(s: f64) -> String {

@@ -20,19 +20,23 @@
 //!
 //! **Not judged.** The `prepare` step of `ibench micro` and `ibench tpcc`: it loads the tables
 //! the benchmarks then run on, and the load is not what those commands benchmark.
+//!
+//! Here, in `compare/`, because compare judges with it: a change in a step flagged in a run of
+//! either side is not called (`withheld.rs`); the report's model keeps each run's flag
+//! (`StepFlag`), its sanity section and the verdict show them (`sections/`).
 
 use serde::Serialize;
 
-use crate::report::compare::metrics::trim;
-use crate::report::compare::stats::{MIN_SECONDS, t_quantile};
+use super::metrics::trim;
+use super::stats::{MIN_SECONDS, t_quantile};
 use crate::report::stat::StepFlag;
 use crate::results::model::{SeriesSet, StepResult};
 
-/// Smallest change between the first and the last third called a drift, percent of the
-/// first third's rate (beyond compare's 3% noise threshold: within one step a rate moves more).
 /// The level of the drift test (two-sided): a step is called not steady at 1%.
 pub const DRIFT_ALPHA: f64 = 0.01;
 
+/// Smallest change between the first and the last third called a drift, percent of the
+/// first third's rate (beyond compare's 3% noise threshold: within one step a rate moves more).
 pub const DRIFT_PCT: f64 = 10.0;
 
 /// Full seconds from which steadiness is judged (two a third).
