@@ -7,8 +7,8 @@ use anyhow::Result;
 use super::Renderer;
 use crate::output::escape;
 use crate::report::model::Report;
-use crate::report::table::Table;
 use crate::report::sections::view::{self, ViewTable};
+use crate::report::table::Table;
 
 fn table(t: &ViewTable) -> String {
     let mut out = Table::new(t.header.iter().cloned());

@@ -15,9 +15,9 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 
 use super::{build, select};
-use crate::report::model::Report;
 use crate::error::UsageError;
 use crate::output::escape;
+use crate::report::model::Report;
 use crate::results::store::Store;
 
 /// Output format of a report.

@@ -3,8 +3,8 @@
 
 use crate::report::cells::{Cell, Section, ViewTable};
 use crate::report::compare::stats::MIN_SECONDS;
-use crate::report::model::Report;
 use crate::report::compare::steady::DRIFT_PCT;
+use crate::report::model::Report;
 
 /// The report's section of flagged steps: a row per step, configuration and run flagged;
 /// `None` when no step is.

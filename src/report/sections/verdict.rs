@@ -12,10 +12,10 @@
 use crate::output::escape;
 use crate::output::format::{micros, rate};
 use crate::report::cells::{Cell, Section, ViewTable, primary};
+use crate::report::compare::steady::{DRIFT_PCT, longer_hint};
 use crate::report::figures;
 use crate::report::model::Report;
 use crate::report::stat::Stat;
-use crate::report::compare::steady::{DRIFT_PCT, longer_hint};
 
 /// `1h 02m`, `3m 05s`, `42.1s`.
 fn duration(s: f64) -> String {
@@ -248,9 +248,7 @@ fn cost_columns(r: &Report) -> Vec<(&'static str, &'static str)> {
     COST.iter()
         .filter_map(|&(label, key)| match key {
             "client_cpu_us_per_op" if embedded => None,
-            "dbms_cpu_us_per_op" if embedded => {
-                Some((figures::EMBEDDED_CPU_LABEL, key))
-            }
+            "dbms_cpu_us_per_op" if embedded => Some((figures::EMBEDDED_CPU_LABEL, key)),
             _ => Some((label, key)),
         })
         .collect()
