@@ -8,7 +8,7 @@
 use std::fs;
 
 use ibench::output::format::rate;
-use ibench::report::cost::significant;
+use ibench::report::sections::cost::significant;
 use serde_json::Value;
 
 use crate::common::{Bench, path_str};

@@ -4,7 +4,7 @@
 //! of `ibench micro` and `ibench tpcc` (`prepare`) is not judged.
 
 use ibench::report::compare::stats::MIN_SECONDS;
-use ibench::report::steady;
+use ibench::report::compare::steady;
 use ibench::results::model::{RunResult, StepResult};
 
 use crate::common::{Bench, Outcome, path_str, skip};

@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use ibench::report::{build, figures, html, markdown, select};
+use ibench::report::render::Format;
+use ibench::report::{build, figures, select};
 use ibench::results::store::Store;
 use serde_json::Value;
 
@@ -103,9 +104,10 @@ fn json_markdown_and_html_of_one_model_agree_on_rates_marks_and_headline() {
     let names = ["off".to_string(), "full".to_string()];
     let groups = select::groups_by(&store, &names, None, select::GroupBy::Label).unwrap();
     let report = build::build(&groups).unwrap();
-    let json = serde_json::to_value(&report).unwrap();
-    let md = markdown::render(&report);
-    let page = html::render(&report).unwrap();
+    let render = |format: Format| format.renderer().render(&report).unwrap();
+    let json: Value = serde_json::from_str(&render(Format::Json)).unwrap();
+    let md = render(Format::Md);
+    let page = render(Format::Html);
 
     let (md_head, md_rows) = md_table(&md, "absolute (median");
     let (html_head, html_rows) = html_table(&page, "absolute (median");

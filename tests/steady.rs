@@ -7,7 +7,7 @@
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use ibench::report::steady;
+use ibench::report::compare::steady;
 
 use crate::common::{Bench, id_range, open_db, path_str};
 

@@ -34,6 +34,7 @@ pub mod noise;
 pub mod paired;
 mod pool;
 pub mod stats;
+pub mod steady;
 mod withheld;
 
 use std::collections::BTreeMap;
@@ -102,7 +103,7 @@ pub enum Verdict {
     /// Not enough data to test.
     Untestable,
     /// Better or worse as tested, but in a step flagged not steady in a run
-    /// (`report/steady.rs`): not called a change, the note says why.
+    /// (`steady.rs`): not called a change, the note says why.
     Flagged,
     /// Better or worse as tested, but in a step a neighbour disturbed in a run
     /// (`report/interference.rs`): not called a change, the note names the runs.
@@ -182,7 +183,7 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Per step, the DBMS's gauges and wait events that changed most (descriptive, untested).
     pub explain: Vec<explain::Change>,
-    /// Steps flagged in a run of either side (`report/steady.rs`), the first flag of each:
+    /// Steps flagged in a run of either side (`steady.rs`), the first flag of each:
     /// a change in them is not called (verdict `flagged step`).
     pub flags: Vec<(String, crate::report::stat::StepFlag)>,
     /// Steps a neighbour disturbed in a run of either side (`report/interference.rs`): step,

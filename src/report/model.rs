@@ -149,7 +149,7 @@ pub struct GroupStep {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub waits: BTreeMap<String, Stat>,
     /// The group's runs in which the step was not steady or too short to compare
-    /// (`report/steady.rs`): a relative value of a flagged step is not marked.
+    /// (`compare/steady.rs`): a relative value of a flagged step is not marked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<StepFlag>,
     /// Each server of a cluster (`primary`, `r1`, `n2`) and its figures over the step

@@ -1,8 +1,8 @@
 //! A figure over a group's runs ([`Stat`]: median, min, max, relative to the base) and how a
 //! relative value is judged ([`Judged`], its [`Mark`]; a step flagged in a run, [`StepFlag`]):
 //! the smallest types of the report's model, which every layer above reads. Nothing here
-//! imports the rest of `report/`: the statistics that judge (`marks.rs`, `compare/`,
-//! `steady.rs`) sit above.
+//! imports the rest of `report/`: the statistics that judge (`marks.rs`, `compare/` with its
+//! drift test `compare/steady.rs`) sit above.
 
 use serde::Serialize;
 
@@ -88,7 +88,7 @@ pub enum Mark {
     /// `compare` does not test this figure (one value per step it has no test for).
     Untested,
     /// A change the test (or the one-run threshold) calls, in a step flagged in a run of
-    /// either side as not steady (`report/steady.rs`): not marked, the note says why.
+    /// either side as not steady (`compare/steady.rs`): not marked, the note says why.
     Flagged,
     /// Both sides under the figure's floor (`figures::negligible`: KB/op under 0.1, cs/op
     /// under 0.01): not marked, shown as `~0`, counted as unchanged in the headline.

@@ -124,7 +124,7 @@ pub(crate) fn group_step(group: &Group, step: &str) -> Result<GroupStep> {
     let flags = runs
         .iter()
         .zip(&steps)
-        .filter_map(|(r, s)| crate::report::steady::run_flag(&r.run_id, s))
+        .filter_map(|(r, s)| crate::report::compare::steady::run_flag(&r.run_id, s))
         .collect();
     Ok(GroupStep {
         group: group.name.clone(),

@@ -266,10 +266,10 @@ fn step_notes(s: &crate::results::model::StepResult, replicas: bool) -> String {
     let mut out = String::new();
     let step = escape::line(&s.name);
     out.push_str(&crate::report::replication::step_faults(s));
-    if let Some(sanity) = crate::report::steady::sanity(s)
+    if let Some(sanity) = crate::report::compare::steady::sanity(s)
         && let Some(flag) = sanity.flag()
     {
-        let hint = crate::report::steady::longer_hint(&[s.name.as_str()])
+        let hint = crate::report::compare::steady::longer_hint(&[s.name.as_str()])
             .filter(|_| sanity.too_short)
             .map_or(String::new(), |h| format!(" ({h})"));
         out.push_str(&format!("\n{step}: {flag}{hint}\n"));
@@ -347,7 +347,7 @@ fn verdict_lines(run: &RunResult) -> String {
     let Ok(report) = crate::report::build::build(&groups) else {
         return String::new();
     };
-    let table = crate::report::verdict::verdict_table(&report);
+    let table = crate::report::sections::verdict::verdict_table(&report);
     let mut out = String::from("Verdict:\n");
     for row in &table.rows {
         let (Some(name), Some(value)) = (row.first(), row.get(1)) else {

@@ -227,7 +227,7 @@ impl Default for InsertBenchmarkSpec {
             clients: 2,
             steps: Step::default_sequence(),
             // Sized so that each step with per-second ops lasts over 4 s, 3 full seconds (what
-            // a step needs to be compared, report/steady.rs), on 2 shared cores with SQLite,
+            // a step needs to be compared, report/compare/steady.rs), on 2 shared cores with SQLite,
             // where l.i0 loaded 0.5-1.6M rows/s and l.i2 inserted 7-13.5k rows/s (with 8M+
             // rows in the tables); the default run then takes about two minutes.
             l0_rows: 5_000_000,

@@ -6,7 +6,7 @@
 
 use super::stats::Second;
 pub use crate::report::figures::Better;
-use crate::report::figures::label;
+use crate::report::figures::{find, label};
 use crate::results::model::{Op, Series, StepResult};
 
 type RunFn = Box<dyn Fn(&StepResult) -> Option<f64>>;
@@ -128,6 +128,12 @@ fn cpu_tick_per_op_us(s: &StepResult) -> f64 {
     }
 }
 
+/// Which way figure `key` is better, as the registry (`figures.rs`) says; higher for a key it
+/// lacks (none of those compared but a TPC-C transaction type's rate, which names its own).
+fn better(key: &str) -> Better {
+    find(key).map_or(Better::Higher, |d| d.better)
+}
+
 fn positive(v: f64) -> Option<f64> {
     (v > 0.0).then_some(v)
 }
@@ -153,7 +159,7 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
             out.push(Metric {
                 key: key.to_string(),
                 name: label(key),
-                better: Better::Higher,
+                better: better(key),
                 needs: "",
                 quantum: |_| 0.0,
                 run: Box::new(move |s| positive(total(s))),
@@ -186,7 +192,7 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
         out.push(Metric {
             key: "index_rows_per_s".to_string(),
             name: label("index_rows_per_s"),
-            better: Better::Higher,
+            better: better("index_rows_per_s"),
             needs: "",
             quantum: |_| 0.0,
             run: Box::new(|s| s.index_build.as_ref().and_then(|i| positive(i.rows_per_s))),
@@ -198,7 +204,7 @@ pub fn for_step(step: &StepResult) -> Vec<Metric> {
             out.push(Metric {
                 key: format!("{op}_max_response_us"),
                 name: label(&format!("{op}_max_response_us")),
-                better: Better::Lower,
+                better: better(&format!("{op}_max_response_us")),
                 needs: "a full second with an op (a step under about 2 s has none)",
                 quantum: |_| 0.0,
                 run: Box::new(move |s| {
@@ -234,7 +240,7 @@ fn cost_metrics(e: &crate::results::model::Efficiency) -> Vec<Metric> {
         out.push(Metric {
             key: "dbms_cpu_us_per_op".to_string(),
             name: label("dbms_cpu_us_per_op"),
-            better: Better::Lower,
+            better: better("dbms_cpu_us_per_op"),
             needs: "",
             quantum: cpu_tick_per_op_us,
             run: Box::new(|s| s.efficiency.as_ref()?.per_op.as_ref()?.dbms_cpu_us),
@@ -252,7 +258,7 @@ fn cost_metrics(e: &crate::results::model::Efficiency) -> Vec<Metric> {
         out.push(Metric {
             key: "client_cpu_us_per_op".to_string(),
             name: label("client_cpu_us_per_op"),
-            better: Better::Lower,
+            better: better("client_cpu_us_per_op"),
             needs: "",
             quantum: cpu_tick_per_op_us,
             run: Box::new(|s| Some(s.efficiency.as_ref()?.per_op.as_ref()?.client_cpu_us)),
@@ -272,6 +278,25 @@ fn cost_metrics(e: &crate::results::model::Efficiency) -> Vec<Metric> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_figures_compared_are_the_registrys() {
+        for key in [
+            "inserts_per_s",
+            "deletes_per_s",
+            "queries_per_s",
+            "index_rows_per_s",
+            "insert_max_response_us",
+            "delete_max_response_us",
+            "query_max_response_us",
+            "dbms_cpu_us_per_op",
+            "client_cpu_us_per_op",
+        ] {
+            assert!(find(key).is_some(), "{key} is not in the registry");
+        }
+        assert_eq!(better("query_max_response_us"), Better::Lower);
+        assert_eq!(better("index_rows_per_s"), Better::Higher);
+    }
 
     #[test]
     fn seconds_without_a_completed_op_are_no_response_time_sample() {

@@ -101,7 +101,7 @@ pub fn from_quantized_runs(values: &[f64], quantum: f64) -> Option<Side> {
 
 /// Full seconds (the first and last of a step's series dropped) a side needs when the
 /// seconds are the samples (a side of one run); a step with fewer is too short to compare on
-/// its own (`report/steady.rs` flags it).
+/// its own (`steady.rs` flags it).
 pub const MIN_SECONDS: usize = 3;
 
 /// One side from the seconds of its runs, pooled (noise within runs only). The estimate is

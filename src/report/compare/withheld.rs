@@ -1,5 +1,5 @@
 //! Changes the test calls that a row does not call, and why: the step was flagged not steady
-//! in a run (`report/steady.rs`), a neighbour disturbed it in a run
+//! in a run (`steady.rs`), a neighbour disturbed it in a run
 //! (`report/interference.rs`), or the change is under twice the figure's resolution.
 
 use super::{Row, Verdict, fmt_num};
@@ -17,7 +17,7 @@ pub(super) fn step_flag(
             .steps
             .iter()
             .find(|s| s.name == step && s.status == RunStatus::Complete)?;
-        crate::report::steady::run_flag(&r.run_id, s).filter(|f| f.blocks())
+        super::steady::run_flag(&r.run_id, s).filter(|f| f.blocks())
     })
 }
 

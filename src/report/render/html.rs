@@ -1,9 +1,9 @@
 //! The self-contained HTML report: inline CSS, SVG and scripts, no network.
 //!
-//! The page opens with the verdict (`verdict.rs`) and each step's per-second charts, drawn by
-//! the embedded uPlot (`vendor/`, MIT) from the report's timelines (`timeline.rs`) embedded as
-//! JSON; the other sections are collapsed (`<details>`) until opened. A Content Security
-//! Policy in the page forbids loading anything from anywhere.
+//! The page opens with the verdict (`sections/verdict.rs`) and each step's per-second charts,
+//! drawn by the embedded uPlot (`vendor/`, MIT) from the report's timelines (`timeline.rs`)
+//! embedded as JSON; the other sections are collapsed (`<details>`) until opened. A Content
+//! Security Policy in the page forbids loading anything from anywhere.
 //!
 //! Every string from runs (labels, settings, errors) reaches the page through minijinja's
 //! HTML auto-escaping, or as JSON whose `<`, `>` and `&` are escaped; only the SVG charts,
@@ -14,20 +14,21 @@ use minijinja::Environment;
 use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
+use super::Renderer;
 use crate::report::charts::{self, Line};
 use crate::report::measured::{EngineStatus, ProfileLink};
 use crate::report::model::Report;
 use crate::report::per_second;
-use crate::report::view::{self, ViewTable};
+use crate::report::sections::view::{self, ViewTable};
 
-const PAGE: &str = include_str!("templates/report.html");
-const TABLE: &str = include_str!("templates/table.html");
-const SECTION: &str = include_str!("templates/section.html");
+const PAGE: &str = include_str!("../templates/report.html");
+const TABLE: &str = include_str!("../templates/table.html");
+const SECTION: &str = include_str!("../templates/section.html");
 /// uPlot 1.6.32 (MIT, unchanged; `vendor/README.md`): the per-second charts.
-const UPLOT_JS: &str = include_str!("vendor/uPlot.iife.min.js");
-const UPLOT_CSS: &str = include_str!("vendor/uPlot.min.css");
+const UPLOT_JS: &str = include_str!("../vendor/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../vendor/uPlot.min.css");
 /// Draws the timelines with uPlot.
-const CHARTS_JS: &str = include_str!("templates/charts.js");
+const CHARTS_JS: &str = include_str!("../templates/charts.js");
 
 /// Steps whose charts are shown open; a report with more (microbenchmarks: a step per
 /// benchmark and client count) collapses them.
@@ -170,63 +171,67 @@ fn micro_charts(report: &Report) -> Result<Vec<MicroChartsView>> {
         .collect())
 }
 
-/// Renders the report as one HTML page, from the report model alone.
-pub fn render(report: &Report) -> Result<String> {
-    let mut env = Environment::new();
-    env.add_template("report.html", PAGE)?;
-    env.add_template("table.html", TABLE)?;
-    env.add_template("section.html", SECTION)?;
-    let title = if report.groups.len() <= 3 {
-        report
+/// The HTML renderer: one self-contained page.
+pub struct Html;
+
+impl Renderer for Html {
+    fn render(&self, report: &Report) -> Result<String> {
+        let mut env = Environment::new();
+        env.add_template("report.html", PAGE)?;
+        env.add_template("table.html", TABLE)?;
+        env.add_template("section.html", SECTION)?;
+        let title = if report.groups.len() <= 3 {
+            report
+                .groups
+                .iter()
+                .map(|g| g.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" vs ")
+        } else {
+            format!(
+                "{} configurations against {}",
+                report.groups.len(),
+                report.base
+            )
+        };
+        let legend: Vec<LegendItem> = report
             .groups
             .iter()
-            .map(|g| g.name.as_str())
-            .collect::<Vec<_>>()
-            .join(" vs ")
-    } else {
-        format!(
-            "{} configurations against {}",
-            report.groups.len(),
-            report.base
-        )
-    };
-    let legend: Vec<LegendItem> = report
-        .groups
-        .iter()
-        .enumerate()
-        .map(|(i, g)| LegendItem {
-            name: g.name.clone(),
-            color: charts::css_color(i),
-        })
-        .collect();
-    let (versions_chart, versions_legend) = match crate::report::versions::chart(report)? {
-        Some((svg, legend)) => (svg, legend),
-        None => (String::new(), Vec::new()),
-    };
-    let ctx = minijinja::context! {
-        title => title,
-        generated_at => report.generated_at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
-        version => env!("CARGO_PKG_VERSION"),
-        base => report.base.clone(),
-        legend => Value::from(Serde(&legend)),
-        sections => Value::from(Serde(view::sections(report))),
-        verdict => Value::from(Serde(crate::report::verdict::section(report))),
-        identities => (0..report.groups.len()).map(|gi| crate::report::verdict::identity(report, gi)).collect::<Vec<_>>(),
-        several => report.groups.len() > 1,
-        open_sections => open_sections(report),
-        charts_open => report.timelines.len() <= MAX_OPEN_STEPS,
-        timelines => Value::from(Serde(timeline_views(report))),
-        timelines_json => script_json(&report.timelines)?,
-        uplot_js => UPLOT_JS,
-        uplot_css => UPLOT_CSS,
-        charts_js => CHARTS_JS,
-        steps => Value::from(Serde(step_views(report)?)),
-        micro_charts => Value::from(Serde(micro_charts(report)?)),
-        min_partial_s => per_second::MIN_PARTIAL_S,
-        versions_chart => versions_chart,
-        versions_legend => Value::from(Serde(&versions_legend)),
-    };
-    env.get_template("report.html")?
-        .render(ctx)
-        .context("cannot render the HTML report")
+            .enumerate()
+            .map(|(i, g)| LegendItem {
+                name: g.name.clone(),
+                color: charts::css_color(i),
+            })
+            .collect();
+        let (versions_chart, versions_legend) = match crate::report::versions::chart(report)? {
+            Some((svg, legend)) => (svg, legend),
+            None => (String::new(), Vec::new()),
+        };
+        let ctx = minijinja::context! {
+            title => title,
+            generated_at => report.generated_at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+            version => env!("CARGO_PKG_VERSION"),
+            base => report.base.clone(),
+            legend => Value::from(Serde(&legend)),
+            sections => Value::from(Serde(view::sections(report))),
+            verdict => Value::from(Serde(crate::report::sections::verdict::section(report))),
+            identities => (0..report.groups.len()).map(|gi| crate::report::sections::verdict::identity(report, gi)).collect::<Vec<_>>(),
+            several => report.groups.len() > 1,
+            open_sections => open_sections(report),
+            charts_open => report.timelines.len() <= MAX_OPEN_STEPS,
+            timelines => Value::from(Serde(timeline_views(report))),
+            timelines_json => script_json(&report.timelines)?,
+            uplot_js => UPLOT_JS,
+            uplot_css => UPLOT_CSS,
+            charts_js => CHARTS_JS,
+            steps => Value::from(Serde(step_views(report)?)),
+            micro_charts => Value::from(Serde(micro_charts(report)?)),
+            min_partial_s => per_second::MIN_PARTIAL_S,
+            versions_chart => versions_chart,
+            versions_legend => Value::from(Serde(&versions_legend)),
+        };
+        env.get_template("report.html")?
+            .render(ctx)
+            .context("cannot render the HTML report")
+    }
 }

@@ -20,19 +20,23 @@
 //!
 //! **Not judged.** The `prepare` step of `ibench micro` and `ibench tpcc`: it loads the tables
 //! the benchmarks then run on, and the load is not what those commands benchmark.
+//!
+//! Here, in `compare/`, because compare judges with it: a change in a step flagged in a run of
+//! either side is not called (`withheld.rs`); the report's model keeps each run's flag
+//! (`StepFlag`), its sanity section and the verdict show them (`sections/`).
 
 use serde::Serialize;
 
-use crate::report::compare::metrics::trim;
-use crate::report::compare::stats::{MIN_SECONDS, t_quantile};
+use super::metrics::trim;
+use super::stats::{MIN_SECONDS, t_quantile};
 use crate::report::stat::StepFlag;
 use crate::results::model::{SeriesSet, StepResult};
 
-/// Smallest change between the first and the last third called a drift, percent of the
-/// first third's rate (beyond compare's 3% noise threshold: within one step a rate moves more).
 /// The level of the drift test (two-sided): a step is called not steady at 1%.
 pub const DRIFT_ALPHA: f64 = 0.01;
 
+/// Smallest change between the first and the last third called a drift, percent of the
+/// first third's rate (beyond compare's 3% noise threshold: within one step a rate moves more).
 pub const DRIFT_PCT: f64 = 10.0;
 
 /// Full seconds from which steadiness is judged (two a third).
@@ -243,46 +247,6 @@ pub fn run_flag(run: &str, step: &StepResult) -> Option<StepFlag> {
 /// The flag of `step` in one line, `None` when it is fine (or has no per-second ops).
 pub fn flag(step: &StepResult) -> Option<String> {
     sanity(step)?.flag()
-}
-
-/// The report's section of flagged steps: a row per step, configuration and run flagged;
-/// `None` when no step is.
-pub fn section(r: &crate::report::model::Report) -> Option<crate::report::cells::Section> {
-    use crate::report::cells::{Cell, Section, ViewTable};
-    let rows: Vec<Vec<Cell>> = r
-        .step_reports
-        .iter()
-        .flat_map(|s| {
-            s.groups.iter().flat_map(move |g| {
-                g.flags.iter().map(move |f| {
-                    vec![
-                        Cell::plain(s.name.clone()),
-                        Cell::plain(g.group.clone()),
-                        Cell::plain(f.run.clone()),
-                        Cell::marked(f.text.clone(), "noisy"),
-                    ]
-                })
-            })
-        })
-        .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Section {
-        id: "sanity".to_string(),
-        title: "Step sanity".to_string(),
-        note: format!(
-            "Steps whose rate was not steady (the last third's mean rate beyond \
-             {DRIFT_PCT}% of the first's and beyond the noise of its seconds) or that were too \
-             short to compare (fewer than {MIN_SECONDS} full seconds, what a one-run comparison \
-             needs); docs/reports.md. A change in a step that was not steady is not marked (flagged step)."
-        ),
-        tables: vec![ViewTable {
-            title: "flagged steps".to_string(),
-            header: ["step", "config", "run", "flag"].map(String::from).to_vec(),
-            rows,
-        }],
-    })
 }
 
 #[cfg(test)]

@@ -1,4 +1,6 @@
-//! The report's tables, formatted once for both HTML and Markdown.
+//! The report's tables of its figures (throughput, writer, select-min, response times, cost per
+//! op, counters, settings, runs), formatted once for both HTML and Markdown, and the order of
+//! every section ([`sections`]: the other files of `sections/` make the rest).
 
 use crate::output::format::{micros, rate};
 pub use crate::report::cells::{
@@ -491,13 +493,13 @@ pub fn header_section(r: &Report) -> Section {
 
 /// Every section but the per-step response-time and chart parts, in report order.
 pub fn sections(r: &Report) -> Vec<Section> {
-    let mut out: Vec<Section> = crate::report::marks::headline_section(r)
+    let mut out: Vec<Section> = crate::report::sections::headline::section(r)
         .into_iter()
         .collect();
     out.push(header_section(r));
-    out.extend(crate::report::steady::section(r));
+    out.extend(crate::report::sections::sanity::section(r));
     out.extend(crate::report::sections::pacing::section(r));
-    out.extend(crate::report::replication::faults_section(r));
+    out.extend(crate::report::sections::replication::faults_section(r));
     if crate::report::micro::is_micro(r) {
         out.push(micro_section(r));
         return out;
@@ -511,8 +513,8 @@ pub fn sections(r: &Report) -> Vec<Section> {
             .to_string(),
         tables: throughput_tables(r),
     });
-    out.extend(crate::report::versions::section(r));
-    out.extend(crate::report::cost::section(r));
+    out.extend(crate::report::sections::versions::section(r));
+    out.extend(crate::report::sections::cost::section(r));
     if let Some(t) = writer_table(r) {
         out.push(Section {
             id: "writer".to_string(),
@@ -524,10 +526,10 @@ pub fn sections(r: &Report) -> Vec<Section> {
     }
     out.extend(efficiency_section(r));
     out.extend(counters_section(r));
-    if let Some(w) = crate::report::waits::section(r) {
+    if let Some(w) = crate::report::sections::waits::section(r) {
         out.push(w);
     }
-    out.extend(crate::report::replication::report_section(r));
+    out.extend(crate::report::sections::replication::report_section(r));
     out.extend(crate::report::sections::seconds::section(r));
     out.extend(crate::report::sections::compaction::section(r));
     out.extend(crate::report::sections::perf_context::section(r));

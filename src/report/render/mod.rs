@@ -1,5 +1,11 @@
 //! A report over stored runs rendered in one format, and the files experiments write (HTML,
-//! Markdown and JSON side by side).
+//! Markdown and JSON side by side). Each format is a [`Renderer`] of the report model, one file
+//! a format (`html.rs`, `markdown.rs`, `json.rs`); [`Format::renderer`] is the one place that
+//! picks it. (The terminal summary, `terminal.rs`, is of one run, not of a report model.)
+
+pub mod html;
+pub mod json;
+pub mod markdown;
 
 use std::fs;
 use std::io::Write;
@@ -8,9 +14,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 
-use super::{build, html, markdown, select};
+use super::{build, select};
 use crate::error::UsageError;
 use crate::output::escape;
+use crate::report::model::Report;
 use crate::results::store::Store;
 
 /// Output format of a report.
@@ -22,6 +29,23 @@ pub enum Format {
     Md,
     /// The report model as JSON, for scripts.
     Json,
+}
+
+/// A report model rendered in one format, from the model alone.
+pub trait Renderer {
+    /// The whole report as text in this format.
+    fn render(&self, report: &Report) -> Result<String>;
+}
+
+impl Format {
+    /// The renderer of this format.
+    pub fn renderer(self) -> &'static dyn Renderer {
+        match self {
+            Format::Html => &html::Html,
+            Format::Md => &markdown::Markdown,
+            Format::Json => &json::Json,
+        }
+    }
 }
 
 /// Renders the report over `names` (base first) in `format`.
@@ -63,11 +87,7 @@ pub fn render_by(
             escape::line(&with.join(", "))
         );
     }
-    Ok(match format {
-        Format::Html => html::render(&report)?,
-        Format::Md => markdown::render(&report),
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
-    })
+    format.renderer().render(&report)
 }
 
 /// Writes `text` to `path` atomically (a new temporary file, then rename: see `safe_fs`),
