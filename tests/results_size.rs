@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use ibench::results::model::{SecondsSummary, Series, StepResult};
+use ibench::results::model::{OpSeries, SecondsSummary, StepResult};
 use serde_json::Value;
 
 use crate::common::{Bench, histogram_len, path_str};
@@ -89,7 +89,7 @@ fn hour_at_1024_clients(step: &Value, clients: f64, seconds: f64) -> f64 {
 }
 
 /// A client's series in the figures of its summary, its rates over `full` seconds.
-fn summary_of(s: &Series, full: usize) -> (u64, u64, u64, u64, usize) {
+fn summary_of(s: &OpSeries, full: usize) -> (u64, u64, u64, u64, usize) {
     let rated = &s.rows[..full];
     (
         s.ops.iter().sum(),

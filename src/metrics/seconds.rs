@@ -1,5 +1,5 @@
 //! Response times per second of a step, all its clients together: for the per-second mean and
-//! p95 beside the largest (`Series::mean_us`, `Series::p95_us`).
+//! p95 beside the largest (`OpSeries::mean_us`, `OpSeries::p95_us`).
 //!
 //! Each client thread counts the second it is in ([`OpenSecond`]: the live buckets, defined
 //! here and counted by the recorder too ([`live_bucket`]), four per power of two of

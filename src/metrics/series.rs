@@ -5,7 +5,7 @@
 use crate::metrics::recorder::{Op, Recorder};
 use crate::metrics::seconds::SecondHistograms;
 use crate::results::model::{
-    ClientSeconds, PerSecond, RatePercentiles, SecondsSummary, Series, SeriesSet,
+    ClientSeconds, OpSeries, PerSecond, RatePercentiles, SecondsSummary, SeriesSet,
 };
 
 /// Adds `rec`'s seconds into `set` (sums of counts, max of maxima), `len` seconds long.
@@ -18,11 +18,11 @@ fn add_seconds(set: &mut SeriesSet, rec: &Recorder, len: usize) {
         let series = set
             .ops
             .entry(op.name().to_string())
-            .or_insert_with(|| Series {
+            .or_insert_with(|| OpSeries {
                 ops: vec![0; len],
                 rows: vec![0; len],
                 max_us: vec![0; len],
-                ..Series::default()
+                ..OpSeries::default()
             });
         for (s, sec) in seconds.iter().enumerate().take(len) {
             series.ops[s] += u64::from(sec.ops);
@@ -103,7 +103,7 @@ fn add_mean_p95(set: &mut SeriesSet, shared: &SecondHistograms, len: usize) {
 
 /// `s` in a few figures: its sums and largest response time over all its seconds, its rates
 /// and idle seconds over its first `full_seconds`.
-pub fn summarize_series(s: &Series, full_seconds: usize) -> SecondsSummary {
+pub fn summarize_series(s: &OpSeries, full_seconds: usize) -> SecondsSummary {
     let full = full_seconds.min(s.rows.len()).min(s.ops.len());
     let rows = &s.rows[..full];
     let (mut idle, mut run, mut longest) = (0, 0, 0);
@@ -194,11 +194,11 @@ mod tests {
         let mut set = SeriesSet::default();
         set.ops.insert(
             "insert".into(),
-            Series {
+            OpSeries {
                 ops: ops.to_vec(),
                 rows: ops.iter().map(|n| n * 10).collect(),
                 max_us: ops.iter().map(|n| n * 100).collect(),
-                ..Series::default()
+                ..OpSeries::default()
             },
         );
         set

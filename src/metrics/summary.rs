@@ -264,7 +264,7 @@ pub fn summarize(
         .sum::<u64>();
     let (ops, service_time) = op_results(&recorders, clients);
 
-    // Series cover every second in which an op completed; full seconds feed the percentiles.
+    // OpSeries cover every second in which an op completed; full seconds feed the percentiles.
     let len = timed_recorders
         .iter()
         .map(|r| r.seconds_len())

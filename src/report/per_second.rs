@@ -1,6 +1,6 @@
 //! The data behind the per-second charts: each second of a step as it was measured.
 //!
-//! A step's series ([`Series`]) hold one count per second since the step start, second `i`
+//! A step's series ([`OpSeries`]) hold one count per second since the step start, second `i`
 //! covering `[i, i + 1)`. The step itself ends at `duration_s`, so:
 //!
 //! * its last second is usually **partial**: it lasted `duration_s - i`, not 1 s. Its rate is
@@ -16,7 +16,7 @@
 //!   charts (in rate charts it is a real 0).
 
 use crate::report::select::Group;
-use crate::results::model::{Series, StepResult};
+use crate::results::model::{OpSeries, StepResult};
 
 /// A partial last second shorter than this (seconds) is left out of the charts.
 pub const MIN_PARTIAL_S: f64 = 0.5;
@@ -175,7 +175,7 @@ impl Kind {
 }
 
 /// Which per-second response time of a series a chart draws.
-type Pick = fn(&Series) -> &[u64];
+type Pick = fn(&OpSeries) -> &[u64];
 
 /// One run's line in a chart.
 #[derive(Clone, Debug)]
@@ -234,7 +234,7 @@ pub fn step_charts(groups: &[Group], step: &str, target: Option<f64>) -> Vec<Cha
     op_names.dedup();
     let mut out = Vec::new();
     for op in op_names {
-        let series: Vec<(usize, &str, &Series, f64)> = runs
+        let series: Vec<(usize, &str, &OpSeries, f64)> = runs
             .iter()
             .filter_map(|&(gi, id, s)| {
                 Some((gi, id, s.per_second.total.ops.get(op)?, s.duration_s))

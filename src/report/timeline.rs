@@ -332,7 +332,7 @@ pub fn build(groups: &[Group], steps: &[StepReport]) -> Vec<StepTimeline> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::model::{RunResult, Series, Sla};
+    use crate::results::model::{OpSeries, RunResult, Sla};
 
     #[test]
     fn values_keep_four_digits_and_fit_the_axis() {
@@ -355,7 +355,7 @@ mod tests {
         let step = &mut run.steps[0];
         step.name = "qr100".to_string();
         step.duration_s = seconds as f64;
-        let series = |rate: u64| Series {
+        let series = |rate: u64| OpSeries {
             ops: vec![rate; seconds],
             rows: vec![rate; seconds],
             max_us: vec![500; seconds],

@@ -101,7 +101,7 @@ pub fn build(groups: &[Group], steps: &[String]) -> Vec<ConfigVerdict> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::model::{RunResult, Series};
+    use crate::results::model::{OpSeries, RunResult};
 
     #[test]
     fn a_full_second_without_an_op_of_the_main_type_is_counted() {
@@ -114,7 +114,7 @@ mod tests {
         step.per_second.total.ops = [
             (
                 "query".to_string(),
-                Series {
+                OpSeries {
                     ops: queries.clone(),
                     rows: queries,
                     max_us: vec![9; 5],
@@ -123,7 +123,7 @@ mod tests {
             ),
             (
                 "insert".to_string(),
-                Series {
+                OpSeries {
                     ops: vec![1; 5],
                     rows: vec![1; 5],
                     max_us: vec![9; 5],

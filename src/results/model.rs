@@ -19,7 +19,7 @@ pub use super::interference::{Interference, PressureShares};
 pub use super::nodes::{NodeDeath, NodeRejoin};
 pub use super::resolved::Resolved;
 pub use super::series::{
-    ClientSeconds, PerSecond, RatePercentiles, SecondsSummary, Series, SeriesSet,
+    ClientSeconds, OpSeries, PerSecond, RatePercentiles, SecondsSummary, SeriesSet,
 };
 
 /// Version of the results schema this build writes. 2: `config` is the run's request as

@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SeriesSet {
     /// Per op type that occurred.
-    pub ops: BTreeMap<String, Series>,
+    pub ops: BTreeMap<String, OpSeries>,
 }
 
 /// One op type's per-second series; index i covers seconds [i, i+1) after the step start.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Series {
+pub struct OpSeries {
     /// Statements completed per second.
     pub ops: Vec<u64>,
     /// Rows per second (inserts, deletes); equals `ops` for queries.

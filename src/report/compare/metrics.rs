@@ -7,7 +7,7 @@
 use super::stats::Second;
 pub use crate::report::figures::Better;
 use crate::report::figures::{find, label};
-use crate::results::model::{Op, Series, StepResult};
+use crate::results::model::{Op, OpSeries, StepResult};
 
 type RunFn = Box<dyn Fn(&StepResult) -> Option<f64>>;
 type SecondsFn = Box<dyn Fn(&StepResult) -> Vec<Second>>;
@@ -63,7 +63,7 @@ fn op_series(s: &StepResult, op: &str) -> Vec<f64> {
 /// The largest response time of each full second in which at least one `op` completed (a
 /// second with none has no response time: its recorded 0 is not a sample, and counting it
 /// would pull the mean down exactly where a stall is).
-pub fn max_response(x: &Series) -> Vec<f64> {
+pub fn max_response(x: &OpSeries) -> Vec<f64> {
     let ops = trim(x.ops.iter().map(|&v| v as f64).collect());
     let max = trim(x.max_us.iter().map(|&v| v as f64).collect());
     max.into_iter()
@@ -302,14 +302,14 @@ mod tests {
     fn seconds_without_a_completed_op_are_no_response_time_sample() {
         // A stall: nothing completes in seconds 3 and 4, then the op that waited completes
         // after 2.5 s. The seconds with no op recorded 0, which is not a response time.
-        let x = Series {
+        let x = OpSeries {
             ops: vec![5, 10, 10, 0, 0, 1, 10, 4],
             rows: vec![5, 10, 10, 0, 0, 1, 10, 4],
             max_us: vec![900, 1000, 1000, 0, 0, 2_500_000, 1000, 800],
-            ..Series::default()
+            ..OpSeries::default()
         };
         assert_eq!(max_response(&x), vec![1000.0, 1000.0, 2_500_000.0, 1000.0]);
-        assert!(max_response(&Series::default()).is_empty());
+        assert!(max_response(&OpSeries::default()).is_empty());
     }
 
     #[test]

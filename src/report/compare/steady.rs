@@ -325,7 +325,7 @@ mod tests {
         let mut set = SeriesSet::default();
         set.ops.insert(
             "insert".into(),
-            crate::results::model::Series {
+            crate::results::model::OpSeries {
                 ops: vec![10; MIN_SECONDS + 1],
                 rows: vec![10; MIN_SECONDS + 1],
                 ..Default::default()
