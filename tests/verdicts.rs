@@ -411,3 +411,60 @@ fn an_experiment_runs_rounds_until_its_throughput_is_decided() {
         );
     }
 }
+
+/// A neighbour beside one run of B: `compare` leaves that run out of the steps it disturbed,
+/// names it, and judges those steps on the other three a side (as the gate judges the runs no
+/// neighbour disturbed), calling FULL (an fsync per 10 rows) worse than OFF in l.i0 instead
+/// of withholding the verdict. Runs in turns: A B B A A B, then B beside the neighbour.
+#[test]
+fn compare_judges_a_step_without_the_runs_a_neighbour_disturbed() {
+    let bench = Bench::exclusive();
+    let store = bench.out().join("results.db");
+    let store = path_str(&store).to_string();
+    let (mut off, mut full) = (Vec::new(), Vec::new());
+    for b in [false, true, true, false, false, true] {
+        let id = run(&bench, &store, if b { "full" } else { "off" }, b, false);
+        if b { full.push(id) } else { off.push(id) }
+    }
+    let noisy = run(&bench, &store, "full", true, true);
+    full.push(noisy.clone());
+    let o = bench.run_raw(
+        &["compare", "off", "full", "--results", &store, "--json"],
+        &[],
+    );
+    o.assert_success();
+    let cmp: Value = serde_json::from_str(&o.stdout).unwrap();
+    let left_out: Vec<&Value> = cmp["left_out"]
+        .as_array()
+        .map(|v| v.iter().filter(|e| e[0] == "l.i0").collect())
+        .unwrap_or_default();
+    assert!(
+        left_out.iter().any(|e| e[1] == noisy.as_str()),
+        "the disturbed run is left out of l.i0 and named: {}",
+        cmp["left_out"]
+    );
+    let r = row(&cmp, "l.i0", "inserts_per_s");
+    eprintln!("l.i0: {}; left out: {}", r["text"], cmp["left_out"]);
+    // The host may disturb another run now and then: each side is judged on what is left.
+    let kept = |ids: &[String]| {
+        let out = left_out
+            .iter()
+            .filter(|e| ids.iter().any(|id| e[1] == id.as_str()));
+        ids.len() - out.count()
+    };
+    let (n_a, n_b) = (kept(&off), kept(&full));
+    assert_eq!(
+        (r["test"]["n_a"].as_u64(), r["test"]["n_b"].as_u64()),
+        (Some(n_a as u64), Some(n_b as u64)),
+        "judged on the undisturbed runs: {r}"
+    );
+    if (n_a, n_b) == (3, 3) {
+        assert_eq!(r["verdict"], "worse", "{}", r["text"]);
+    }
+    let human = bench.run_raw(&["compare", "off", "full", "--results", &store], &[]);
+    assert!(
+        human.stdout.contains("Runs left out of a step") && human.stdout.contains(&noisy),
+        "{}",
+        human.stdout
+    );
+}

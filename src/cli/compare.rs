@@ -248,6 +248,19 @@ fn render(cmp: &Comparison, a: &str, b: &str) -> String {
             ));
         }
     }
+    if !cmp.left_out.is_empty() {
+        out.push_str(
+            "\nRuns left out of a step (a neighbour disturbed it there; the step is judged on \
+             the others, two or more a side):\n",
+        );
+        for (step, run, why) in &cmp.left_out {
+            out.push_str(&format!(
+                "  {}: run {}: {why}\n",
+                escape::line(step),
+                escape::line(run)
+            ));
+        }
+    }
     if !cmp.explain.is_empty() {
         out.push_str(
             "\nInside the DBMS, what changed most (gauges and wait events; descriptive, not \

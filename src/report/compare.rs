@@ -186,9 +186,15 @@ pub struct Comparison {
     /// Steps flagged in a run of either side (`steady.rs`), the first flag of each:
     /// a change in them is not called (verdict `flagged step`).
     pub flags: Vec<(String, crate::report::stat::StepFlag)>,
-    /// Steps a neighbour disturbed in a run of either side (`report/interference.rs`): step,
-    /// run id, why. A change in them is not called (verdict `disturbed`).
+    /// Steps a neighbour disturbed in a run of either side (`report/interference.rs`) with
+    /// fewer than two undisturbed runs left on a side: step, run id, why. A change in them is
+    /// not called (verdict `disturbed`).
     pub disturbed: Vec<(String, String, String)>,
+    /// Runs left out of a step's test because a neighbour disturbed the step in them, where
+    /// at least two undisturbed runs a side remained to judge it (as the history gate judges
+    /// the undisturbed runs): step, run id, why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<(String, String, String)>,
     /// Earlier runs of the compared configurations on this host whose noise was lent
     /// (`noise.rs`); 0 when none.
     pub history_runs: usize,
@@ -240,11 +246,31 @@ pub fn compare_with(
     let mut flags = BTreeMap::new();
     let mut resolution: BTreeMap<(String, String), f64> = BTreeMap::new();
     let mut disturbed: Vec<(String, String, String)> = Vec::new();
+    let mut left_out: Vec<(String, String, String)> = Vec::new();
     let steps = match (a.first(), b.is_empty()) {
         (Some(first), false) => first.steps.as_slice(),
         _ => &[],
     };
     for step in steps {
+        // A step a neighbour disturbed in some runs is judged on the others when two or more
+        // a side remain (no rounds to pair then); else a change in it is not called.
+        let hit = withheld::disturbed_in(a, b, &step.name);
+        let kept = (unit == Unit::Runs)
+            .then(|| withheld::undisturbed(a, b, &step.name, &hit))
+            .flatten();
+        let named = hit
+            .into_iter()
+            .map(|(run, why)| (step.name.clone(), run, why));
+        let (a, b, pairs) = match &kept {
+            Some((ka, kb)) => {
+                left_out.extend(named);
+                (ka.as_slice(), kb.as_slice(), None)
+            }
+            None => {
+                disturbed.extend(named);
+                (a, b, pairs.as_deref())
+            }
+        };
         // Steps every run has; of those, only the runs that completed the step count.
         let (Some(sa), Some(sb)) = (completed(a, &step.name), completed(b, &step.name)) else {
             continue;
@@ -253,10 +279,6 @@ pub fn compare_with(
         if let Some(f) = step_flag(a, b, &step.name) {
             flags.insert(step.name.clone(), f);
         }
-        let both: Vec<&RunResult> = a.iter().chain(b).collect();
-        for (run, why) in crate::report::interference::disturbed_runs(&both, &step.name) {
-            disturbed.push((step.name.clone(), run, why));
-        }
         for metric in metrics::for_step(step) {
             let coarsest = sa.iter().chain(&sb).map(|s| (metric.quantum)(s));
             resolution.insert(
@@ -264,13 +286,8 @@ pub fn compare_with(
                 coarsest.fold(0.0, f64::max),
             );
             let estimates = sides(&metric, &sa, &sb, unit);
-            let by_round = pool::by_round(
-                &metric,
-                &step.name,
-                (a, b),
-                (pairs.as_deref(), opts.alpha),
-                &estimates,
-            );
+            let by_round =
+                pool::by_round(&metric, &step.name, (a, b), (pairs, opts.alpha), &estimates);
             // The steps a figure's noise is pooled over: rate-limited query steps (the
             // background writer) apart from free-running ones, paired rows apart.
             let pool = (metric.key.clone(), step.sla.is_some(), by_round.is_some());
@@ -318,6 +335,7 @@ pub fn compare_with(
         explain: explained,
         flags: flags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         disturbed,
+        left_out,
         history_runs: if history_rows > 0 {
             learned.map_or(0, |l| l.runs)
         } else {
@@ -575,6 +593,7 @@ mod tests {
             explain: Vec::new(),
             flags: Vec::new(),
             disturbed: Vec::new(),
+            left_out: Vec::new(),
             history_runs: 0,
             history_rows: 0,
             headline: String::new(),

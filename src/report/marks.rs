@@ -263,6 +263,7 @@ mod tests {
             explain: Vec::new(),
             flags: Vec::new(),
             disturbed: Vec::new(),
+            left_out: Vec::new(),
             history_runs: 0,
             history_rows: 0,
             headline: String::new(),

@@ -62,6 +62,43 @@ pub(super) fn coarse(mut row: Row, resolution: f64) -> Row {
     row
 }
 
+/// The runs of A and B in which a neighbour disturbed step `step`: run id, why.
+pub(super) fn disturbed_in(a: &[RunResult], b: &[RunResult], step: &str) -> Vec<(String, String)> {
+    let both: Vec<&RunResult> = a.iter().chain(b).collect();
+    crate::report::interference::disturbed_runs(&both, step)
+}
+
+/// A and B without the runs of `hit` (step `step` disturbed in them), when `hit` is not empty
+/// and each side keeps at least two runs that completed the step: the runs to judge the step
+/// on. `None` otherwise (nothing to leave out, or too few left: the change is withheld).
+pub(super) fn undisturbed(
+    a: &[RunResult],
+    b: &[RunResult],
+    step: &str,
+    hit: &[(String, String)],
+) -> Option<(Vec<RunResult>, Vec<RunResult>)> {
+    if hit.is_empty() {
+        return None;
+    }
+    let keep = |runs: &[RunResult]| -> Vec<RunResult> {
+        runs.iter()
+            .filter(|r| !hit.iter().any(|(id, _)| *id == r.run_id))
+            .cloned()
+            .collect()
+    };
+    let completed = |runs: &[RunResult]| {
+        runs.iter()
+            .filter(|r| {
+                r.steps
+                    .iter()
+                    .any(|s| s.name == step && s.status == RunStatus::Complete)
+            })
+            .count()
+    };
+    let (ka, kb) = (keep(a), keep(b));
+    (completed(&ka) >= 2 && completed(&kb) >= 2).then_some((ka, kb))
+}
+
 /// `row`, a change called in a step that a neighbour disturbed in some run (`disturbed`: step,
 /// run, why, over the comparison): not called, and the runs named.
 pub(super) fn disturbed(mut row: Row, disturbed: &[(String, String, String)]) -> Row {

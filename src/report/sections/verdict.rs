@@ -152,7 +152,8 @@ fn disturbed_cell(r: &Report, gi: usize) -> Cell {
         .collect();
     Cell::marked(
         format!(
-            "DISTURBED: {} (a change there is not called)",
+            "DISTURBED: {} (a change there is called only from the runs it left undisturbed, \
+             two or more a side)",
             runs.join("; ")
         ),
         "noisy",
