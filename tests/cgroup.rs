@@ -173,7 +173,9 @@ fn a_memory_cap_makes_postgres_read_from_the_device_and_holds() {
         let free = uncapped.steps.iter().find(|s| s.name == name).unwrap();
         assert!(free.efficiency.as_ref().unwrap().cgroup.is_none());
         // The cgroup's own pressure stall information: its tasks waited for the device (or
-        // for memory); a host-wide "some" share can only be as large or larger.
+        // for memory). Not bounded by the host's: the kernel weighs each CPU's stall by the
+        // time the group (or the host) was busy on it, so a group's share may exceed the
+        // host's (measured in CI: io 13.0% against 11.0%).
         let interference = |s: &ibench::results::model::StepResult| {
             s.efficiency.as_ref().unwrap().interference.clone().unwrap()
         };
@@ -181,14 +183,16 @@ fn a_memory_cap_makes_postgres_read_from_the_device_and_holds() {
         let (own, host) = (i.target_psi.expect("the cgroup's PSI"), i.psi.expect("PSI"));
         eprintln!("{name}: the cgroup's PSI {own:?}, the host's {host:?}");
         assert!(own.io_some + own.memory_some > 0.0, "{name}: {own:?}");
-        for (cgroup, host_share) in [
-            (own.cpu_some, host.cpu_some),
-            (own.io_some, host.io_some),
-            (own.memory_some, host.memory_some),
+        for share in [
+            own.cpu_some,
+            own.io_some,
+            own.io_full,
+            own.memory_some,
+            own.memory_full,
         ] {
             assert!(
-                (0.0..=100.5).contains(&cgroup) && cgroup <= host_share + 1.0,
-                "{name}: the cgroup's {own:?} within the host's {host:?}"
+                (0.0..=100.5).contains(&share),
+                "{name}: the cgroup's {own:?} (the host's {host:?})"
             );
         }
         assert!(
