@@ -27,6 +27,7 @@
 pub mod explain;
 pub mod flames;
 pub mod format;
+mod gather;
 pub mod method;
 pub mod metrics;
 pub mod moderate;
@@ -37,17 +38,16 @@ pub mod stats;
 pub mod steady;
 mod withheld;
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 pub use format::{fmt_ci, fmt_level, fmt_num, fmt_p, fmt_pct, fmt_q};
+use gather::Gathered;
 pub use metrics::Better;
 use pool::{priors, test_row};
-use stats::{Second, Side, Test};
-use withheld::{coarse, flagged, step_flag};
+use stats::Test;
+use withheld::{coarse, flagged};
 
-use crate::results::model::{RunResult, RunStatus, StepResult};
+use crate::results::model::RunResult;
 
 /// Default false discovery rate over the table: 1%, which under no change at all (A/A) bounds
 /// the chance that any row is called (Benjamini and Hochberg 1995): one comparison in 100.
@@ -241,59 +241,14 @@ pub fn compare_with(
     };
     // Rounds as blocks when both sides ran in the same rounds (`paired.rs`).
     let pairs = (unit == Unit::Runs).then(|| paired::rounds(a, b)).flatten();
-    let mut rows = Vec::new();
-    let mut explained = Vec::new();
-    let mut flags = BTreeMap::new();
-    let mut resolution: BTreeMap<(String, String), f64> = BTreeMap::new();
-    let mut disturbed: Vec<(String, String, String)> = Vec::new();
-    let mut left_out: Vec<(String, String, String)> = Vec::new();
-    let steps = match (a.first(), b.is_empty()) {
-        (Some(first), false) => first.steps.as_slice(),
-        _ => &[],
-    };
-    for step in steps {
-        // A step a neighbour disturbed in some runs is judged on the others when two or more
-        // a side remain (no rounds to pair then); else a change in it is not called.
-        let hit = withheld::disturbed_in(a, b, &step.name);
-        let kept = (unit == Unit::Runs)
-            .then(|| withheld::undisturbed(a, b, &step.name, &hit))
-            .flatten();
-        let named = hit
-            .into_iter()
-            .map(|(run, why)| (step.name.clone(), run, why));
-        let (a, b, pairs) = match &kept {
-            Some((ka, kb)) => {
-                left_out.extend(named);
-                (ka.as_slice(), kb.as_slice(), None)
-            }
-            None => {
-                disturbed.extend(named);
-                (a, b, pairs.as_deref())
-            }
-        };
-        // Steps every run has; of those, only the runs that completed the step count.
-        let (Some(sa), Some(sb)) = (completed(a, &step.name), completed(b, &step.name)) else {
-            continue;
-        };
-        explained.extend(explain::step_changes(&step.name, &sa, &sb));
-        if let Some(f) = step_flag(a, b, &step.name) {
-            flags.insert(step.name.clone(), f);
-        }
-        for metric in metrics::for_step(step) {
-            let coarsest = sa.iter().chain(&sb).map(|s| (metric.quantum)(s));
-            resolution.insert(
-                (step.name.clone(), metric.key.clone()),
-                coarsest.fold(0.0, f64::max),
-            );
-            let estimates = sides(&metric, &sa, &sb, unit);
-            let by_round =
-                pool::by_round(&metric, &step.name, (a, b), (pairs, opts.alpha), &estimates);
-            // The steps a figure's noise is pooled over: rate-limited query steps (the
-            // background writer) apart from free-running ones, paired rows apart.
-            let pool = (metric.key.clone(), step.sla.is_some(), by_round.is_some());
-            rows.push((step.name.clone(), metric, estimates, pool, by_round));
-        }
-    }
+    let Gathered {
+        rows,
+        explained,
+        flags,
+        resolution,
+        disturbed,
+        left_out,
+    } = gather::steps((a, b), unit, pairs.as_deref(), opts.alpha);
     let priors = match unit {
         Unit::Runs => priors(&rows),
         Unit::Seconds => Default::default(),
@@ -376,70 +331,6 @@ pub fn compare_with(
     }
     cmp.headline = format::headline(&cmp);
     cmp
-}
-
-/// The step `name` of each run that completed it; `None` when some run does not have it.
-fn completed<'a>(runs: &'a [RunResult], name: &str) -> Option<Vec<&'a StepResult>> {
-    let steps: Vec<&StepResult> = runs
-        .iter()
-        .map(|r| r.steps.iter().find(|s| s.name == name))
-        .collect::<Option<_>>()?;
-    Some(
-        steps
-            .into_iter()
-            .filter(|s| s.status == RunStatus::Complete)
-            .collect(),
-    )
-}
-
-/// Each side's estimate of `metric`, or why there is none.
-fn sides(
-    metric: &metrics::Metric,
-    a: &[&StepResult],
-    b: &[&StepResult],
-    unit: Unit,
-) -> Result<(Side, Side), String> {
-    let side = |steps: &[&StepResult], name: &str| -> Result<Side, String> {
-        if steps.is_empty() {
-            return Err(format!("no run of {name} completed the step"));
-        }
-        match unit {
-            Unit::Runs => {
-                let values: Vec<f64> = steps.iter().filter_map(|s| metric.run_value(s)).collect();
-                if values.len() < steps.len() {
-                    let needs = match metric.needs {
-                        "" => String::new(),
-                        n => format!(": it needs {n}"),
-                    };
-                    return Err(format!("not measured in every run of {name}{needs}"));
-                }
-                let quantum =
-                    steps.iter().map(|s| (metric.quantum)(s)).sum::<f64>() / steps.len() as f64;
-                stats::from_quantized_runs(&values, quantum)
-                    .ok_or_else(|| format!("fewer than 2 runs of {name} completed the step"))
-            }
-            Unit::Seconds => {
-                let seconds: Vec<Vec<Second>> = steps
-                    .iter()
-                    .map(|s| metric.seconds(s))
-                    .collect::<Option<_>>()
-                    .ok_or_else(|| {
-                        format!(
-                            "one value per run: needs repeated runs ({ADVISED_RUNS} a side \
-                             advised)"
-                        )
-                    })?;
-                stats::from_seconds(&seconds).ok_or_else(|| {
-                    format!(
-                        "fewer than {} full seconds in {name}: a short step needs repeated \
-                         runs ({ADVISED_RUNS} a side advised)",
-                        stats::MIN_SECONDS
-                    )
-                })
-            }
-        }
-    };
-    Ok((side(a, "A")?, side(b, "B")?))
 }
 
 /// The verdict on one tested row of metric `(name, key, better)`.
