@@ -149,6 +149,9 @@ fn each_round_runs_its_two_cells_at_once_and_each_run_names_its_partner() {
 /// alone, which the test tells apart.
 #[test]
 fn the_partner_does_not_disturb_a_duet_run() {
+    /// Five 10 ms clock ticks: what /proc's tick-rounded CPU times of three processes and
+    /// two CPUs may differ by between two readings.
+    const TICKS_S: f64 = 0.05;
     let bench = Bench::exclusive();
     let db = run_duet(&bench, &two_configs("quiet", 1, ""));
     let runs = stored(&db, "quiet");
@@ -173,13 +176,21 @@ fn the_partner_does_not_disturb_a_duet_run() {
                 i.steal_cores,
                 i.disturbed
             );
-            assert!(partner > -0.05, "the pair's CPU holds the run's own");
+            // Within a few clock ticks over the window: /proc rounds each process's CPU
+            // time down to whole ticks (the pair is three processes) and samples the host's
+            // per CPU, so on a 0.2 s step one tick is 0.05 cores.
+            let ticks = TICKS_S / i.window_s;
+            assert!(
+                partner > -ticks,
+                "{} {}: the pair's CPU {pair:.3} does not hold the run's own {own:.3}",
+                run.run_id,
+                s.name
+            );
             // The partner is in the pair's CPU and not also in the others': the two add up
-            // to no more than the host's busy time (less the kernel's own work), within two
-            // clock ticks of /proc's.
+            // to no more than the host's busy time (less the kernel's own work).
             let host = e.host_cpu_s / i.window_s;
             assert!(
-                i.others_cpu_cores + pair <= host + 0.02 / i.window_s,
+                i.others_cpu_cores + pair <= host + ticks,
                 "{} {}: others {:.3} + pair {pair:.3} > host {host:.3}",
                 run.run_id,
                 s.name,
