@@ -30,8 +30,13 @@ use crate::results::model::{Interference, PressureShares};
 /// of a core (a build or a second benchmark uses one or more; a quiet host's daemons and
 /// kernel threads a few hundredths).
 pub const OTHERS_CPU_CORES: f64 = 0.25;
-/// Steal, in cores on average, from which a step is disturbed.
-pub const STEAL_CORES: f64 = 0.1;
+/// Steal, in cores on average, from which a step is disturbed: a quarter of a core, as for
+/// others' CPU. A VM steals from a target that keeps its cores busy and its disk writing by
+/// itself: on the 2-core test VM, 0.11 to 0.21 cores in SQLite steps that fsync every ten
+/// rows with nothing else running (a CPU loop beside `dd oflag=dsync`: 0.05; idle: 0), so a
+/// tenth of a core called the target's own fsyncs a neighbour and hid their cost from the
+/// gate.
+pub const STEAL_CORES: f64 = 0.25;
 /// Others' reads or writes on the database's device, MB/s, from which a step is disturbed
 /// (when also more than the target's own).
 pub const OTHERS_IO_MB_S: f64 = 16.0;
@@ -226,5 +231,18 @@ mod tests {
         assert!((duet.others_cpu_cores - 0.05).abs() < 1e-9);
         assert!(!duet.is_disturbed(), "{:?}", duet.disturbed);
         assert!((duet.duet_cpu_cores.unwrap() - 1.85).abs() < 1e-9);
+    }
+
+    #[test]
+    fn steal_a_busy_target_causes_itself_is_not_a_neighbour() {
+        let (a, mut b) = window(false);
+        b.host.busy_s = 11.0;
+        // 0.21 cores: the most the test VM stole from SQLite fsyncing alone.
+        b.host.steal_s = 0.21;
+        assert!(between(&a, &b).unwrap().disturbed.is_empty());
+        b.host.steal_s = 0.3;
+        let i = between(&a, &b).unwrap();
+        assert_eq!(i.disturbed.len(), 1, "{:?}", i.disturbed);
+        assert!(i.disturbed[0].starts_with("the hypervisor took 0.30 cores"));
     }
 }
