@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::Plan;
+use crate::report::compare::families::main_figure;
 use crate::report::compare::{self, Verdict};
 
 /// Rounds `--until-decided` runs at most unless told (`--max-repeats`).
@@ -26,11 +27,6 @@ pub struct Decision {
     pub figure: String,
     /// The verdict.
     pub verdict: Verdict,
-}
-
-/// Whether `key` is one of the main figures a decision waits for: a step's throughput.
-fn main_figure(key: &str) -> bool {
-    key.ends_with("_per_s")
 }
 
 /// Every cell's main figures against the base, from the runs in `store`.

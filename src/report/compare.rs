@@ -13,9 +13,10 @@
 //! figure's over the other steps of its kind (`moderate.rs`); where too few steps measured a
 //! spread, and with seconds as the unit, Welch's t with the delta-method standard error
 //! `sqrt((se_a/mean_a)^2 + (se_b/mean_b)^2)` (`stats.rs`). p two-sided. Benjamini–Hochberg controls the
-//! false discovery rate over the step x metric table, and intervals are shown at the level
-//! that keeps the false coverage-statement rate of the discoveries at alpha (Benjamini and
-//! Yekutieli 2005), so an interval excludes 0 exactly for a discovery.
+//! false discovery rate in two families of the step x metric table, the throughput and the
+//! other figures (`families.rs`), and intervals are shown at the level that keeps the false
+//! coverage-statement rate of the family's discoveries at alpha (Benjamini and Yekutieli
+//! 2005), so an interval excludes 0 exactly for a discovery.
 //!
 //! **Rounds as blocks.** Runs of one experiment sharing 2+ rounds: a row is tested on the
 //! rounds' log ratios where that pays (`paired.rs`); the report's marks follow (one rule).
@@ -25,6 +26,7 @@
 //! inconclusive, with the number of runs that would likely settle it.
 
 pub mod explain;
+pub mod families;
 pub mod flames;
 pub mod format;
 mod gather;
@@ -143,10 +145,12 @@ pub struct Row {
     pub better: Better,
     /// The test, when both sides had enough samples.
     pub test: Option<Test>,
-    /// Benjamini–Hochberg adjusted p-value.
+    /// Benjamini–Hochberg adjusted p-value, within the row's family (`families.rs`).
     pub q: Option<f64>,
-    /// The change's interval, percent, at [`Comparison::ci_level`]; `None` when untested.
+    /// The change's interval, percent, at `ci_level`; `None` when untested.
     pub ci_pct: Option<[f64; 2]>,
+    /// The interval's confidence level: its family's ([`families::Family::ci_level`]).
+    pub ci_level: Option<f64>,
     /// The verdict.
     pub verdict: Verdict,
     /// Whether the verdict is better or worse.
@@ -167,18 +171,23 @@ pub struct Comparison {
     /// Rounds of one experiment both sides ran in (`paired.rs`), at least 2; 0 when the
     /// runs cannot be paired by round.
     pub rounds: usize,
+    /// Of those rounds, the ones whose two runs ran at the same time (`ibench experiment
+    /// --duet`), so that what the host did to one it did to the other.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duet_rounds: usize,
     /// What one sample is.
     pub unit: Unit,
     /// False discovery rate.
     pub alpha: f64,
     /// Noise threshold, percent.
     pub noise_pct: f64,
-    /// Rows tested (`m`).
+    /// Rows tested, over both families.
     pub tests: usize,
-    /// Benjamini–Hochberg discoveries at `alpha` (`R`).
+    /// Benjamini–Hochberg discoveries at `alpha`, over both families.
     pub discoveries: usize,
-    /// Confidence level of the intervals: `1 - max(R, 1) alpha / m`.
-    pub ci_level: f64,
+    /// The families adjusted apart (throughput, other figures), each with its tests,
+    /// discoveries and intervals' level; only those with a test.
+    pub families: Vec<families::Family>,
     /// One row per step and metric.
     pub rows: Vec<Row>,
     /// Per step, the DBMS's gauges and wait events that changed most (descriptive, untested).
@@ -269,23 +278,22 @@ pub fn compare_with(
             (step, metric, test)
         })
         .collect();
-    let p: Vec<f64> = rows
+    let tested: Vec<(&str, f64)> = rows
         .iter()
-        .filter_map(|(_, _, t)| t.as_ref().ok().map(|t| t.p))
+        .filter_map(|(_, m, t)| t.as_ref().ok().map(|t| (m.key.as_str(), t.p)))
         .collect();
-    let q = stats::benjamini_hochberg(&p);
-    let discoveries = q.iter().filter(|&&q| q <= opts.alpha).count();
-    let ci_level = stats::fcr_level(opts.alpha, p.len(), discoveries);
+    let (adjusted, families) = families::adjust(&tested, opts.alpha);
     let mut cmp = Comparison {
         runs_a: a.len(),
         runs_b: b.len(),
         rounds: pairs.as_ref().map_or(0, Vec::len),
+        duet_rounds: pairs.as_ref().map_or(0, |p| paired::in_duet(a, b, p)),
         unit,
         alpha: opts.alpha,
         noise_pct: opts.noise_pct,
-        tests: p.len(),
-        discoveries,
-        ci_level,
+        tests: tested.len(),
+        discoveries: families.iter().map(|f| f.discoveries).sum(),
+        families,
         rows: Vec::new(),
         explain: explained,
         flags: flags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
@@ -299,13 +307,14 @@ pub fn compare_with(
         history_rows,
         headline: String::new(),
     };
-    let mut q = q.into_iter();
+    let mut adjusted = adjusted.into_iter();
     for (step, metric, test) in rows {
         let row = match test {
             Ok(t) => {
                 let what = (metric.name.as_str(), metric.key.as_str(), metric.better);
                 let res = resolution.get(&(step.clone(), metric.key.clone()));
-                let row = judge(&cmp, step, what, t, q.next().unwrap_or(1.0));
+                let (q, level) = adjusted.next().unwrap_or((1.0, 1.0));
+                let row = judge(&cmp, step, what, t, (q, level));
                 let row = coarse(row, res.copied().unwrap_or(0.0));
                 let row = withheld::disturbed(row, &cmp.disturbed);
                 match flags.get(&row.step) {
@@ -321,6 +330,7 @@ pub fn compare_with(
                 test: None,
                 q: None,
                 ci_pct: None,
+                ci_level: None,
                 verdict: Verdict::Untestable,
                 significant: false,
                 text: format!("{}: untestable: {why}", metric.name),
@@ -333,11 +343,22 @@ pub fn compare_with(
     cmp
 }
 
-/// The verdict on one tested row of metric `(name, key, better)`.
-fn judge(cmp: &Comparison, step: String, what: (&str, &str, Better), t: Test, q: f64) -> Row {
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The verdict on one tested row of metric `(name, key, better)`, whose adjusted p-value and
+/// interval level are `(q, level)`.
+fn judge(
+    cmp: &Comparison,
+    step: String,
+    what: (&str, &str, Better),
+    t: Test,
+    (q, level): (f64, f64),
+) -> Row {
     let (name, key, better) = what;
     let band = cmp.noise_pct / 100.0;
-    let (lo, hi) = stats::ratio_interval(&t, cmp.ci_level);
+    let (lo, hi) = stats::ratio_interval(&t, level);
     let (lo, hi) = (lo - 1.0, hi - 1.0);
     let within_runs = match cmp.unit {
         Unit::Seconds => " (within-run noise only)",
@@ -376,7 +397,7 @@ fn judge(cmp: &Comparison, step: String, what: (&str, &str, Better), t: Test, q:
             Verdict::Inconclusive,
             format!(
                 "changed, but not clearly beyond the {threshold} noise threshold; {}",
-                advice(cmp, &t)
+                advice(cmp, &t, level)
             ),
         )
     } else {
@@ -386,7 +407,7 @@ fn judge(cmp: &Comparison, step: String, what: (&str, &str, Better), t: Test, q:
                 "not significant at FDR {}% with {}; {}",
                 fmt_num(cmp.alpha * 100.0),
                 samples(cmp, &t),
-                advice(cmp, &t)
+                advice(cmp, &t, level)
             ),
         )
     };
@@ -395,7 +416,7 @@ fn judge(cmp: &Comparison, step: String, what: (&str, &str, Better), t: Test, q:
         "{name} {:+.1}% {} ({} CI), {}: {}: {note}",
         t.change_pct,
         fmt_ci(Some(ci_pct)),
-        fmt_level(cmp.ci_level),
+        fmt_level(level),
         fmt_p(t.p),
         verdict.as_str(),
     );
@@ -406,6 +427,7 @@ fn judge(cmp: &Comparison, step: String, what: (&str, &str, Better), t: Test, q:
         better,
         q: Some(q),
         ci_pct: Some(ci_pct),
+        ci_level: Some(level),
         significant: verdict.is_significant(),
         verdict,
         note,
@@ -430,8 +452,9 @@ fn samples(cmp: &Comparison, t: &Test) -> String {
     }
 }
 
-/// How many runs would likely settle an inconclusive row, from the noise measured so far.
-fn advice(cmp: &Comparison, t: &Test) -> String {
+/// How many runs would likely settle an inconclusive row, from the noise measured so far,
+/// for an interval at `level`.
+fn advice(cmp: &Comparison, t: &Test, level: f64) -> String {
     let band = cmp.noise_pct / 100.0;
     let (low, high) = ((1.0 - band).ln(), (1.0 + band).ln());
     // On the log scale: to call it a change the interval must clear the threshold on the
@@ -449,7 +472,7 @@ fn advice(cmp: &Comparison, t: &Test) -> String {
         cv(t.sd_run_a, t.mean_a),
         cv(t.sd_run_b, t.mean_b),
         half_width,
-        cmp.ci_level,
+        level,
         MAX_RUNS,
     );
     match (cmp.unit, needed) {
@@ -474,12 +497,13 @@ mod tests {
             runs_a: 3,
             runs_b: 3,
             rounds: 0,
+            duet_rounds: 0,
             unit,
             alpha: 0.01,
             noise_pct: 3.0,
             tests,
             discoveries: 0,
-            ci_level: stats::fcr_level(0.01, tests, 0),
+            families: Vec::new(),
             rows: Vec::new(),
             explain: Vec::new(),
             flags: Vec::new(),
@@ -499,6 +523,7 @@ mod tests {
     fn a_large_change_on_few_samples_is_inconclusive_not_no_change() {
         // Issue #14: an 88% drop measured on too few, too noisy runs.
         let cmp = shell(Unit::Runs, 20);
+        let level = stats::fcr_level(0.01, 20, 0);
         let t = test_of(&[1000.0, 400.0, 1600.0], &[120.0, 130.0, 110.0]);
         assert!(t.p > 0.0005, "p {}", t.p);
         let row = judge(
@@ -506,7 +531,7 @@ mod tests {
             "qr1000".into(),
             ("q/s", "queries_per_s", Better::Higher),
             t,
-            1.0,
+            (1.0, level),
         );
         assert_eq!(row.verdict, Verdict::Inconclusive, "{}", row.text);
         assert!(row.text.starts_with("q/s -88.0% [-"), "{}", row.text);
@@ -526,17 +551,30 @@ mod tests {
     #[test]
     fn verdicts_follow_the_interval_and_the_better_direction() {
         let cmp = shell(Unit::Runs, 1);
+        let level = stats::fcr_level(0.01, 1, 0);
         let what = |better| ("x", "x", better);
         // A clear 50% drop: worse for a rate, better for a cost.
         let drop = test_of(&[100.0, 101.0, 99.0], &[50.0, 50.5, 49.5]);
         let q = drop.p;
-        let r = judge(&cmp, "s".into(), what(Better::Higher), drop.clone(), q);
+        let r = judge(
+            &cmp,
+            "s".into(),
+            what(Better::Higher),
+            drop.clone(),
+            (q, level),
+        );
         assert_eq!(r.verdict, Verdict::Worse, "{}", r.text);
-        let r = judge(&cmp, "s".into(), what(Better::Lower), drop, q);
+        let r = judge(&cmp, "s".into(), what(Better::Lower), drop, (q, level));
         assert_eq!(r.verdict, Verdict::Better, "{}", r.text);
         // Tight and near 0: no change.
         let same = test_of(&[100.0, 100.1, 99.9], &[100.05, 100.0, 99.95]);
-        let r = judge(&cmp, "s".into(), what(Better::Higher), same.clone(), same.p);
+        let r = judge(
+            &cmp,
+            "s".into(),
+            what(Better::Higher),
+            same.clone(),
+            (same.p, level),
+        );
         assert_eq!(r.verdict, Verdict::NoChange, "{}", r.text);
         // A tight 2% change: not 0, but within the threshold.
         let small = test_of(&[100.0, 100.1, 99.9], &[102.0, 102.1, 101.9]);
@@ -545,13 +583,19 @@ mod tests {
             "s".into(),
             what(Better::Higher),
             small.clone(),
-            small.p,
+            (small.p, level),
         );
         assert_eq!(r.verdict, Verdict::NoChange, "{}", r.text);
         assert!(r.note.contains("but not 0"), "{}", r.note);
         // A 3% change whose interval excludes 0 but reaches into the threshold.
         let edge = test_of(&[100.0, 100.5, 99.5], &[103.0, 103.2, 102.8]);
-        let r = judge(&cmp, "s".into(), what(Better::Higher), edge.clone(), edge.p);
+        let r = judge(
+            &cmp,
+            "s".into(),
+            what(Better::Higher),
+            edge.clone(),
+            (edge.p, level),
+        );
         assert_eq!(r.verdict, Verdict::Inconclusive, "{}", r.text);
         assert!(
             r.note
@@ -561,7 +605,13 @@ mod tests {
         );
         // One run a side: every verdict says that only noise within runs counts.
         let cmp = shell(Unit::Seconds, 1);
-        let r = judge(&cmp, "s".into(), what(Better::Higher), same.clone(), same.p);
+        let r = judge(
+            &cmp,
+            "s".into(),
+            what(Better::Higher),
+            same.clone(),
+            (same.p, level),
+        );
         assert!(r.note.ends_with("(within-run noise only)"), "{}", r.note);
     }
 }

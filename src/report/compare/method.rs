@@ -32,6 +32,15 @@ impl Comparison {
                         self.paired_rows()
                     ));
                 }
+                if self.duet_rounds > 0 {
+                    out.push(format!(
+                        "Duet: in {} of the rounds the two runs ran at the same time on the \
+                         host (ibench experiment --duet), so what the host did to one (a \
+                         neighbour, steal, a slower disk) it did to the other, and the round's \
+                         ratio B/A keeps little of it (Bulej et al. 2020).",
+                        self.duet_rounds
+                    ));
+                }
                 if self.history_rows > 0 {
                     out.push(format!(
                         "Noise from history: {} row(s) borrow the run-to-run noise of {} \
@@ -67,15 +76,26 @@ impl Comparison {
             out.push("No step and metric had enough samples to test.".to_string());
             return out;
         }
+        let families: Vec<String> = self
+            .families
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}: {} tests, {} discovered, intervals at {}",
+                    f.name,
+                    f.tests,
+                    f.discoveries,
+                    fmt_level(f.ci_level)
+                )
+            })
+            .collect();
         out.push(format!(
-            "False discovery rate {}% over the {} tests (Benjamini-Hochberg; q = adjusted p): \
-             {} discovered. Intervals of the ratio of the means (delta method, log scale) at {} \
-             (1 - max(R,1) alpha/m, Benjamini-Yekutieli), so they exclude 0 exactly for the \
-             discoveries.",
+            "False discovery rate {}% within each family of tests (Benjamini-Hochberg; q = \
+             adjusted p): {}. Intervals of the ratio of the means (delta method, log scale) at \
+             the family's level (1 - max(R,1) alpha/m, Benjamini-Yekutieli), so they exclude 0 \
+             exactly for the discoveries.",
             fmt_num(self.alpha * 100.0),
-            self.tests,
-            self.discoveries,
-            fmt_level(self.ci_level),
+            families.join("; "),
         ));
         out.push(format!(
             "Better/worse: interval beyond the noise threshold +-{}% (--noise-threshold); \

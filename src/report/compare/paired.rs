@@ -57,6 +57,21 @@ pub fn rounds(a: &[RunResult], b: &[RunResult]) -> Option<Vec<(usize, usize)>> {
     (pairs.len() >= 2).then_some(pairs)
 }
 
+/// How many of the round `pairs` (indices into `a` and `b`) ran their two runs at the same
+/// time (`ibench experiment --duet`): either run names the other as its partner.
+pub fn in_duet(a: &[RunResult], b: &[RunResult], pairs: &[(usize, usize)]) -> usize {
+    let names = |x: &RunResult, y: &RunResult| {
+        x.experiment
+            .as_ref()
+            .and_then(|e| e.duet.as_ref())
+            .is_some_and(|d| d.partner_run.as_deref() == Some(y.run_id.as_str()))
+    };
+    pairs
+        .iter()
+        .filter(|&&(i, j)| names(&a[i], &b[j]) || names(&b[j], &a[i]))
+        .count()
+}
+
 /// One figure of one step over the rounds both sides completed it in.
 #[derive(Clone, Debug)]
 pub struct Paired {

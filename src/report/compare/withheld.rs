@@ -145,6 +145,7 @@ mod tests {
             test: Some(t),
             q: Some(0.001),
             ci_pct: Some([20.0, 40.0]),
+            ci_level: Some(0.999),
             verdict: Verdict::Worse,
             significant: true,
             note: "beyond the +-3% noise threshold".into(),
