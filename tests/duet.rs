@@ -68,6 +68,40 @@ fn overlap(a: &RunResult, b: &RunResult) -> (f64, f64) {
     (both, da.min(db))
 }
 
+/// The steps of a pair started together: neither run started a step before the other had
+/// finished the step before it (each waits for the other at the start of each step).
+fn aligned(a: &RunResult, b: &RunResult) {
+    use chrono::TimeDelta;
+    assert_eq!(a.steps.len(), b.steps.len());
+    let end = |s: &ibench::results::model::StepResult| {
+        s.started_at + TimeDelta::microseconds((s.duration_s * 1e6) as i64)
+    };
+    // The recorded start is the wall clock's, the duration a monotonic clock's: a few ms.
+    let slack = TimeDelta::milliseconds(5);
+    for i in 0..a.steps.len() {
+        let (sa, sb) = (&a.steps[i], &b.steps[i]);
+        let gap = (sa.started_at - sb.started_at).abs();
+        eprintln!(
+            "{}: the two runs started {} ms apart",
+            sa.name,
+            gap.num_milliseconds()
+        );
+        if i > 0 {
+            let (pa, pb) = (&a.steps[i - 1], &b.steps[i - 1]);
+            for (s, other, run) in [(sa, pb, &a.run_id), (sb, pa, &b.run_id)] {
+                assert!(
+                    s.started_at + slack >= end(other),
+                    "{run} started {} at {} before its partner ended {} at {}",
+                    s.name,
+                    s.started_at,
+                    other.name,
+                    end(other)
+                );
+            }
+        }
+    }
+}
+
 /// Runs `ibench experiment FILE --duet --out OUT -q` to completion: the store's path.
 fn run_duet(bench: &Bench, text: &str) -> std::path::PathBuf {
     let file = bench.path("duet.toml");
@@ -89,8 +123,9 @@ fn run_duet(bench: &Bench, text: &str) -> std::path::PathBuf {
 }
 
 /// Two cells, two rounds: four complete runs; the two of each round ran at the same time
-/// (their windows overlap by most of the shorter one), each recording its round and naming
-/// its partner (cell and run id), which `show` prints.
+/// (their windows overlap by most of the shorter one), step by step (neither starts a step
+/// before the other ended the one before), each recording its round and naming its partner
+/// (cell and run id), which `show` prints; `compare` says the rounds ran in duet.
 #[test]
 fn each_round_runs_its_two_cells_at_once_and_each_run_names_its_partner() {
     let bench = Bench::exclusive();
@@ -126,6 +161,7 @@ fn each_round_runs_its_two_cells_at_once_and_each_run_names_its_partner() {
             "round {}: the runs overlap {both:.2}s of {shorter:.2}s",
             ta.repeat
         );
+        aligned(a, b);
     }
     let show = bench.run_raw(&["show", "--results", path_str(&db), &runs[0].run_id], &[]);
     show.assert_success();
@@ -138,6 +174,40 @@ fn each_round_runs_its_two_cells_at_once_and_each_run_names_its_partner() {
         )),
         "{}",
         show.stdout
+    );
+    // compare pairs the two cells by round and says both rounds ran in duet.
+    let cmp = bench.run_raw(
+        &[
+            "compare",
+            "lite/off/glibc/default",
+            "lite/normal/glibc/default",
+            "--results",
+            path_str(&db),
+            "--json",
+        ],
+        &[],
+    );
+    cmp.assert_success();
+    let json: serde_json::Value = serde_json::from_str(&cmp.stdout).unwrap();
+    assert_eq!(
+        (json["rounds"].as_u64(), json["duet_rounds"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let text = bench.run_raw(
+        &[
+            "compare",
+            "lite/off/glibc/default",
+            "lite/normal/glibc/default",
+            "--results",
+            path_str(&db),
+        ],
+        &[],
+    );
+    assert!(
+        text.stdout
+            .contains("Duet: in 2 of the rounds the two runs ran at the same time"),
+        "{}",
+        text.stdout
     );
 }
 
@@ -212,7 +282,9 @@ fn the_partner_does_not_disturb_a_duet_run() {
                 i.disturbed
             );
             assert!(i.disturbed.len() >= reasons.len());
-            if i.others_cpu_cores < 0.25 && i.steal_cores < 0.1 {
+            if i.others_cpu_cores < 0.25
+                && i.steal_cores < ibench::metrics::interference::STEAL_CORES
+            {
                 assert!(
                     i.disturbed
                         .iter()

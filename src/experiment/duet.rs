@@ -9,7 +9,9 @@
 //! directory and store as any cell, so each run's figures stay its own. The children start
 //! together: each says `ready` on its stdout once it has read the plan, and waits for one
 //! byte on its stdin, which the experiment writes to both at once ([`run_pair`],
-//! [`child_start`]). They run in process groups of their own: a Ctrl-C reaches the experiment
+//! [`child_start`]). Each later step starts together too: a child says when it waits to start
+//! one, and the experiment lets both go once both wait, or the other is done
+//! (`runner/duet_gate.rs`, [`Relay`]). They run in process groups of their own: a Ctrl-C reaches the experiment
 //! alone, which passes the one signal on to both, so each saves its run as interrupted; a
 //! child whose experiment is gone (kill -9) stops the same way. Each child also gets the experiment's pid ([`crate::metrics::proc::DUET_ROOT_ENV`]): the
 //! interference test counts that whole tree (both runs, their servers) as the target, since
@@ -17,7 +19,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -26,6 +29,7 @@ use super::Plan;
 use super::plan::Cell;
 use crate::dbms::url::ServerUrl;
 use crate::error::UsageError;
+use crate::runner::duet_gate;
 
 /// How often the experiment looks at its children while a pair runs.
 const POLL: Duration = Duration::from_millis(20);
@@ -129,27 +133,39 @@ pub enum Ended {
     Failed(String),
 }
 
-/// Runs the two cells of a round at once, each in a child process, started together; waits
-/// for both, passing an interruption on to them.
+/// Runs the two cells of a round at once, each in a child process, started together, each
+/// step of one started with the other's (the relay below); waits for both, passing an
+/// interruption on to them.
 pub fn run_pair(plan: &Plan, pair: [&Cell; 2], how: &Invocation<'_>) -> [Ended; 2] {
     let mut children: Vec<Result<Child, String>> = pair
         .iter()
         .map(|c| spawn(plan, c, how).map_err(|e| format!("cannot start its process: {e}")))
         .collect();
     // Both ready, then one byte to each: their first steps begin within a few ms.
+    let (tx, rx) = mpsc::channel();
     let ready: Vec<bool> = children
         .iter_mut()
-        .map(|c| c.as_mut().is_ok_and(wait_ready))
+        .enumerate()
+        .map(|(i, c)| c.as_mut().is_ok_and(|c| wait_ready(c, i, tx.clone())))
         .collect();
+    drop(tx);
     let go = ready.iter().all(|&r| r);
-    for child in children.iter_mut().flatten() {
-        if let Some(mut stdin) = child.stdin.take()
-            && go
-        {
-            let _ = stdin.write_all(b"g");
-        }
+    let mut relay = Relay {
+        events: rx,
+        stdins: children
+            .iter_mut()
+            .map(|c| c.as_mut().ok().and_then(|c| c.stdin.take()).filter(|_| go))
+            .collect(),
+        // A child that did not start waits for nothing: done from the start.
+        at: children
+            .iter()
+            .map(|c| if c.is_ok() { At::Running } else { At::Done })
+            .collect(),
+    };
+    for stdin in relay.stdins.iter_mut().flatten() {
+        let _ = stdin.write_all(b"g");
     }
-    let statuses = wait_all(&mut children);
+    let statuses = wait_all(&mut children, &mut relay);
     let mut ended = statuses.into_iter().map(|s| match s {
         Err(e) => Ended::Failed(e),
         Ok(s) if s.success() => Ended::Complete,
@@ -160,6 +176,64 @@ pub fn run_pair(plan: &Plan, pair: [&Cell; 2], how: &Invocation<'_>) -> [Ended; 
     let first = ended.next().unwrap_or(Ended::Failed("not run".to_string()));
     let second = ended.next().unwrap_or(Ended::Failed("not run".to_string()));
     [first, second]
+}
+
+/// Where a child of the pair is, as its lines say.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum At {
+    /// In a step, or its pause.
+    Running,
+    /// Waiting to start its next step.
+    Waiting,
+    /// Its steps are over (it said so, or its stdout closed).
+    Done,
+}
+
+/// The experiment's side of the step gate (`runner/duet_gate.rs`): a child waiting to start a
+/// step is let go once the other waits too, or is done.
+struct Relay {
+    /// (child, whether at a step (`true`) or done) as each child's reader thread reads it.
+    events: Receiver<(usize, bool)>,
+    /// The children's stdins: one byte each lets a child start its step; `None` when closed.
+    stdins: Vec<Option<ChildStdin>>,
+    /// Where each child is.
+    at: Vec<At>,
+}
+
+impl Relay {
+    /// Takes what the children said within `timeout` and lets go whoever may start.
+    fn step(&mut self, timeout: Duration) {
+        if let Ok(event) = self.events.recv_timeout(timeout) {
+            self.take(event);
+            while let Ok(event) = self.events.try_recv() {
+                self.take(event);
+            }
+        }
+        if self.at.contains(&At::Running) || !self.at.contains(&At::Waiting) {
+            return;
+        }
+        for (at, stdin) in self.at.iter_mut().zip(self.stdins.iter_mut()) {
+            if *at == At::Waiting {
+                *at = At::Running;
+                if let Some(s) = stdin
+                    && s.write_all(b"s").is_err()
+                {
+                    *stdin = None;
+                }
+            }
+        }
+    }
+
+    fn take(&mut self, (child, at_step): (usize, bool)) {
+        if let Some(at) = self.at.get_mut(child) {
+            *at = if at_step { At::Waiting } else { At::Done };
+        }
+    }
+
+    /// Closes every stdin: a child waiting for its step stops (interrupted, or with an error).
+    fn close(&mut self) {
+        self.stdins.iter_mut().for_each(|s| *s = None);
+    }
 }
 
 /// Starts the child that runs `cell` (its process group of its own, the experiment's pid in
@@ -205,9 +279,10 @@ fn spawn(plan: &Plan, cell: &Cell, how: &Invocation<'_>) -> std::io::Result<Chil
     .spawn()
 }
 
-/// Waits for `child` to say it is ready; `false` when it ended first. What it writes on its
-/// stdout after that is passed on to the experiment's.
-fn wait_ready(child: &mut Child) -> bool {
+/// Waits for `child` (the pair's `index`) to say it is ready; `false` when it ended first.
+/// After that, a thread reads its stdout: the step gate's lines go to `events`, the rest is
+/// passed on to the experiment's stdout; its end is the child's end of steps.
+fn wait_ready(child: &mut Child, index: usize, events: Sender<(usize, bool)>) -> bool {
     let Some(stdout) = child.stdout.take() else {
         return false;
     };
@@ -215,14 +290,30 @@ fn wait_ready(child: &mut Child) -> bool {
     let mut line = String::new();
     let ready = reader.read_line(&mut line).is_ok() && line.trim() == READY;
     std::thread::spawn(move || {
-        let _ = std::io::copy(&mut reader, &mut std::io::stdout());
+        let mut line = String::new();
+        while matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
+            match duet_gate::parse(&line) {
+                Some(at_step) => {
+                    let _ = events.send((index, at_step));
+                }
+                None => {
+                    let _ = std::io::stdout().write_all(line.as_bytes());
+                }
+            }
+            line.clear();
+        }
+        let _ = events.send((index, false));
     });
     ready
 }
 
-/// Waits until every child has ended; on the first interruption of the experiment, sends
-/// the same signal once to each child still running.
-fn wait_all(children: &mut [Result<Child, String>]) -> Vec<Result<ExitStatus, String>> {
+/// Waits until every child has ended, relaying their steps' starts; on the first
+/// interruption of the experiment, sends the same signal once to each child still running and
+/// closes their stdins (a child waiting for its step stops).
+fn wait_all(
+    children: &mut [Result<Child, String>],
+    relay: &mut Relay,
+) -> Vec<Result<ExitStatus, String>> {
     let mut statuses: Vec<Option<Result<ExitStatus, String>>> = children
         .iter()
         .map(|c| c.as_ref().err().map(|e| Err(e.clone())))
@@ -244,6 +335,7 @@ fn wait_all(children: &mut [Result<Child, String>]) -> Vec<Result<ExitStatus, St
         }
         if crate::interrupt::requested() && !passed_on {
             passed_on = true;
+            relay.close();
             let sig = crate::interrupt::signal()
                 .and_then(|s| nix::sys::signal::Signal::try_from(s).ok())
                 .unwrap_or(nix::sys::signal::Signal::SIGINT);
@@ -254,7 +346,7 @@ fn wait_all(children: &mut [Result<Child, String>]) -> Vec<Result<ExitStatus, St
                 }
             }
         }
-        std::thread::sleep(POLL);
+        relay.step(POLL);
     }
 }
 

@@ -567,6 +567,7 @@ fn run_cell(
             None => None,
         },
         data_dir: external.and_then(|e| e.data_dir.clone()),
+        duet: partner.is_some(),
         ..RunOptions::default()
     };
     let (run, outcome) = run_to_file(&spec, &file, &run_options);

@@ -21,6 +21,7 @@ use crate::results::file::ResultsFile;
 use crate::results::model::{RunResult, RunStatus, SCHEMA_VERSION};
 use crate::runner::Workload;
 use crate::runner::client::ClientThreads;
+use crate::runner::duet_gate::DuetGate;
 use crate::runner::steps;
 use crate::runner::{CostWatch, DisplayOptions};
 use crate::workload::ForeignTables;
@@ -151,6 +152,11 @@ fn execute_into(
         cooldown: Duration::from_secs(spec.cooldown_s),
     };
     let _pinned = super::pin::clients(&spec.resources)?;
+    let mut duet = options.duet.then_some(DuetGate);
+    let gate = match member.as_mut() {
+        Some(m) => Some(m as &mut dyn steps::StepGate),
+        None => duet.as_mut().map(|d| d as &mut dyn steps::StepGate),
+    };
     let outcome = steps::run_steps_gated(
         workload.as_mut(),
         step_options,
@@ -158,7 +164,7 @@ fn execute_into(
         file,
         &display,
         Some(&costs),
-        member.as_mut().map(|m| m as &mut dyn steps::StepGate),
+        gate,
     );
     if options.summary {
         print_summary(&run, file);

@@ -48,6 +48,9 @@ pub struct RunOptions {
     pub profile: bool,
     /// This run is one host's part of a group (`--group`).
     pub group: Option<crate::group::GroupOptions>,
+    /// This run is one of a duet pair (`ibench experiment --duet`): each step starts when
+    /// the partner's does (`runner/duet_gate.rs`).
+    pub duet: bool,
 }
 
 /// Space always wanted in the output directory for results, bytes.

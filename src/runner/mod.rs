@@ -2,10 +2,12 @@
 //! maintenance pause between them, the results saved after each); [`StepEnv`] starts a step's
 //! client threads together (`client.rs`), shows progress (`progress.rs`), and samples what the step costs
 //! (`sampler.rs`); `client_loop.rs` is the one loop every client thread runs (closed, or on a
-//! schedule of due times: `rate.rs`); `session.rs` is the clients' retry policy.
+//! schedule of due times: `rate.rs`); `session.rs` is the clients' retry policy;
+//! `duet_gate.rs` starts a duet run's steps together with its partner's.
 
 pub mod client;
 pub mod client_loop;
+pub mod duet_gate;
 pub mod nodes;
 pub mod os_cache;
 pub mod progress;

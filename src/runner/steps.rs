@@ -225,6 +225,14 @@ pub trait StepGate {
     fn first_step(&self) -> usize {
         0
     }
+
+    /// Whether a run refused before anything ran (a table ibench did not create, say) is
+    /// still recorded and ended through the gate, so that the others it waits with stop (a
+    /// group's hosts); `false`: refused as without a gate (a duet run, whose experiment
+    /// sees it end).
+    fn records_refusal(&self) -> bool {
+        true
+    }
 }
 
 /// The cool-down before a step (none when `cooldown` is zero): the seconds it took.
@@ -256,7 +264,12 @@ pub fn run_steps_gated(
     let outcome = match workload.check_ready(first) {
         // Refused before anything ran (a table ibench did not create, say): no run to record
         // (a group's host still reports it, below, so the others stop).
-        Err(e) if gate.is_none() && e.is::<crate::error::UsageError>() => return Err(e),
+        Err(e)
+            if gate.as_ref().is_none_or(|g| !g.records_refusal())
+                && e.is::<crate::error::UsageError>() =>
+        {
+            return Err(e);
+        }
         Err(e) => Err(e),
         Ok(()) => run_steps_inner(workload, options, run, file, display, costs, &mut gate),
     };
