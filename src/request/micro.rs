@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::layers::scaled;
 use super::{
-    FieldNames, MAX_SECONDS, SpecError, check_retries, default_max_error_pct,
+    FieldNames, MAX_SECONDS, SpecError, check_clients, check_retries, default_max_error_pct,
     default_max_reconnects, default_max_tries, in_range, refuse,
 };
 
@@ -141,15 +141,7 @@ impl MicroSpec {
                 format!("{} is empty: name at least one benchmark", n("benchmarks")),
             );
         }
-        if self.clients.is_empty() {
-            return refuse(
-                "clients",
-                format!("{} is empty: give at least one client count", n("clients")),
-            );
-        }
-        for &c in &self.clients {
-            in_range(n, "clients", c, 1..=1024)?;
-        }
+        check_clients(&self.clients, n)?;
         in_range(n, "tables", self.tables, 1..=1024)?;
         in_range(n, "table_rows", self.table_rows, 1..=i32::MAX as u64)?;
         if let Some(&c) = self.clients.iter().max()

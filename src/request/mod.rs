@@ -110,6 +110,20 @@ pub(crate) fn in_range<T: PartialOrd + std::fmt::Display>(
     Err(out_of_range(n, field, value, expected))
 }
 
+/// Checks a list of client counts (micro, TPC-C): at least one, each within 1..=1024.
+pub(crate) fn check_clients(clients: &[usize], n: FieldNames) -> Result<(), SpecError> {
+    if clients.is_empty() {
+        return refuse(
+            "clients",
+            format!("{} is empty: give at least one client count", n("clients")),
+        );
+    }
+    for &c in clients {
+        in_range(n, "clients", c, 1..=1024)?;
+    }
+    Ok(())
+}
+
 /// Checks the retry policy every workload shares: tries per statement at least 1, the error
 /// rate a percent (a finite one).
 pub(crate) fn check_retries(

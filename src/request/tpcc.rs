@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::layers::scaled;
 use super::{
-    FieldNames, MAX_SECONDS, SpecError, check_retries, default_max_reconnects, default_max_tries,
-    in_range, refuse,
+    FieldNames, MAX_SECONDS, SpecError, check_clients, check_retries, default_max_reconnects,
+    default_max_tries, in_range, refuse,
 };
 
 /// The share of each transaction type, in the order New-Order, Payment, Order-Status,
@@ -169,15 +169,7 @@ impl TpccSpec {
         let n = names;
         in_range(n, "warehouses", self.warehouses, 1..=10_000)?;
         in_range(n, "tables", self.tables, 1..=100)?;
-        if self.clients.is_empty() {
-            return refuse(
-                "clients",
-                format!("{} is empty: give at least one client count", n("clients")),
-            );
-        }
-        for &c in &self.clients {
-            in_range(n, "clients", c, 1..=1024)?;
-        }
+        check_clients(&self.clients, n)?;
         in_range(n, "load_threads", self.load_threads, 1..=1024)?;
         in_range(n, "warmup", self.warmup, 0..=MAX_SECONDS)?;
         in_range(n, "seconds", self.seconds, 1..=MAX_SECONDS)?;
