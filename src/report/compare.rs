@@ -553,49 +553,26 @@ mod tests {
         let cmp = shell(Unit::Runs, 1);
         let level = stats::fcr_level(0.01, 1, 0);
         let what = |better| ("x", "x", better);
+        // The row of test `t` judged at its own p, for a figure where `better` is better.
+        let j = |better, t: &Test| judge(&cmp, "s".into(), what(better), t.clone(), (t.p, level));
         // A clear 50% drop: worse for a rate, better for a cost.
         let drop = test_of(&[100.0, 101.0, 99.0], &[50.0, 50.5, 49.5]);
-        let q = drop.p;
-        let r = judge(
-            &cmp,
-            "s".into(),
-            what(Better::Higher),
-            drop.clone(),
-            (q, level),
-        );
+        let r = j(Better::Higher, &drop);
         assert_eq!(r.verdict, Verdict::Worse, "{}", r.text);
-        let r = judge(&cmp, "s".into(), what(Better::Lower), drop, (q, level));
+        let r = j(Better::Lower, &drop);
         assert_eq!(r.verdict, Verdict::Better, "{}", r.text);
         // Tight and near 0: no change.
         let same = test_of(&[100.0, 100.1, 99.9], &[100.05, 100.0, 99.95]);
-        let r = judge(
-            &cmp,
-            "s".into(),
-            what(Better::Higher),
-            same.clone(),
-            (same.p, level),
-        );
+        let r = j(Better::Higher, &same);
         assert_eq!(r.verdict, Verdict::NoChange, "{}", r.text);
         // A tight 2% change: not 0, but within the threshold.
         let small = test_of(&[100.0, 100.1, 99.9], &[102.0, 102.1, 101.9]);
-        let r = judge(
-            &cmp,
-            "s".into(),
-            what(Better::Higher),
-            small.clone(),
-            (small.p, level),
-        );
+        let r = j(Better::Higher, &small);
         assert_eq!(r.verdict, Verdict::NoChange, "{}", r.text);
         assert!(r.note.contains("but not 0"), "{}", r.note);
         // A 3% change whose interval excludes 0 but reaches into the threshold.
         let edge = test_of(&[100.0, 100.5, 99.5], &[103.0, 103.2, 102.8]);
-        let r = judge(
-            &cmp,
-            "s".into(),
-            what(Better::Higher),
-            edge.clone(),
-            (edge.p, level),
-        );
+        let r = j(Better::Higher, &edge);
         assert_eq!(r.verdict, Verdict::Inconclusive, "{}", r.text);
         assert!(
             r.note
@@ -604,14 +581,9 @@ mod tests {
             r.note
         );
         // One run a side: every verdict says that only noise within runs counts.
-        let cmp = shell(Unit::Seconds, 1);
-        let r = judge(
-            &cmp,
-            "s".into(),
-            what(Better::Higher),
-            same.clone(),
-            (same.p, level),
-        );
+        let seconds = shell(Unit::Seconds, 1);
+        let what = ("x", "x", Better::Higher);
+        let r = judge(&seconds, "s".into(), what, same.clone(), (same.p, level));
         assert!(r.note.ends_with("(within-run noise only)"), "{}", r.note);
     }
 }
