@@ -50,5 +50,6 @@ pub mod request;
 pub mod results;
 pub mod runner;
 pub mod safe_fs;
+pub mod serde_skip;
 pub mod server;
 pub mod workload;

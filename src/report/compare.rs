@@ -173,7 +173,7 @@ pub struct Comparison {
     pub rounds: usize,
     /// Of those rounds, the ones whose two runs ran at the same time (`ibench experiment
     /// --duet`), so that what the host did to one it did to the other.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub duet_rounds: usize,
     /// What one sample is.
     pub unit: Unit,
@@ -341,10 +341,6 @@ pub fn compare_with(
     }
     cmp.headline = format::headline(&cmp);
     cmp
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// The verdict on one tested row of metric `(name, key, better)`, whose adjusted p-value and

@@ -177,7 +177,7 @@ pub struct InsertBenchmarkSpec {
     /// counted (its ops are in no histogram, series or rate; a load step's warm-up rows still
     /// count towards its rows). Results written before warm-ups read back as 0; not written
     /// when 0, so that an experiment's cells without one keep their fingerprints.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::serde_skip::is_zero")]
     pub warmup: u64,
     /// Delete the oldest rows at the insert rate in l.i1, l.i2 and query steps.
     pub deletes: bool,
@@ -495,8 +495,4 @@ impl super::Layered for InsertBenchmarkSpec {
         self.l2_rows = scaled(self.l2_rows, scale);
         self.query_seconds = scaled(self.query_seconds, scale);
     }
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }

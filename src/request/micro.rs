@@ -46,7 +46,7 @@ pub struct MicroSpec {
     /// Rows loaded by `prepare` into each of insert-random-pk's tables (`sbrandpkN`), which its
     /// steps then insert into (without recreating them); 0: the steps create them empty
     /// (`--random-pk-rows`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::serde_skip::is_zero")]
     pub random_pk_rows: u64,
     /// Only the load (`--prepare-only`): no benchmark after it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -72,10 +72,6 @@ impl Default for MicroSpec {
             random_pk_rows: 0,
         }
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 impl super::Layered for MicroSpec {

@@ -215,7 +215,7 @@ pub struct RunSpec {
     pub resources: Resources,
     /// `--cooldown`: seconds of pause before every step but the first (between client counts,
     /// between steps); each step records the pause it had (`cooldown_s`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::serde_skip::is_zero")]
     pub cooldown_s: u64,
     /// `--no-sampling`: no once-a-second /proc and gauge readings and no wait-event sampling
     /// during steps, only the readings at each step's start and end (docs/metrics.md: the
@@ -226,10 +226,6 @@ pub struct RunSpec {
     /// run (`crate::metrics::canary`); not part of what identifies a configuration.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub canary: bool,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 impl RunSpec {

@@ -43,11 +43,11 @@ pub struct GroupHost {
     pub status: String,
     /// The group's attempt it ran in: 0, then one more each time the group was resumed
     /// (`--resume`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::serde_skip::is_zero")]
     pub attempt: usize,
     /// Index, in the group's steps, of the first step it ran (0, or where its attempt went
     /// on): its part's steps are those from there.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::serde_skip::is_zero")]
     pub first_step: usize,
     /// What each step measured on this host (filled in the merged run).
     #[serde(default)]
@@ -82,8 +82,4 @@ pub struct HostStep {
     pub client_cpu_us_per_op: Option<f64>,
     /// Host CPU per op on this host, microseconds.
     pub host_cpu_us_per_op: Option<f64>,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }

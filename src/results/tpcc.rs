@@ -64,10 +64,6 @@ pub struct TpccFigures {
     pub rate: Option<u64>,
     /// With `--rate`: transactions the schedule had due in the step that the clients, behind
     /// it at the end, never started.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::serde_skip::is_zero")]
     pub missed: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

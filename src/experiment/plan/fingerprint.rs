@@ -54,15 +54,11 @@ pub(super) struct Definition<'a> {
     #[serde(skip_serializing_if = "crate::request::Resources::is_default")]
     pub resources: &'a crate::request::Resources,
     /// The pause before each step (`[workload] cooldown`): hashed only when set.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub cooldown_s: u64,
     /// No once-a-second sampling (`no_sampling`): hashed only when set.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub no_sampling: bool,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 /// The server part of a definition. Earlier versions hashed the server's table engine (InnoDB
