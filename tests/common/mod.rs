@@ -26,6 +26,34 @@ pub struct Bench {
     dir: TempDir,
     _shared: Option<RwLockReadGuard<'static, ()>>,
     _exclusive: Option<RwLockWriteGuard<'static, ()>>,
+    /// When the guard was taken: how long the test held it goes to `$IBENCH_TEST_TIMES`.
+    held_since: std::time::Instant,
+}
+
+impl Drop for Bench {
+    /// Appends `test-name seconds shared|exclusive` to the file `$IBENCH_TEST_TIMES` names, if
+    /// set: the time a test held the CPU guard, without its wait for it (libtest's
+    /// `--report-time` counts the wait too). For finding the tests that make CI long.
+    fn drop(&mut self) {
+        let Some(path) = std::env::var_os("IBENCH_TEST_TIMES") else {
+            return;
+        };
+        let line = format!(
+            "{} {:.1} {}\n",
+            std::thread::current().name().unwrap_or("?"),
+            self.held_since.elapsed().as_secs_f64(),
+            if self._exclusive.is_some() {
+                "exclusive"
+            } else {
+                "shared"
+            }
+        );
+        let _ = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    }
 }
 
 /// What one `ibench` invocation did.
@@ -101,6 +129,7 @@ impl Bench {
             dir: tempfile::tempdir().expect("temp dir"),
             _shared: Some(guard),
             _exclusive: None,
+            held_since: std::time::Instant::now(),
         }
     }
 
@@ -112,6 +141,7 @@ impl Bench {
             dir: tempfile::tempdir().expect("temp dir"),
             _shared: None,
             _exclusive: Some(guard),
+            held_since: std::time::Instant::now(),
         }
     }
 
