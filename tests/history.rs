@@ -222,12 +222,23 @@ fn slower_from_the_sixth_run(bench: &Bench, store: &str) -> Vec<String> {
         "qp0: {reads:?}, other processes' CPU us/op {others:?}, its own {own:?}\n{table}"
     );
 
-    // The gate: the newest 5 runs start the regression; one line names it.
-    let gate = history(
+    // The gate: the newest 5 runs start the regression; one line names it. Where the host
+    // disturbed the runs around it (the hypervisor's steal, seen in CI at 0.4-0.6 cores
+    // through a whole exclusive test), the gate names them and passes; `--strict` then
+    // fails on the same regression.
+    let mut gate = history(
         bench,
         store,
         &["s", "--check-last", "5", "--max-pvalue", max_p],
     );
+    if gate.code == Some(0) && gate.stdout.contains("(only with disturbed runs: #6 (") {
+        eprintln!("note: the host disturbed the 6th run; the gate named it:\n{}", gate.stdout);
+        gate = history(
+            bench,
+            store,
+            &["s", "--check-last", "5", "--max-pvalue", max_p, "--strict"],
+        );
+    }
     assert_eq!(gate.code, Some(3), "{}", gate.describe());
     let line = gate
         .stdout

@@ -193,11 +193,22 @@ fn synchronous_full_is_marked_worse_where_fsync_binds_with_an_interval_covering_
             .clone()
     };
     // Three runs a side tell on a quiet machine; where other work made them noisy, compare
-    // says inconclusive and how many runs would tell: more runs a side, up to six.
+    // says inconclusive and how many runs would tell, and where the host disturbed them (the
+    // hypervisor's steal: 0.4-0.6 cores through a whole exclusive test in CI) it leaves
+    // those runs out: more runs a side, up to six.
     let mut cmp = json(&bench, &["compare", "off", "full", "--json"]);
-    while l_i2_of(&cmp)["verdict"] == "inconclusive" && off.len() < 6 {
+    let undecided = |v: &Value| v == "inconclusive" || v == "disturbed";
+    while undecided(&l_i2_of(&cmp)["verdict"]) && off.len() < 6 {
         one_each(&mut off, &mut full);
         cmp = json(&bench, &["compare", "off", "full", "--json"]);
+    }
+    if l_i2_of(&cmp)["verdict"] == "disturbed" {
+        // Still disturbed at six a side: compare names the neighbour and what the runs would
+        // show; the marks below cannot be checked on this host now.
+        let row = l_i2_of(&cmp);
+        assert!(crate::common::calls(&row, "worse"), "{row}");
+        eprintln!("note: the host disturbed l.i2 in too many runs to judge it: {row}");
+        return;
     }
     let ins = |runs: &[RunResult], step: &str| -> Vec<f64> {
         runs.iter()
