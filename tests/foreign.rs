@@ -238,6 +238,8 @@ fn steps_that_write_leave_a_foreign_table_on_a_server_alone() {
             &prefix,
             "--clients",
             "1",
+            "--l0-rows",
+            "1000",
             "--l1-rows",
             "30",
             "--l1-batch",
