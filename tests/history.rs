@@ -223,8 +223,8 @@ fn slower_from_the_sixth_run(bench: &Bench, store: &str) -> Vec<String> {
     );
 
     // The gate: the newest 5 runs start the regression; one line names it. Where the host
-    // disturbed the runs from it on (the hypervisor's steal, seen in CI at 0.4-0.6 cores
-    // through a whole exclusive test), the gate names them and passes; `--strict` then
+    // disturbed the runs from it on (the hypervisor's steal: 0.4-0.6 cores through a whole
+    // exclusive test in a full suite here), the gate names them and passes; `--strict` then
     // fails on the same regression.
     let mut gate = history(
         bench,

@@ -194,7 +194,7 @@ fn synchronous_full_is_marked_worse_where_fsync_binds_with_an_interval_covering_
     };
     // Three runs a side tell on a quiet machine; where other work made them noisy, compare
     // says inconclusive and how many runs would tell, and where the host disturbed them (the
-    // hypervisor's steal: 0.4-0.6 cores through a whole exclusive test in CI) it leaves
+    // hypervisor's steal: 0.4-0.6 cores through a whole exclusive test here) it leaves
     // those runs out: more runs a side, up to six.
     let mut cmp = json(&bench, &["compare", "off", "full", "--json"]);
     let undecided = |v: &Value| v == "inconclusive" || v == "disturbed";
