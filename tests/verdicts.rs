@@ -79,6 +79,9 @@ impl Drop for Neighbour {
     }
 }
 
+/// The A/A cell of [`three_runs_a_side_call_a_large_change_and_nothing_in_a_a`].
+const AGAIN: &str = "[[config]]\nname = \"again\"\noptions = { synchronous = \"OFF\" }\n\n";
+
 /// synchronous=OFF, the same again (A/A) and FULL, three rounds in a balanced order, at the
 /// issue's shape (two clients, l.i0, l.x, l.i1, a query step): `compare` calls FULL worse
 /// in l.i0 and l.i1 with three runs a side and the report marks it; OFF against OFF calls
@@ -87,17 +90,15 @@ impl Drop for Neighbour {
 fn three_runs_a_side_call_a_large_change_and_nothing_in_a_a() {
     let bench = Bench::exclusive();
     let file = bench.path("three.toml");
-    fs::write(
-        &file,
+    let text = format!(
         "name = \"three\"\nrepeats = 3\nbase = \"lite/off/glibc/s\"\n\n[workload]\n\
          steps = \"l.i0,l.x,l.i1,qr100\"\nclients = 2\nrows_per_client = 20000\n\
          l0_batch = 50\nl1_rows = 4000\nquery_seconds = 3\n\n\
          [[target]]\nname = \"lite\"\ndbms = \"sqlite\"\n\n[[setup]]\nname = \"s\"\n\n\
-         [[config]]\nname = \"off\"\noptions = { synchronous = \"OFF\" }\n\n\
-         [[config]]\nname = \"again\"\noptions = { synchronous = \"OFF\" }\n\n\
-         [[config]]\nname = \"full\"\noptions = { synchronous = \"FULL\" }\n",
-    )
-    .unwrap();
+         [[config]]\nname = \"off\"\noptions = {{ synchronous = \"OFF\" }}\n\n{AGAIN}\
+         [[config]]\nname = \"full\"\noptions = {{ synchronous = \"FULL\" }}\n",
+    );
+    fs::write(&file, &text).unwrap();
     let out = bench.out();
     bench
         .run_raw(
@@ -121,12 +122,15 @@ fn three_runs_a_side_call_a_large_change_and_nothing_in_a_a() {
         o.assert_success();
         serde_json::from_str(&o.stdout).unwrap()
     };
-    let full = compare("lite/full/glibc/s");
-    for step in ["l.i0", "l.i1"] {
-        let r = row(&full, step, "inserts_per_s");
-        assert!(calls(r, "worse"), "FULL in {step}: {}", r["text"]);
-        eprintln!("FULL {step}: {}", r["text"]);
-    }
+    // The report of the three rounds (the rounds added below leave the A/A cell out).
+    let report = |out: &std::path::Path| -> Value {
+        serde_json::from_str(&fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+    };
+    let judged = |report: &Value, cell: &str| {
+        crate::report::group_step(report, "l.i1", cell)["throughput"]["inserts_per_s"]["judged"]
+            .clone()
+    };
+    let three = report(&out);
     let aa = compare("lite/again/glibc/s");
     let called: Vec<&Value> = aa["rows"]
         .as_array()
@@ -136,17 +140,54 @@ fn three_runs_a_side_call_a_large_change_and_nothing_in_a_a() {
         .map(|r| &r["text"])
         .collect();
     assert!(called.is_empty(), "A/A called {called:?}");
-    // The report marks FULL worse in l.i1 by the same test, and marks nothing for A/A.
-    let report: Value =
-        serde_json::from_str(&fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
-    let judged = |cell: &str| {
-        crate::report::group_step(&report, "l.i1", cell)["throughput"]["inserts_per_s"]["judged"]
-            .clone()
+    // FULL worse in l.i0 and l.i1 from three rounds on a quiet host. Where the host made the
+    // runs noisy (the hypervisor's steal, in CI: l.i0 of FULL -66% [-92%, +48%] at three a
+    // side) compare says inconclusive and how many runs would tell: rounds of OFF and FULL
+    // are added, as a user would, up to six.
+    let undecided = |cmp: &Value| -> Vec<String> {
+        ["l.i0", "l.i1"]
+            .into_iter()
+            .map(|step| row(cmp, step, "inserts_per_s"))
+            .filter(|r| !calls(r, "worse"))
+            .map(|r| {
+                let open = r["verdict"] == "inconclusive" || r["verdict"] == "disturbed";
+                assert!(open, "FULL in {}: {}", r["step"], r["text"]);
+                format!("{}: {}", r["step"], r["text"])
+            })
+            .collect()
     };
-    let full = judged("lite/full/glibc/s");
-    assert!(marked(&full, "worse"), "{full}");
-    assert_ne!(judged("lite/again/glibc/s")["mark"], "worse");
-    assert_ne!(judged("lite/again/glibc/s")["mark"], "better");
+    let mut full = compare("lite/full/glibc/s");
+    // The report marks by the same test: FULL worse in l.i1 where compare calls it, nothing
+    // for A/A.
+    if calls(row(&full, "l.i1", "inserts_per_s"), "worse") {
+        let marks = judged(&three, "lite/full/glibc/s");
+        assert!(marked(&marks, "worse"), "{marks}");
+    }
+    assert_ne!(judged(&three, "lite/again/glibc/s")["mark"], "worse");
+    assert_ne!(judged(&three, "lite/again/glibc/s")["mark"], "better");
+    let mut rounds = 3;
+    while rounds < 6 && !undecided(&full).is_empty() {
+        eprintln!("note: at {rounds} runs a side: {:?}", undecided(&full));
+        rounds += 1;
+        let more = text.replace("repeats = 3", &format!("repeats = {rounds}"));
+        let more = more.replace(AGAIN, "");
+        fs::write(&file, more).unwrap();
+        bench
+            .run_raw(
+                &["experiment", path_str(&file), "--out", path_str(&out), "-q"],
+                &[],
+            )
+            .assert_success();
+        full = compare("lite/full/glibc/s");
+    }
+    assert_eq!(undecided(&full), Vec::<String>::new(), "at {rounds} a side");
+    let store = ibench::results::store::Store::open_existing(&db).unwrap();
+    assert_eq!(store.load_all("lite/full/glibc/s").unwrap().len(), rounds);
+    for step in ["l.i0", "l.i1"] {
+        eprintln!("FULL {step}: {}", row(&full, step, "inserts_per_s")["text"]);
+    }
+    let marks = judged(&report(&out), "lite/full/glibc/s");
+    assert!(marked(&marks, "worse"), "{marks}");
 }
 
 /// One run of `l.i0,qp0` (20,000 rows, a commit per 10) labelled `label` into `store`,
@@ -220,9 +261,18 @@ fn the_gate_passes_a_neighbour_and_still_catches_a_regression() {
     );
     let strict = gate("aa", &["--strict"]);
     assert_eq!(strict.code, Some(3), "{}", strict.describe());
+    // The first disturbed run of the change: the 6th, or an earlier one the host disturbed
+    // (in CI: the hypervisor's steal).
+    let first: usize = strict
+        .stdout
+        .split("only with disturbed runs: #")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{}", strict.stdout));
+    let host = host_disturbed(&store, &ids[..5]);
     assert!(
-        strict.stdout.contains("only with disturbed runs: #6 ("),
-        "{}",
+        first == 6 || host.contains(&first),
+        "#{first} (the host disturbed {host:?}): {}",
         strict.stdout
     );
 
@@ -230,14 +280,50 @@ fn the_gate_passes_a_neighbour_and_still_catches_a_regression() {
     let ids: Vec<String> = (1..=10)
         .map(|i| run(&bench, &store, "full", i >= 6, [2, 4, 7, 9].contains(&i)))
         .collect();
+    let l_i0 = |o: &crate::common::Outcome| {
+        o.stdout
+            .lines()
+            .find(|l| l.starts_with("regression: step l.i0 ins/s"))
+            .map(str::to_string)
+    };
     let failed = gate("full", &["--max-pvalue", "0.01"]);
-    assert_eq!(failed.code, Some(3), "{}", failed.describe());
-    let line = failed
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("regression: step l.i0 ins/s") && !l.contains("only with"))
-        .unwrap_or_else(|| panic!("{}", failed.stdout));
+    let line = match l_i0(&failed) {
+        Some(line) if !line.contains("only with") => {
+            assert_eq!(failed.code, Some(3), "{}", failed.describe());
+            line
+        }
+        // Where the host disturbed the 6th, 8th or 10th run too, the change shows only with
+        // disturbed runs: named, passed without --strict, failed with it.
+        _ => {
+            let host: Vec<usize> = host_disturbed(&store, &ids)
+                .into_iter()
+                .filter(|i| ![2, 4, 7, 9].contains(i))
+                .collect();
+            assert!(!host.is_empty(), "{}", failed.describe());
+            eprintln!("note: the host disturbed runs {host:?}:\n{}", failed.stdout);
+            let strict = gate("full", &["--max-pvalue", "0.01", "--strict"]);
+            assert_eq!(strict.code, Some(3), "{}", strict.describe());
+            l_i0(&strict).unwrap_or_else(|| panic!("{}", strict.stdout))
+        }
+    };
     assert!(line.contains(&ids[5]), "{line}");
+}
+
+/// The runs (numbered from 1) among `ids` in `store` with a step a neighbour disturbed.
+fn host_disturbed(store: &str, ids: &[String]) -> Vec<usize> {
+    let store = ibench::results::store::Store::open_existing(std::path::Path::new(store)).unwrap();
+    ids.iter()
+        .enumerate()
+        .filter(|(_, id)| {
+            store.load(id).unwrap().steps.iter().any(|s| {
+                s.efficiency
+                    .as_ref()
+                    .and_then(|e| e.interference.as_ref())
+                    .is_some_and(|i| i.is_disturbed())
+            })
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
 }
 
 /// Noise learned from history: four earlier runs of each configuration on this host, then two
@@ -434,17 +520,31 @@ fn compare_judges_a_step_without_the_runs_a_neighbour_disturbed() {
     );
     o.assert_success();
     let cmp: Value = serde_json::from_str(&o.stdout).unwrap();
-    let left_out: Vec<&Value> = cmp["left_out"]
-        .as_array()
-        .map(|v| v.iter().filter(|e| e[0] == "l.i0").collect())
-        .unwrap_or_default();
+    let in_l_i0 = |key: &str| -> Vec<Value> {
+        cmp[key]
+            .as_array()
+            .map(|v| v.iter().filter(|e| e[0] == "l.i0").cloned().collect())
+            .unwrap_or_default()
+    };
+    let (left_out, withheld) = (in_l_i0("left_out"), in_l_i0("disturbed"));
+    let r = row(&cmp, "l.i0", "inserts_per_s");
+    eprintln!(
+        "l.i0: {}; left out: {}; disturbed: {}",
+        r["text"], cmp["left_out"], cmp["disturbed"]
+    );
+    let named = |list: &[Value]| list.iter().any(|e| e[1] == noisy.as_str());
+    if !withheld.is_empty() {
+        // The host disturbed so many more runs (in CI: the hypervisor's steal) that fewer than
+        // two a side were left: every disturbed run is named and the verdict withheld.
+        assert!(named(&withheld), "{}", cmp["disturbed"]);
+        assert_eq!(r["verdict"], "disturbed", "{}", r["text"]);
+        return;
+    }
     assert!(
-        left_out.iter().any(|e| e[1] == noisy.as_str()),
+        named(&left_out),
         "the disturbed run is left out of l.i0 and named: {}",
         cmp["left_out"]
     );
-    let r = row(&cmp, "l.i0", "inserts_per_s");
-    eprintln!("l.i0: {}; left out: {}", r["text"], cmp["left_out"]);
     // The host may disturb another run now and then: each side is judged on what is left.
     let kept = |ids: &[String]| {
         let out = left_out
