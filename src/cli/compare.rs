@@ -43,6 +43,11 @@ pub struct CompareArgs {
     /// naming each on a line of its own after the comparison; 0 otherwise.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// With --fail-on-regression: exit 3 also where only a step a neighbour disturbed shows
+    /// the regression (verdict `disturbed`, "would be worse"); without it such a row is
+    /// named and not gated, as `history --check-last` does.
+    #[arg(long, requires = "fail_on_regression")]
+    pub strict: bool,
     /// The store.
     #[command(flatten)]
     pub store: StoreArgs,
@@ -129,39 +134,43 @@ pub fn execute(args: &CompareArgs) -> Result<()> {
         ))?;
     }
     if args.fail_on_regression {
-        gate(&cmp)?;
+        gate(&cmp, args.strict)?;
     }
     Ok(())
 }
 
 /// `--fail-on-regression`: one line on stderr (stdout may be JSON) per row whose verdict is
-/// worse, and [`RegressionFound`] when there is one.
-fn gate(cmp: &Comparison) -> Result<()> {
-    let worse: Vec<_> = cmp
-        .rows
-        .iter()
-        .filter(|r| matches!(r.verdict, compare::Verdict::Worse))
-        .collect();
-    for r in &worse {
+/// worse, and per row a disturbed step kept from worse (gated with `strict` only), and
+/// [`RegressionFound`] when one is gated.
+fn gate(cmp: &Comparison, strict: bool) -> Result<()> {
+    use compare::Verdict::{Disturbed, Worse};
+    let mut gated = 0;
+    for r in &cmp.rows {
+        let only_disturbed = r.verdict == Disturbed && r.withheld == Some(Worse);
+        if r.verdict != Worse && !only_disturbed {
+            continue;
+        }
         let interval = r
             .ci_pct
             .map(|[lo, hi]| format!("{lo:+.1}% .. {hi:+.1}%"))
             .unwrap_or_else(|| "-".into());
+        let tail = match (only_disturbed, strict) {
+            (false, _) => "",
+            (true, true) => " (only in runs a neighbour disturbed)",
+            (true, false) => " (only in runs a neighbour disturbed; not gated without --strict)",
+        };
         eprintln!(
-            "regression: step {} {}: interval {interval}; {}",
+            "regression: step {} {}: interval {interval}; {}{tail}",
             escape::line(&r.step),
             escape::line(&r.metric),
             escape::line(&r.text)
         );
+        gated += usize::from(!only_disturbed || strict);
     }
-    if worse.is_empty() {
+    if gated == 0 {
         return Ok(());
     }
-    Err(RegressionFound(format!(
-        "{} significant regression(s) from A to B",
-        worse.len()
-    ))
-    .into())
+    Err(RegressionFound(format!("{gated} significant regression(s) from A to B")).into())
 }
 
 /// The comparison as text: who is compared, the method, the table.

@@ -159,6 +159,9 @@ pub struct Row {
     pub note: String,
     /// The row in one sentence: change, interval, p, verdict and note.
     pub text: String,
+    /// The verdict a flagged or disturbed step kept from the row (`would be worse, but ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<Verdict>,
 }
 
 /// A comparison of A with B.
@@ -335,6 +338,7 @@ pub fn compare_with(
                 significant: false,
                 text: format!("{}: untestable: {why}", metric.name),
                 note: why,
+                withheld: None,
             },
         };
         cmp.rows.push(row);
@@ -429,6 +433,7 @@ fn judge(
         note,
         text,
         test: Some(t),
+        withheld: None,
     }
 }
 

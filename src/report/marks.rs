@@ -261,6 +261,7 @@ mod tests {
                 significant: verdict.is_significant(),
                 note: String::new(),
                 text: "ins/s ...".into(),
+                withheld: None,
             }],
             explain: Vec::new(),
             flags: Vec::new(),

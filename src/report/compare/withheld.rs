@@ -28,6 +28,7 @@ pub(super) fn flagged(mut row: Row, f: &crate::report::stat::StepFlag) -> Row {
         "would be {would}, but the step is flagged in run {}: {}",
         f.run, f.text
     );
+    row.withheld = Some(row.verdict);
     row.verdict = Verdict::Flagged;
     row.significant = false;
     if let Some((head, _)) = row.text.rsplit_once(&format!(": {would}: ")) {
@@ -119,6 +120,7 @@ pub(super) fn disturbed(mut row: Row, disturbed: &[(String, String, String)]) ->
         "would be {would}, but a neighbour disturbed the step in {named}: the host, not the \
          DBMS, may have moved it"
     );
+    row.withheld = Some(row.verdict);
     row.verdict = Verdict::Disturbed;
     row.significant = false;
     if let Some((head, _)) = row.text.rsplit_once(&format!(": {would}: ")) {
@@ -150,6 +152,7 @@ mod tests {
             significant: true,
             note: "beyond the +-3% noise threshold".into(),
             text: "dbms CPU us/op +30%: worse: beyond the +-3% noise threshold".into(),
+            withheld: None,
         }
     }
 
