@@ -149,12 +149,12 @@ pub fn analyze(
 /// 26 series): the gate failed on 6 without it, each on a different figure (a p99, a CPU
 /// per op, a q/s...) at p 2e-5 .. 8e-4.
 pub fn adjust(analyzed: &mut [Analyzed], alpha: f64) {
-    let judged = |p: &Point| p.cp.strong && (p.regression || p.improvement);
+    let called = |p: &Point| p.cp.strong && (p.regression || p.improvement);
     let mut tested: Vec<(&str, f64)> = Vec::new();
     let mut at: Vec<(usize, Option<usize>)> = Vec::new();
     for (i, a) in analyzed.iter().enumerate() {
         let before = tested.len();
-        for (j, p) in a.points.iter().enumerate().filter(|(_, p)| judged(p)) {
+        for (j, p) in a.points.iter().enumerate().filter(|(_, p)| called(p)) {
             tested.push((a.series.figure.as_str(), p.cp.pvalue));
             at.push((i, Some(j)));
         }
