@@ -2,7 +2,8 @@
 //! its own neighbours as separate processes, a busy loop and a writer with a sync per block on
 //! the database's device, reads their own CPU and IO from /proc/PID/stat and /proc/PID/io while
 //! ibench runs, and compares what ibench stored as others' CPU and others' writes in each step
-//! with what the neighbours did in the step's window.
+//! with what the neighbours did in the step's window; and the canary (`--canary`) beside busy
+//! loops whose own CPU the test reads.
 
 use std::fs;
 use std::process::{Child, Command, Stdio};
@@ -292,4 +293,63 @@ fn others_cpu_and_writes_match_the_neighbours_own_counts() {
         checked += 1;
     }
     assert!(checked >= 1, "a step of a second or more: {:?}", run.steps);
+}
+
+/// The canary (`--canary`) against the neighbours' own count: runs quiet, beside two busy
+/// loops per CPU, quiet again (A B A). The loops' own CPU (/proc/PID/stat) says they took
+/// most of the cores during the middle run; the canary's fixed CPU loop, which then shares
+/// the cores with them, is slower in both of that run's probes than in the quiet runs'
+/// fastest (two fifths of a core: 2.5x the time on 2 CPUs; at least 1.3x asserted, as the
+/// scheduler favours a new thread for a while; steal in a quiet probe only slows the quiet
+/// side's slower probes).
+#[test]
+fn the_canary_slows_by_what_busy_neighbours_took() {
+    let bench = Bench::exclusive();
+    let cpus = thread::available_parallelism().map_or(2, |n| n.get());
+    let run = |i: usize| {
+        let db = bench.path(&format!("c{i}.db"));
+        let args = [
+            "--path",
+            path_str(&db),
+            "--steps",
+            "l.i0",
+            "--l0-rows",
+            "2000",
+        ];
+        let r = bench.run(&[&args[..], &["--canary"]].concat()).result();
+        let c = r.environment.canary.expect("the canary's probes");
+        [
+            c.before.cpu_ms,
+            c.after.expect("the probe after the run").cpu_ms,
+        ]
+    };
+    let quiet_a = run(0);
+    let loops: Vec<Neighbour> = (0..2 * cpus)
+        .map(|_| Neighbour::start("while :; do :; done"))
+        .collect();
+    thread::sleep(Duration::from_millis(200));
+    let taken = |l: &[Neighbour]| l.iter().filter_map(Neighbour::cpu_s).sum::<f64>();
+    let (cpu0, t0) = (taken(&loops), std::time::Instant::now());
+    let busy = run(1);
+    let cores = (taken(&loops) - cpu0) / t0.elapsed().as_secs_f64();
+    drop(loops);
+    let quiet_b = run(2);
+    let fastest = quiet_a
+        .iter()
+        .chain(&quiet_b)
+        .copied()
+        .fold(f64::MAX, f64::min);
+    let what = format!(
+        "the loops took {cores:.2} of {cpus} cores; canary CPU loop quiet {quiet_a:?} and \
+         {quiet_b:?} ms, beside them {busy:?} ms"
+    );
+    eprintln!("{what}");
+    assert!(
+        cores >= 0.5 * cpus as f64,
+        "the loops took half the host or more: {what}"
+    );
+    assert!(
+        busy.iter().all(|&ms| ms >= 1.3 * fastest),
+        "the canary slowed beside them: {what}"
+    );
 }
