@@ -308,15 +308,18 @@ fn the_canary_slows_by_what_busy_neighbours_took() {
     let cpus = thread::available_parallelism().map_or(2, |n| n.get());
     let run = |i: usize| {
         let db = bench.path(&format!("c{i}.db"));
-        let args = [
-            "--path",
-            path_str(&db),
-            "--steps",
-            "l.i0",
-            "--l0-rows",
-            "2000",
-        ];
-        let r = bench.run(&[&args[..], &["--canary"]].concat()).result();
+        let (db, rows) = (path_str(&db), "2000");
+        let r = bench
+            .run(&[
+                "--path",
+                db,
+                "--steps",
+                "l.i0",
+                "--l0-rows",
+                rows,
+                "--canary",
+            ])
+            .result();
         let c = r.environment.canary.expect("the canary's probes");
         [
             c.before.cpu_ms,
