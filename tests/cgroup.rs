@@ -32,7 +32,7 @@ fn can_run() -> bool {
 
 /// The cgroups an ibench of process `pid` made: `ibench-<pid>-*` under this process's cgroup
 /// of each v1 hierarchy, or at the v2 root.
-fn cgroups_of(pid: u32) -> Vec<PathBuf> {
+pub(crate) fn cgroups_of(pid: u32) -> Vec<PathBuf> {
     let own = fs::read_to_string("/proc/self/cgroup").unwrap();
     let mut parents = vec![PathBuf::from("/sys/fs/cgroup")];
     for c in ["memory", "blkio", "cpuset"] {
@@ -58,7 +58,7 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
         .collect()
 }
 
-fn procs(cgroup: &Path) -> Vec<u32> {
+pub(crate) fn procs(cgroup: &Path) -> Vec<u32> {
     fs::read_to_string(cgroup.join("cgroup.procs"))
         .unwrap_or_default()
         .lines()
@@ -320,32 +320,51 @@ fn a_cap_too_small_fails_the_step_says_why_and_cleans_up() {
     assert!(elapsed < Duration::from_secs(100), "took {elapsed:?}");
 }
 
+/// A managed PostgreSQL pinned to CPU 0, ibench's clients to CPU 1.
+pub(crate) const PINNED: &[&str] = &[
+    "--server",
+    "postgres",
+    "--server-cpus",
+    "0",
+    "--client-cpus",
+    "1",
+];
+
+/// Whether the cgroup tests can run and the host has 2 CPUs to pin the server and the clients
+/// apart (said when not).
+pub(crate) fn can_pin() -> bool {
+    if !can_run() {
+        return false;
+    }
+    let two = ibench::request::resources::online_cpus().len() >= 2;
+    if !two {
+        skip("needs 2 CPUs");
+    }
+    two
+}
+
 #[test]
 fn a_pinned_server_and_its_clients_run_on_their_cpus() {
-    if !can_run() {
-        return;
-    }
-    if ibench::request::resources::online_cpus().len() < 2 {
-        skip("needs 2 CPUs");
+    if !can_pin() {
         return;
     }
     let bench = server_bench();
-    let running = bench.spawn(&[
-        "--server",
-        "postgres",
-        "--server-cpus",
-        "0",
-        "--client-cpus",
-        "1",
-        "--l0-rows",
-        "5000",
-        "--l1-rows",
-        "1000",
-        "--query-seconds",
-        "4",
-        "--steps",
-        "l.i0,l.x,qr100",
-    ]);
+    let running = bench.spawn(
+        &[
+            PINNED,
+            &[
+                "--l0-rows",
+                "5000",
+                "--l1-rows",
+                "1000",
+                "--query-seconds",
+                "4",
+                "--steps",
+                "l.i0,l.x,qr100",
+            ],
+        ]
+        .concat(),
+    );
     let pid = running.pid();
     let start = Instant::now();
     let (mut server_seen, mut client_seen) = (Vec::new(), false);

@@ -186,25 +186,37 @@ fn watch(
     readings
 }
 
+/// A reading taken at a time.
+pub(crate) trait Timed {
+    /// When it was taken.
+    fn at(&self) -> DateTime<Utc>;
+}
+
+impl Timed for Reading {
+    fn at(&self) -> DateTime<Utc> {
+        self.at
+    }
+}
+
 /// How much of a reading's figure `pick` grew between `from` and `to`, per second, linear
 /// between the readings around each.
-fn rate(
-    readings: &[Reading],
+pub(crate) fn rate<T: Timed>(
+    readings: &[T],
     from: DateTime<Utc>,
     to: DateTime<Utc>,
-    pick: fn(&Reading) -> f64,
+    pick: fn(&T) -> f64,
 ) -> f64 {
     let at = |t: DateTime<Utc>| {
-        let i = readings.partition_point(|r| r.at <= t);
+        let i = readings.partition_point(|r| r.at() <= t);
         let (a, b) = (
             &readings[i.saturating_sub(1)],
             &readings[i.min(readings.len() - 1)],
         );
-        let span = (b.at - a.at).num_microseconds().unwrap_or(0) as f64;
+        let span = (b.at() - a.at()).num_microseconds().unwrap_or(0) as f64;
         if span <= 0.0 {
             return pick(a);
         }
-        let into = (t - a.at).num_microseconds().unwrap_or(0) as f64;
+        let into = (t - a.at()).num_microseconds().unwrap_or(0) as f64;
         pick(a) + (pick(b) - pick(a)) * into / span
     };
     (at(to) - at(from)) / ((to - from).num_microseconds().unwrap_or(1) as f64 / 1e6)

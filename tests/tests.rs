@@ -158,6 +158,10 @@ mod versions;
 /// values (issue #31).
 mod cgroup;
 
+/// The DBMS's own pressure stall information against the kernel's count of its tasks'
+/// run-queue waits (issue #37).
+mod psi;
+
 /// Storage studies: ext4, XFS and btrfs on loop devices, the data directory placed on each,
 /// file system and device figures checked against the device's own counters.
 mod storage;
