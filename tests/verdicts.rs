@@ -85,7 +85,8 @@ const AGAIN: &str = "[[config]]\nname = \"again\"\noptions = { synchronous = \"O
 /// synchronous=OFF, the same again (A/A) and FULL, three rounds in a balanced order, at the
 /// issue's shape (two clients, l.i0, l.x, l.i1, a query step): `compare` calls FULL worse
 /// in l.i0 and l.i1 with three runs a side and the report marks it; OFF against OFF calls
-/// nothing and marks nothing.
+/// nothing and marks nothing. Where the host made three runs a side too noisy to tell,
+/// rounds of OFF and FULL are added, up to six.
 #[test]
 fn three_runs_a_side_call_a_large_change_and_nothing_in_a_a() {
     let bench = Bench::exclusive();
@@ -535,9 +536,11 @@ fn compare_judges_a_step_without_the_runs_a_neighbour_disturbed() {
     let named = |list: &[Value]| list.iter().any(|e| e[1] == noisy.as_str());
     if !withheld.is_empty() {
         // The host disturbed so many more runs (in CI: the hypervisor's steal) that fewer than
-        // two a side were left: every disturbed run is named and the verdict withheld.
+        // two a side were left: every disturbed run is named and nothing is called (withheld,
+        // or inconclusive on runs that noisy).
         assert!(named(&withheld), "{}", cmp["disturbed"]);
-        assert_eq!(r["verdict"], "disturbed", "{}", r["text"]);
+        let open = r["verdict"] == "disturbed" || r["verdict"] == "inconclusive";
+        assert!(open && r["significant"] == false, "{}", r["text"]);
         return;
     }
     assert!(
