@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use ibench::results::model::RunResult;
+use ibench::results::model::{RunResult, StepResult};
 
 use crate::common::{
     Bench, Kept, alive, exclusive_server_bench, have, kept_password, path_str, processes_with,
@@ -27,7 +27,8 @@ const STEPS: &[&str] = &[
 ];
 
 /// Rows per insert of the load steps in the runs whose response times are compared: l.i0
-/// commits 2,500 times (at 10 rows it lasted 0.6 s, six samples of the wait events).
+/// commits 2,500 times (at 10 rows, once in CI, its wait samples added up to 0.9 s of the
+/// clients' time, none of them on the sync standby).
 const SMALL_BATCHES: &[&str] = &["--l0-batch", "2", "--l1-batch", "10"];
 
 /// The kept primary and its replicas (stopped when dropped, replicas first), with a URL each.
@@ -236,11 +237,14 @@ fn check_closed(run: &RunResult, cluster: &Cluster) {
     }
 }
 
+/// The load steps of `run` (l.i0, l.i1, ...).
+fn load_steps(run: &RunResult) -> impl Iterator<Item = &StepResult> {
+    run.steps.iter().filter(|s| s.name.starts_with("l.i"))
+}
+
 /// Per load step, each client's median insert response time, in microseconds.
 fn insert_medians(run: &RunResult) -> Vec<(String, Vec<u64>)> {
-    run.steps
-        .iter()
-        .filter(|s| s.name.starts_with("l.i"))
+    load_steps(run)
         .map(|s| {
             let medians = s.ops["insert"]
                 .per_client
@@ -258,9 +262,7 @@ fn insert_medians(run: &RunResult) -> Vec<(String, Vec<u64>)> {
 
 /// Seconds the sampled backends of the load steps spent waiting for a synchronous standby.
 fn sync_rep_wait(run: &RunResult) -> f64 {
-    run.steps
-        .iter()
-        .filter(|s| s.name.starts_with("l.i"))
+    load_steps(run)
         .filter_map(|s| s.wait_events.get("IPC:SyncRep"))
         .sum()
 }
@@ -330,8 +332,8 @@ fn compare_insert_times(async_run: &RunResult, run: &RunResult) {
     // of the backends, sampled ten times a second, over the load steps: once in CI l.i0's
     // samples alone caught none); those of the async run never did.
     let waits = |r: &RunResult| -> Vec<String> {
-        let load = r.steps.iter().filter(|s| s.name.starts_with("l.i"));
-        load.map(|s| format!("{} ({:.1} s): {:?}", s.name, s.duration_s, s.wait_events))
+        load_steps(r)
+            .map(|s| format!("{} ({:.1} s): {:?}", s.name, s.duration_s, s.wait_events))
             .collect()
     };
     assert!(sync_rep_wait(run) > 0.0, "{:?}", waits(run));
